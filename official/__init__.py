@@ -1,0 +1,1 @@
+"""The importable BERT library: configuration, tokenizer, model, checkpoints."""

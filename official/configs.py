@@ -1,0 +1,184 @@
+"""`BertConfig`: the original `bert_config.json`, read, checked and written back.
+
+The field names and defaults are those of google-research/bert's `modeling.BertConfig`, so a
+`bert_config.json` shipped with any released checkpoint loads unchanged, and one written here loads
+in the original code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from typing import Any
+
+from absl import logging
+
+# Activation names a config may carry. "gelu" is the *original's* GELU, the tanh approximation
+# (google-research/bert modeling.gelu); "gelu_exact" is the erf form that Hugging Face calls "gelu".
+ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "swish", "linear")
+
+
+class ConfigError(ValueError):
+    """A bert_config.json (or a dict meant to be one) is unusable; the message names what and where."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BertConfig:
+    """Hyperparameters of a BERT encoder (the original `bert_config.json`).
+
+    Attributes:
+      vocab_size: Number of WordPiece ids (rows of the word-embedding table).
+      hidden_size: Width H of every layer's output.
+      num_hidden_layers: Number of Transformer blocks L.
+      num_attention_heads: Heads per self-attention; must divide hidden_size.
+      intermediate_size: Width of the feed-forward inner layer (4H in every released model).
+      hidden_act: Feed-forward activation, one of `ACTIVATIONS` ("gelu" = tanh approximation).
+      hidden_dropout_prob: Dropout after embeddings, attention output and feed-forward output.
+      attention_probs_dropout_prob: Dropout on the attention probabilities.
+      max_position_embeddings: Rows of the position table: the longest sequence the model reads.
+      type_vocab_size: Number of segment ids (2 in every released model: sentence A and B).
+      initializer_range: Stddev of the truncated-normal initialiser of all weight matrices.
+    """
+
+    vocab_size: int
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 16
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            expected = _FIELD_TYPES[field.name]
+            # bool is an int subclass in Python; a config saying `"hidden_size": true` is still wrong.
+            if isinstance(value, bool) or not isinstance(value, expected):
+                raise ConfigError(
+                    f"{field.name} must be {_type_name(expected)}, got {value!r}")
+            if expected is int and value <= 0:
+                raise ConfigError(f"{field.name} must be positive, got {value}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ConfigError(
+                f"num_attention_heads ({self.num_attention_heads}) does not divide "
+                f"hidden_size ({self.hidden_size})")
+        if self.hidden_act not in ACTIVATIONS:
+            raise ConfigError(
+                f"hidden_act {self.hidden_act!r} is not one of {', '.join(ACTIVATIONS)}")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)}")
+
+    @property
+    def head_size(self) -> int:
+        """Width of one attention head, hidden_size / num_attention_heads."""
+        return self.hidden_size // self.num_attention_heads
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "config") -> "BertConfig":
+        """Builds a config from a dict, warning about keys the original does not define.
+
+        Released configs carry extras (multilingual BERT's `directionality`, `pooler_fc_size`, ...)
+        that change nothing in the model; they are tolerated and named in a warning.
+        """
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            logging.warning("%s: ignoring keys the BERT config does not use: %s",
+                            source, ", ".join(unknown))
+        if "vocab_size" not in values:
+            raise ConfigError(f"{source}: missing required key 'vocab_size'")
+        kwargs = {k: v for k, v in values.items() if k in known}
+        # JSON writes 0.1 as a float but a hand-written config may say `"initializer_range": 1`.
+        for name, expected in _FIELD_TYPES.items():
+            if expected is float and isinstance(kwargs.get(name), int) and not isinstance(
+                    kwargs.get(name), bool):
+                kwargs[name] = float(kwargs[name])
+        try:
+            return cls(**kwargs)
+        except ConfigError as e:
+            raise ConfigError(f"{source}: {e}") from None
+
+    @classmethod
+    def from_json_file(cls, path: str) -> "BertConfig":
+        """Reads an original `bert_config.json`."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                values = json.load(f)
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such file") from None
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from None
+        return cls.from_dict(values, source=path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json_string(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def to_json_file(self, path: str) -> None:
+        """Writes the config atomically (a temp file in the same folder, then a rename)."""
+        write_text_atomically(path, self.to_json_string())
+
+
+_FIELD_TYPES = {
+    "vocab_size": int, "hidden_size": int, "num_hidden_layers": int,
+    "num_attention_heads": int, "intermediate_size": int, "hidden_act": str,
+    "hidden_dropout_prob": float, "attention_probs_dropout_prob": float,
+    "max_position_embeddings": int, "type_vocab_size": int, "initializer_range": float,
+}
+
+
+def _type_name(t: type) -> str:
+    return {int: "an integer", float: "a number", str: "a string"}[t]
+
+
+def write_text_atomically(path: str, text: str) -> None:
+    """Writes `text` to `path` so that readers never see a half-written file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# The 24 compact models of "Well-Read Students Learn Better" (Turc et al., 2019), released with
+# google-research/bert, plus BERT-Large: L layers, H hidden, H/64 heads, 4H feed-forward.
+_NAMED_SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "medium": (8, 512),
+                "base": (12, 768), "large": (24, 1024)}
+
+
+def _preset(layers: int, hidden: int, vocab_size: int) -> BertConfig:
+    return BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
+                      num_attention_heads=hidden // 64, intermediate_size=4 * hidden,
+                      type_vocab_size=2)
+
+
+def preset_names() -> list[str]:
+    """Names accepted by `preset`: tiny..large and every `L{layers}_H{hidden}` size released."""
+    grid = [f"L{l}_H{h}" for l in (2, 4, 6, 8, 10, 12) for h in (128, 256, 512, 768)]
+    return list(_NAMED_SIZES) + grid + ["L24_H1024"]
+
+
+def preset(name: str, vocab_size: int = 30522) -> BertConfig:
+    """A released BERT size by name ("base", "tiny", "L6_H512", ...) with the given vocab."""
+    if name in _NAMED_SIZES:
+        return _preset(*_NAMED_SIZES[name], vocab_size)
+    if name not in preset_names():
+        raise ConfigError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
+    layers, hidden = (int(part[1:]) for part in name.split("_"))
+    return _preset(layers, hidden, vocab_size)

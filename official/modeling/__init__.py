@@ -1,0 +1,1 @@
+"""Keras 3 building blocks of BERT: embeddings, attention, Transformer block, encoder, heads."""

@@ -1,0 +1,74 @@
+"""`SelfAttention`: BERT's multi-head self-attention with one fused query/key/value projection."""
+
+import math
+
+import keras
+from keras import ops
+
+from official.modeling import initializers
+
+# The original adds -10000 to the scores of padding keys (modeling.py, attention_mask adder);
+# after the float32 softmax that is exactly zero weight, as -inf would be, without inf arithmetic.
+_MASK_ADDER = -10000.0
+
+
+@keras.saving.register_keras_serializable(package="official")
+class SelfAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product self-attention over one sequence.
+
+    The query, key and value projections are one [hidden, 3 * hidden] matrix (one matmul instead of
+    three); its columns are the original's query, key and value kernels side by side, each in
+    head-major order, so checkpoint maps split and merge it by slicing (see official/checkpoints).
+
+    Call args:
+      x: [batch, seq_len, hidden].
+      input_mask: int or bool [batch, seq_len]; 1 for real tokens, 0 for padding keys to ignore.
+    Returns:
+      [batch, seq_len, hidden], the output projection of the heads' concatenated contexts.
+    """
+
+    def __init__(self, num_heads: int, initializer_range: float = 0.02,
+                 dropout_rate: float = 0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.initializer_range = initializer_range
+        self.dropout_rate = dropout_rate
+
+    def build(self, x_shape, input_mask_shape=None):
+        hidden = x_shape[-1]
+        if hidden % self.num_heads:
+            raise ValueError(f"num_heads ({self.num_heads}) does not divide hidden ({hidden})")
+        self.head_size = hidden // self.num_heads
+        init = initializers.truncated_normal(self.initializer_range)
+        self.qkv = keras.layers.Dense(3 * hidden, kernel_initializer=init,
+                                      dtype=self.dtype_policy, name="qkv")
+        self.qkv.build(x_shape)
+        self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init,
+                                               dtype=self.dtype_policy, name="output_dense")
+        self.output_dense.build(x_shape)
+        self.dropout = keras.layers.Dropout(self.dropout_rate, dtype=self.dtype_policy,
+                                            name="dropout")
+
+    def call(self, x, input_mask, training=None):
+        batch, seq_len = ops.shape(x)[0], ops.shape(x)[1]
+        qkv = ops.reshape(self.qkv(x), (batch, seq_len, 3, self.num_heads, self.head_size))
+        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+        # [batch, heads, query, key]; softmax in float32 whatever the compute dtype.
+        scores = ops.einsum("bqnd,bknd->bnqk", query, key)
+        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
+        padding = 1.0 - ops.cast(input_mask, "float32")
+        scores = scores + padding[:, None, None, :] * _MASK_ADDER
+        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        probs = self.dropout(probs, training=training)
+        context = ops.einsum("bnqk,bknd->bqnd", probs, value)
+        context = ops.reshape(context, (batch, seq_len, self.num_heads * self.head_size))
+        return self.output_dense(context)
+
+    def compute_output_shape(self, x_shape, input_mask_shape=None):
+        return x_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_heads=self.num_heads, initializer_range=self.initializer_range,
+                      dropout_rate=self.dropout_rate)
+        return config

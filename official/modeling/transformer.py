@@ -1,0 +1,72 @@
+"""`TransformerBlock`: one post-LayerNorm BERT layer (attention, then feed-forward)."""
+
+import keras
+
+from official.modeling import activations, initializers
+from official.modeling.attention import SelfAttention
+
+
+@keras.saving.register_keras_serializable(package="official")
+class TransformerBlock(keras.layers.Layer):
+    """x -> LN(x + Dropout(Attention(x))) -> LN(h + Dropout(W2 act(W1 h))), as in the paper.
+
+    Call args:
+      x: [batch, seq_len, hidden].
+      input_mask: [batch, seq_len], 1 for real tokens.
+    Returns:
+      [batch, seq_len, hidden].
+    """
+
+    def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
+                 hidden_dropout_prob: float = 0.1, attention_probs_dropout_prob: float = 0.1,
+                 initializer_range: float = 0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.initializer_range = initializer_range
+
+    def build(self, x_shape, input_mask_shape=None):
+        hidden = x_shape[-1]
+        init = initializers.truncated_normal(self.initializer_range)
+        policy = self.dtype_policy
+        self.attention = SelfAttention(self.num_heads, self.initializer_range,
+                                       self.attention_probs_dropout_prob, dtype=policy,
+                                       name="attention")
+        self.attention.build(x_shape)
+        self.attention_dropout = keras.layers.Dropout(self.hidden_dropout_prob, dtype=policy,
+                                                      name="attention_dropout")
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=1e-12, dtype=policy, name="attention_layer_norm")
+        self.attention_layer_norm.build(x_shape)
+        self.intermediate_dense = keras.layers.Dense(
+            self.intermediate_size, activation=activations.get(self.hidden_act),
+            kernel_initializer=init, dtype=policy, name="intermediate_dense")
+        self.intermediate_dense.build(x_shape)
+        self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init, dtype=policy,
+                                               name="output_dense")
+        self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
+        self.output_dropout = keras.layers.Dropout(self.hidden_dropout_prob, dtype=policy,
+                                                   name="output_dropout")
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=1e-12, dtype=policy, name="output_layer_norm")
+        self.output_layer_norm.build(x_shape)
+
+    def call(self, x, input_mask, training=None):
+        attended = self.attention(x, input_mask, training=training)
+        x = self.attention_layer_norm(x + self.attention_dropout(attended, training=training))
+        h = self.output_dense(self.intermediate_dense(x))
+        return self.output_layer_norm(x + self.output_dropout(h, training=training))
+
+    def compute_output_shape(self, x_shape, input_mask_shape=None):
+        return x_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_heads=self.num_heads, intermediate_size=self.intermediate_size,
+                      hidden_act=self.hidden_act, hidden_dropout_prob=self.hidden_dropout_prob,
+                      attention_probs_dropout_prob=self.attention_probs_dropout_prob,
+                      initializer_range=self.initializer_range)
+        return config
