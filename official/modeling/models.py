@@ -1,0 +1,120 @@
+"""Trainable wholes: a `BertEncoder` plus the heads of one job.
+
+    BertPretrainer        masked LM + next sentence (run_pretraining)
+    BertClassifier        pooled output -> num_labels logits, or 1 score for regression
+    BertSpanLabeler       each token -> start and end logits (SQuAD)
+    BertTokenClassifier   each token -> num_labels logits (NER)
+
+Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`; inputs
+are the encoder's Hub-convention dict (plus `masked_lm_positions` for the pretrainer).
+"""
+
+import keras
+
+from official.modeling.encoder import BertEncoder, encoder_inputs
+from official.modeling.heads import DenseLogits, MaskedLMHead
+
+
+class _EncoderModel(keras.Model):
+    """Shared config plumbing: the encoder is serialised inside the model's config."""
+
+    def get_config(self):
+        return {"encoder": keras.layers.serialize(self.encoder), "name": self.name,
+                **self._head_config()}
+
+    def _head_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config, encoder=keras.layers.deserialize(config["encoder"]))
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertPretrainer(_EncoderModel):
+    """Encoder + masked-LM head + next-sentence head.
+
+    Inputs: the encoder inputs and `masked_lm_positions` int32 [batch, max_predictions_per_seq].
+    Outputs: `masked_lm_logits` float32 [batch, max_predictions_per_seq, vocab_size] and
+    `next_sentence_logits` float32 [batch, 2] (index 0 = "B follows A", as the original).
+    """
+
+    def __init__(self, encoder: BertEncoder, **kwargs):
+        config = encoder.config
+        self.encoder = encoder
+        self.masked_lm = MaskedLMHead(encoder.embeddings, config.hidden_act,
+                                      config.initializer_range, dtype=encoder.dtype_policy,
+                                      name="masked_lm")
+        self.next_sentence = DenseLogits(2, 0.0, config.initializer_range,
+                                         dtype=encoder.dtype_policy, name="next_sentence")
+
+        inputs = dict(encoder_inputs(),
+                      masked_lm_positions=keras.Input((None,), dtype="int32",
+                                                      name="masked_lm_positions"))
+        outputs = encoder({k: inputs[k] for k in encoder.input})
+        super().__init__(inputs=inputs, outputs={
+            "masked_lm_logits": self.masked_lm(outputs["sequence_output"],
+                                               inputs["masked_lm_positions"]),
+            "next_sentence_logits": self.next_sentence(outputs["pooled_output"]),
+        }, **kwargs)
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertClassifier(_EncoderModel):
+    """Sentence (pair) classification as run_classifier: dropout + dense on the pooled output.
+
+    Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
+    regression score (STS-B).
+    """
+
+    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+        self.encoder = encoder
+        self.num_labels = num_labels
+        self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
+                                      encoder.config.initializer_range,
+                                      dtype=encoder.dtype_policy, name="classifier")
+        inputs = encoder_inputs()
+        logits = self.classifier(encoder(inputs)["pooled_output"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    def _head_config(self):
+        return {"num_labels": self.num_labels}
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertSpanLabeler(_EncoderModel):
+    """Extractive QA as run_squad: one dense layer maps each token to (start, end) logits.
+
+    Outputs `start_logits` and `end_logits`, float32 [batch, seq_len] each.
+    """
+
+    def __init__(self, encoder: BertEncoder, **kwargs):
+        self.encoder = encoder
+        self.span = DenseLogits(2, 0.0, encoder.config.initializer_range,
+                                dtype=encoder.dtype_policy, name="span")
+        inputs = encoder_inputs()
+        logits = self.span(encoder(inputs)["sequence_output"])
+        super().__init__(inputs=inputs, outputs={"start_logits": logits[:, :, 0],
+                                                 "end_logits": logits[:, :, 1]}, **kwargs)
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertTokenClassifier(_EncoderModel):
+    """Token tagging (NER): dropout + dense on every token's vector.
+
+    Outputs float32 [batch, seq_len, num_labels] logits.
+    """
+
+    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+        self.encoder = encoder
+        self.num_labels = num_labels
+        self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
+                                      encoder.config.initializer_range,
+                                      dtype=encoder.dtype_policy, name="classifier")
+        inputs = encoder_inputs()
+        logits = self.classifier(encoder(inputs)["sequence_output"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    def _head_config(self):
+        return {"num_labels": self.num_labels}
