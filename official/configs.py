@@ -150,6 +150,7 @@ def write_text_atomically(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; a config is meant to be shared.
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

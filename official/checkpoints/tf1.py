@@ -1,0 +1,204 @@
+"""The original google-research/bert variable names, and checkpoints written with them.
+
+Every checkpoint format the project reads or writes is translated to and from one in-memory form:
+a dict {original TF1 variable name: numpy array}, e.g.
+
+    bert/embeddings/word_embeddings                       [vocab, hidden]
+    bert/encoder/layer_0/attention/self/query/kernel      [hidden, hidden]
+    cls/seq_relationship/output_weights                   [2, hidden]   (stored [out, in])
+
+This module owns the map between that form and our Keras model (`weights_of`, `assign`), and
+reads and writes name-based TF1 checkpoints (`read`, `write`), so a checkpoint made here also loads
+in the original code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from official.checkpoints.errors import CheckpointMismatchError
+from official.modeling.encoder import BertEncoder
+
+Weights = dict[str, np.ndarray]
+
+ENCODER_PREFIX = "bert/"
+MASKED_LM_PREFIX = "cls/predictions/"
+NEXT_SENTENCE_PREFIX = "cls/seq_relationship/"
+# Saved by the original's optimiser and training loop, never model weights.
+_TRAINING_STATE_SUFFIXES = ("/adam_m", "/adam_v")
+_TRAINING_STATE_NAMES = ("global_step",)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    """One original variable: a Keras variable, or one third of the fused QKV kernel/bias.
+
+    part: 0, 1 or 2 for the query, key or value slice of the last axis of `variable`; None when
+      the original variable is the whole Keras variable.
+    transposed: the original stores the matrix as [out, in] (cls/seq_relationship/output_weights).
+    """
+    variable: keras.Variable
+    part: int | None = None
+    transposed: bool = False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        shape = tuple(self.variable.shape)
+        if self.part is not None:
+            shape = shape[:-1] + (shape[-1] // 3,)
+        return shape[::-1] if self.transposed else shape
+
+
+def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, _Entry]:
+    return {f"{prefix}/kernel": _Entry(layer.kernel), f"{prefix}/bias": _Entry(layer.bias)}
+
+
+def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, _Entry]:
+    return {f"{prefix}/gamma": _Entry(layer.gamma), f"{prefix}/beta": _Entry(layer.beta)}
+
+
+def _encoder_entries(encoder: BertEncoder) -> dict[str, _Entry]:
+    emb = encoder.embeddings
+    entries = {
+        "bert/embeddings/word_embeddings": _Entry(emb.word_embeddings),
+        "bert/embeddings/position_embeddings": _Entry(emb.position_embeddings),
+        "bert/embeddings/token_type_embeddings": _Entry(emb.token_type_embeddings),
+        **_layer_norm("bert/embeddings/LayerNorm", emb.layer_norm),
+    }
+    for i, block in enumerate(encoder.transformer_layers):
+        p = f"bert/encoder/layer_{i}"
+        qkv = block.attention.qkv
+        for part, name in enumerate(("query", "key", "value")):
+            entries[f"{p}/attention/self/{name}/kernel"] = _Entry(qkv.kernel, part)
+            entries[f"{p}/attention/self/{name}/bias"] = _Entry(qkv.bias, part)
+        entries.update(_dense(f"{p}/attention/output/dense", block.attention.output_dense))
+        entries.update(_layer_norm(f"{p}/attention/output/LayerNorm",
+                                   block.attention_layer_norm))
+        entries.update(_dense(f"{p}/intermediate/dense", block.intermediate_dense))
+        entries.update(_dense(f"{p}/output/dense", block.output_dense))
+        entries.update(_layer_norm(f"{p}/output/LayerNorm", block.output_layer_norm))
+    entries.update(_dense("bert/pooler/dense", encoder.pooler))
+    return entries
+
+
+def _head_entries(model: keras.Model) -> dict[str, dict[str, _Entry]]:
+    """The pretraining heads a model has, by name prefix (none for a bare encoder or classifier)."""
+    heads = {}
+    if getattr(model, "masked_lm", None) is not None:
+        head = model.masked_lm
+        heads[MASKED_LM_PREFIX] = {
+            **_dense("cls/predictions/transform/dense", head.transform_dense),
+            **_layer_norm("cls/predictions/transform/LayerNorm", head.transform_layer_norm),
+            "cls/predictions/output_bias": _Entry(head.output_bias),
+        }
+    if getattr(model, "next_sentence", None) is not None:
+        dense = model.next_sentence.dense
+        heads[NEXT_SENTENCE_PREFIX] = {
+            "cls/seq_relationship/output_weights": _Entry(dense.kernel, transposed=True),
+            "cls/seq_relationship/output_bias": _Entry(dense.bias),
+        }
+    return heads
+
+
+def _encoder_of(model: keras.Model) -> BertEncoder:
+    return model if isinstance(model, BertEncoder) else model.encoder
+
+
+def weights_of(model: keras.Model) -> Weights:
+    """The model's encoder (and pretraining heads, if any) under the original names."""
+    entries = dict(_encoder_entries(_encoder_of(model)))
+    for head in _head_entries(model).values():
+        entries.update(head)
+    weights = {}
+    for name, entry in entries.items():
+        value = keras.ops.convert_to_numpy(entry.variable.value)
+        if entry.part is not None:
+            value = np.split(value, 3, axis=-1)[entry.part]
+        weights[name] = value.T if entry.transposed else value
+    return weights
+
+
+def assign(model: keras.Model, weights: Weights, source: str) -> None:
+    """Sets the model's encoder and pretraining heads from original-named weights.
+
+    Every encoder variable must be present with its exact shape. A pretraining head of the model is
+    loaded when the checkpoint has it and keeps its fresh initialisation when the checkpoint has none
+    of it (continuing pretraining from an encoder-only checkpoint, as from Hugging Face's BertModel);
+    a head the model lacks is skipped (fine-tuning from a pretraining checkpoint). Anything else under
+    `bert/` or a loaded head's prefix that the model has no place for is an error, as is a missing
+    or mis-shaped variable: nothing is assigned unless everything fits.
+
+    Raises:
+      CheckpointMismatchError: naming `source` and listing the offending names and shapes.
+    """
+    entries = dict(_encoder_entries(_encoder_of(model)))
+    checked_prefixes = [ENCODER_PREFIX]
+    for prefix, head in _head_entries(model).items():
+        if any(name.startswith(prefix) for name in weights):
+            entries.update(head)
+            checked_prefixes.append(prefix)
+        else:
+            logging.info("%s has no %s* variables; that head keeps its initialisation.",
+                         source, prefix)
+
+    missing = [f"{n} {list(e.shape)}" for n, e in entries.items() if n not in weights]
+    unexpected = [f"{n} {list(np.shape(v))}" for n, v in weights.items()
+                  if n not in entries and n.startswith(tuple(checked_prefixes))]
+    wrong_shape = [f"{n} checkpoint {list(np.shape(weights[n]))} vs model {list(e.shape)}"
+                   for n, e in entries.items()
+                   if n in weights and tuple(np.shape(weights[n])) != e.shape]
+    problems = [f"{label}: {', '.join(names)}" for label, names in (
+        ("missing", missing), ("unexpected", unexpected), ("wrong shape", wrong_shape)) if names]
+    if problems:
+        raise CheckpointMismatchError(
+            f"{source} does not fit the model ({'; '.join(problems)})")
+    ignored = sorted(n for n in weights if n not in entries)
+    if ignored:
+        logging.info("%s: not loaded (no such part in this model): %s", source, ", ".join(ignored))
+
+    parts: dict[int, tuple[keras.Variable, dict[int, np.ndarray]]] = {}
+    for name, entry in entries.items():
+        value = weights[name].T if entry.transposed else weights[name]
+        if entry.part is None:
+            entry.variable.assign(value)
+        else:
+            parts.setdefault(id(entry.variable), (entry.variable, {}))[1][entry.part] = value
+    for variable, by_part in parts.values():
+        variable.assign(np.concatenate([by_part[i] for i in range(3)], axis=-1))
+
+
+def is_training_state(name: str) -> bool:
+    """True for optimiser slots and step counters, which a weights reader ignores."""
+    return name in _TRAINING_STATE_NAMES or name.endswith(_TRAINING_STATE_SUFFIXES)
+
+
+def read(path: str) -> Weights:
+    """Reads a name-based (TF1) checkpoint, such as the original's `bert_model.ckpt`.
+
+    Adam slots and `global_step` are dropped; every other variable is returned as numpy.
+    """
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name)
+            for name in reader.get_variable_to_shape_map() if not is_training_state(name)}
+
+
+def write(weights: Weights, prefix: str) -> None:
+    """Writes a name-based checkpoint `prefix.index` + `prefix.data-*` the original code reads.
+
+    As TensorFlow's own savers do, the tensors go to a temporary shard that is then merged under
+    `prefix`, so an interrupted write never leaves a readable half checkpoint.
+    """
+    names = sorted(weights)
+    tmp_prefix = f"{prefix}_temp_{uuid.uuid4().hex}/part"
+    tf.io.gfile.makedirs(os.path.dirname(tmp_prefix))
+    tf.raw_ops.SaveV2(prefix=tmp_prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(weights[n]) for n in names])
+    tf.raw_ops.MergeV2Checkpoints(checkpoint_prefixes=[tmp_prefix], destination_prefix=prefix,
+                                  delete_old_dirs=True)
