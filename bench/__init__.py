@@ -1,0 +1,1 @@
+"""Benchmarks and real-weight checks; run by hand, never by the test suite."""
