@@ -1,0 +1,21 @@
+# The two set-up commands of the README: `make demo` and `make test`. Both create .venv when missing.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEMO_OUT := demo_output
+
+.PHONY: demo test venv
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
+
+demo: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 bash demo/run_demo.sh $(DEMO_OUT)

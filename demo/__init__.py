@@ -1,0 +1,1 @@
+"""The `make demo` job: the BERT pipeline on data the repository ships."""
