@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from typing import Any
 
 from absl import logging
+
+from official.atomic_files import open_atomically
 
 # Activation names a config may carry. "gelu" is the *original's* GELU, the tanh approximation
 # (google-research/bert modeling.gelu); "gelu_exact" is the erf form that Hugging Face calls "gelu".
@@ -127,7 +127,8 @@ class BertConfig:
 
     def to_json_file(self, path: str) -> None:
         """Writes the config atomically (a temp file in the same folder, then a rename)."""
-        write_text_atomically(path, self.to_json_string())
+        with open_atomically(path) as f:
+            f.write(self.to_json_string())
 
 
 _FIELD_TYPES = {
@@ -140,21 +141,6 @@ _FIELD_TYPES = {
 
 def _type_name(t: type) -> str:
     return {int: "an integer", float: "a number", str: "a string"}[t]
-
-
-def write_text_atomically(path: str, text: str) -> None:
-    """Writes `text` to `path` so that readers never see a half-written file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; a config is meant to be shared.
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 # The 24 compact models of "Well-Read Students Learn Better" (Turc et al., 2019), released with

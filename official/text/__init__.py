@@ -1,0 +1,1 @@
+"""Text processing: the BERT WordPiece tokenizer and its vocabulary."""

@@ -1,0 +1,78 @@
+r"""Writes BERT's per-token activations for lines of text as JSON lines (the original's script).
+
+    python -m run_scripts.extract_features \
+      --input_file=input.txt --output_file=output.jsonl \
+      --vocab_file=$BERT_DIR/vocab.txt --bert_config_file=$BERT_DIR/bert_config.json \
+      --init_checkpoint=$BERT_DIR/bert_model.ckpt --layers=-1,-2,-3,-4 --max_seq_length=128
+
+Input: one example per line, `text_a ||| text_b` for a pair. The format and the logic are in
+official/tasks/feature_extraction.py.
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from official import checkpoints
+from official.configs import BertConfig
+from official.modeling.encoder import build_encoder
+from official.tasks import feature_extraction
+from official.text.tokenizer import FullTokenizer
+from run_scripts import common_flags
+
+flags.DEFINE_string("input_file", None, "Text, one example per line; `a ||| b` for a pair.")
+flags.DEFINE_string("output_file", None, "Where to write the JSON lines.")
+flags.DEFINE_string("layers", "-1,-2,-3,-4",
+                    "Comma-separated layer indexes to output; -1 is the last layer.")
+flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+flags.DEFINE_bool("use_one_hot_embeddings", False,
+                  "If True, tf.one_hot will be used for embedding lookups (original, for TPUs)."
+                  + common_flags.IGNORED_HELP)
+common_flags.define_model_flags()
+common_flags.define_tokenizer_flags()
+common_flags.define_max_seq_length_flag()
+common_flags.define_tpu_flags()
+flags.adopt_module_key_flags(common_flags)  # --help lists them with this script's own.
+FLAGS = flags.FLAGS
+
+
+def parse_layers(text: str) -> list[int]:
+    """"-1,-2" -> [-1, -2]."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"layers: expected comma-separated integers, got {text!r}") from None
+
+
+def run() -> None:
+    layer_indexes = parse_layers(FLAGS.layers)
+    config = BertConfig.from_json_file(FLAGS.bert_config_file)
+    tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+    examples = feature_extraction.read_examples(FLAGS.input_file)
+    encoder = build_encoder(config)
+    if FLAGS.init_checkpoint:
+        checkpoints.load_init_checkpoint(FLAGS.init_checkpoint, encoder)
+    else:
+        logging.warning("No --init_checkpoint: the encoder's weights are random, and so are the "
+                        "features.")
+    feature_extraction.extract_features(
+        examples, FLAGS.output_file, encoder, tokenizer, layer_indexes, FLAGS.max_seq_length,
+        FLAGS.batch_size)
+    logging.info("Wrote the features of %d lines to %s", len(examples), FLAGS.output_file)
+
+
+def main(argv: list[str]) -> None:
+    del argv  # Unused.
+    try:
+        run()
+    except (ValueError, OSError) as e:
+        # The project's errors (bad config, vocab, checkpoint, input) carry one-line messages
+        # naming the file or flag; a traceback would only bury them.
+        sys.exit(f"extract_features: {e}")
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file", "bert_config_file"])
+    app.run(main)

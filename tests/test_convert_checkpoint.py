@@ -1,0 +1,84 @@
+"""The convert_checkpoint command line, run as a user runs it."""
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from official import checkpoints
+from official.checkpoints import hf, tf1
+from tests.checkpoint_helpers import original_weights
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def last_line(stderr: str) -> str:
+    """The error line: TensorFlow's C++ start-up notes may precede it on stderr."""
+    assert "Traceback" not in stderr, stderr
+    return stderr.strip().splitlines()[-1]
+
+
+def convert(*args):
+    return subprocess.run([sys.executable, "-m", "run_scripts.convert_checkpoint", *args],
+                          cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+
+
+def original_release(directory, config):
+    """A folder laid out like the original's releases: bert_model.ckpt, bert_config.json, vocab."""
+    directory.mkdir()
+    weights = original_weights(config)
+    tf1.write(weights, str(directory / "bert_model.ckpt"))
+    config.to_json_file(str(directory / "bert_config.json"))
+    (directory / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n")
+    return weights
+
+
+def test_original_release_to_tf2_to_hugging_face(tiny_config, tmp_path):
+    weights = original_release(tmp_path / "release", tiny_config)
+    result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
+                     f"--output_dir={tmp_path / 'tf2'}")
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path / "tf2")) == [
+        "bert_config.json", "bert_model.ckpt.data-00000-of-00001", "bert_model.ckpt.index",
+        "vocab.txt"]
+    converted = checkpoints.read_weights(str(tmp_path / "tf2"))
+    assert sorted(converted) == sorted(weights)
+    for name, value in weights.items():
+        np.testing.assert_array_equal(converted[name], value, err_msg=name)
+
+    result = convert("--input_format=tf2", f"--input={tmp_path / 'tf2' / 'bert_model.ckpt'}",
+                     f"--output_dir={tmp_path / 'hf'}", "--output_format=hf")
+    assert result.returncode == 0, result.stderr
+    config, hf_weights, vocab = hf.read(str(tmp_path / "hf"))
+    assert config == tiny_config and vocab is not None
+    for name, value in weights.items():
+        np.testing.assert_array_equal(hf_weights[name], value, err_msg=name)
+
+
+def test_bad_inputs_give_one_line_errors_and_no_output(tiny_config, tmp_path):
+    out = tmp_path / "out"
+    result = convert("--input_format=tf1", f"--input={tmp_path / 'missing'}",
+                     f"--output_dir={out}")
+    assert result.returncode != 0
+    assert last_line(result.stderr) == (
+        f"convert_checkpoint: {tmp_path / 'missing'}: no bert_config.json beside the checkpoint; "
+        "pass --bert_config_file")
+
+    original_release(tmp_path / "release", tiny_config)
+    (tmp_path / "bad.json").write_text('{"vocab_size": 100,\n "hidden_size": }')
+    result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
+                     f"--bert_config_file={tmp_path / 'bad.json'}", f"--output_dir={out}")
+    assert result.returncode != 0
+    assert last_line(result.stderr) == (
+        f"convert_checkpoint: {tmp_path / 'bad.json'}: line 2: invalid JSON (Expecting value)")
+
+    deeper = dataclasses.replace(tiny_config, num_hidden_layers=3)
+    deeper.to_json_file(str(tmp_path / "deeper.json"))
+    result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
+                     f"--bert_config_file={tmp_path / 'deeper.json'}", f"--output_dir={out}")
+    assert result.returncode != 0
+    assert "does not fit the model (missing: bert/encoder/layer_2/" in last_line(result.stderr)
+    assert not out.exists() or os.listdir(out) == []
