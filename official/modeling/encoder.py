@@ -78,7 +78,11 @@ class BertEncoder(keras.Model):
         outputs = {"sequence_output": x,
                    "pooled_output": self.pooler(x[:, 0, :]),
                    "encoder_outputs": layer_outputs}
-        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # A functional model's constructor drops `dtype`; heads built on this encoder read its
+        # policy, and get_config must carry it for a saved mixed-precision model to load as one.
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
 
     def get_config(self):
         config = super().get_config()

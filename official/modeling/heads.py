@@ -46,8 +46,9 @@ class MaskedLMHead(keras.layers.Layer):
         self.transform_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=self.dtype_policy, name="transform_layer_norm")
         self.transform_layer_norm.build(sequence_output_shape)
+        # Added to the float32 logits, so it must not be autocast to a half-precision policy.
         self.output_bias = self.add_weight(name="output_bias", shape=(self.embeddings.vocab_size,),
-                                           initializer="zeros")
+                                           initializer="zeros", autocast=False)
 
     def call(self, sequence_output, masked_lm_positions=None):
         x = sequence_output

@@ -1,0 +1,38 @@
+"""Shared fixtures: a tiny BERT config and Hub-convention inputs for it."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from official.configs import BertConfig  # noqa: E402
+
+
+@pytest.fixture
+def tiny_config():
+    keras.utils.set_random_seed(0)  # fixed weights: the mixed-precision tolerances were measured
+    return BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                      intermediate_size=64, max_position_embeddings=64, type_vocab_size=2)
+
+
+@pytest.fixture
+def make_inputs(tiny_config):
+    """`make_inputs(batch, seq_len)`: random ids, both segments, every row's tail padded."""
+
+    def make(batch=2, seq_len=8, seed=0):
+        rng = np.random.default_rng(seed)
+        lengths = rng.integers(1, seq_len + 1, size=batch)
+        lengths[0] = seq_len  # at least one row without padding
+        mask = (np.arange(seq_len)[None, :] < lengths[:, None]).astype("int32")
+        return {
+            "input_word_ids": rng.integers(0, tiny_config.vocab_size, (batch, seq_len),
+                                           dtype="int32"),
+            "input_mask": mask,
+            "input_type_ids": rng.integers(0, tiny_config.type_vocab_size, (batch, seq_len),
+                                           dtype="int32"),
+        }
+
+    return make
