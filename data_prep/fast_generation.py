@@ -1,0 +1,281 @@
+"""The fast pretraining-data generator: shards in parallel, streaming, deterministic.
+
+    generate(input_files, output_dir, tokenizer, options, num_shards, num_workers)
+
+The corpus is cut into `num_shards` byte ranges of whole documents (corpus_shards.py); each shard
+becomes one TFRecord file, made by one worker process from a stream of ~1 MiB chunks of documents:
+tokenise the chunk in one op call, build and mask its instances with numpy (fast_instances.py),
+serialise them (example_bytes.py), append them to the shard. Memory is bounded by a chunk, not by
+the shard or the corpus. Randomness is seeded by (random_seed, shard, chunk), so the bytes depend on
+the flags and the corpus only, not on the number of workers. Random next sentences and the instance
+shuffle stay within a chunk (the original draws from the whole corpus, which needs it all in RAM).
+
+A shard file appears under its final name only when complete; a rerun after an interruption makes
+the same files. A `summary.json` beside the shards describes what was made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import queue as queue_lib
+import sys
+import time
+from typing import Iterator
+
+import numpy as np
+
+from data_prep import corpus_shards
+from data_prep.example_bytes import ExampleSerializer
+from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, build_instances
+from data_prep.input_errors import InputError
+from data_prep.pretraining_options import PretrainingDataOptions
+from official.atomic_files import atomic_path, open_atomically
+from official.text.tokenizer import FullTokenizer
+
+# Text per chunk: large enough that random next sentences have many documents to come from and
+# numpy works on big arrays; small enough that a chunk's instances (dupe_factor x ~2,500 per MiB)
+# take tens of MB.
+CHUNK_BYTES = 1 << 20
+SUMMARY_FILE = "summary.json"
+_INT_FEATURES = ["input_ids", "input_mask", "segment_ids", "masked_lm_positions",
+                 "masked_lm_ids", "next_sentence_labels"]
+_FLOAT_FEATURES = ["masked_lm_weights"]
+
+
+def shard_path(output_dir: str, shard: int, num_shards: int) -> str:
+    return os.path.join(output_dir, f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord")
+
+
+@dataclasses.dataclass
+class ShardStats:
+    """Counts for the summary; additive over chunks and shards."""
+    documents: int = 0
+    instances: int = 0
+    tokens: int = 0
+    candidate_tokens: int = 0
+    masked: int = 0
+    replaced_with_mask: int = 0
+    kept: int = 0
+    replaced_with_random: int = 0
+    second_sentence_label_1: int = 0
+    input_bytes: int = 0
+    length_histogram: dict = dataclasses.field(default_factory=dict)
+    invalid_utf8: dict = dataclasses.field(default_factory=dict)
+
+    def add(self, other: "ShardStats") -> None:
+        for field in dataclasses.fields(self):
+            mine, theirs = getattr(self, field.name), getattr(other, field.name)
+            if isinstance(mine, dict):
+                for key, value in theirs.items():
+                    mine[key] = mine.get(key, 0) + value
+            else:
+                setattr(self, field.name, mine + theirs)
+
+
+def special_ids(tokenizer: FullTokenizer) -> SpecialIds:
+    vocab = tokenizer.vocab
+    if "[MASK]" not in vocab:
+        raise InputError(f"{tokenizer.vocab_file}: vocab lacks [MASK]")
+    continues = np.zeros(max(vocab.values()) + 1, bool)
+    for token, index in vocab.items():
+        continues[index] = token.startswith("##")
+    return SpecialIds(cls=vocab["[CLS]"], sep=vocab["[SEP]"], mask=vocab["[MASK]"],
+                      vocab_size=len(continues), continues_word=continues)
+
+
+def _tokenize_chunk(tokenizer: FullTokenizer, documents: list[list[str]]) -> TokenizedChunk:
+    """Tokenises every line of the chunk in one call; empty sentences and documents are dropped."""
+    lines = [line for document in documents for line in document]
+    sentences = tokenizer.tokenize_batch_ids(lines)
+    kept, doc_starts, line = [], [0], 0
+    for document in documents:
+        before = len(kept)
+        kept.extend(ids for ids in sentences[line:line + len(document)] if len(ids))
+        line += len(document)
+        if len(kept) > before:
+            doc_starts.append(len(kept))
+    sentence_starts = np.zeros(len(kept) + 1, np.int64)
+    np.cumsum([len(ids) for ids in kept], out=sentence_starts[1:])
+    ids = np.concatenate(kept) if kept else np.zeros(0, np.int32)
+    return TokenizedChunk(ids=ids, sentence_starts=sentence_starts,
+                          doc_starts=np.array(doc_starts, np.int64))
+
+
+def _chunks(ranges, read_stats) -> Iterator[tuple[list[list[str]], int]]:
+    documents, size = [], 0
+    for document in corpus_shards.iter_documents(ranges, read_stats):
+        documents.append(document)
+        size += sum(len(line) + 1 for line in document) + 1
+        if size >= CHUNK_BYTES:
+            yield documents, size
+            documents, size = [], 0
+    if documents:
+        yield documents, size
+
+
+def _batch_stats(batch: InstanceBatch, options: PretrainingDataOptions) -> ShardStats:
+    lengths = batch.input_mask.sum(axis=1)
+    bucket = max(options.max_seq_length // 8, 1)
+    starts, counts = np.unique((lengths // bucket) * bucket, return_counts=True)
+    special = 2 if options.objective == "none" else 3
+    return ShardStats(
+        instances=len(lengths), tokens=int(lengths.sum()),
+        candidate_tokens=int(lengths.sum()) - special * len(lengths),
+        masked=int(batch.masked_lm_weights.sum()),
+        replaced_with_mask=batch.replaced_with_mask, kept=batch.kept,
+        replaced_with_random=batch.replaced_with_random,
+        second_sentence_label_1=int(batch.next_sentence_labels.sum()),
+        length_histogram={int(s): int(c) for s, c in zip(starts, counts)})
+
+
+def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: FullTokenizer,
+               options: PretrainingDataOptions, progress=None) -> ShardStats:
+    """Writes one shard file from its byte ranges; returns its counts."""
+    import tensorflow as tf  # Only the TFRecord writer; imported where the work happens.
+
+    special = special_ids(tokenizer)
+    serializer = ExampleSerializer(_INT_FEATURES, _FLOAT_FEATURES)
+    read_stats = corpus_shards.ReadStats()
+    stats = ShardStats()
+    with atomic_path(shard_path(output_dir, shard, num_shards)) as tmp_path:
+        with tf.io.TFRecordWriter(tmp_path) as writer:
+            for chunk_index, (documents, size) in enumerate(_chunks(ranges, read_stats)):
+                chunk = _tokenize_chunk(tokenizer, documents)
+                chunk_stats = ShardStats()
+                if chunk.num_documents:
+                    rng = np.random.default_rng([options.random_seed, shard, chunk_index])
+                    batch = build_instances(chunk, options, special, rng)
+                    for record in serializer.serialize(
+                            {k: getattr(batch, k) for k in _INT_FEATURES + _FLOAT_FEATURES}):
+                        writer.write(record)
+                    chunk_stats = _batch_stats(batch, options)
+                chunk_stats.documents, chunk_stats.input_bytes = chunk.num_documents, size
+                stats.add(chunk_stats)
+                if progress is not None:
+                    progress(chunk_stats)
+    stats.invalid_utf8 = dict(read_stats.invalid_utf8)
+    return stats
+
+
+# Worker processes: each builds its own tokenizer once (TensorFlow objects do not cross processes).
+_worker: dict = {}
+
+
+def _init_worker(vocab_file, do_lower_case, output_dir, num_shards, options, plan, messages):
+    _worker.update(tokenizer=FullTokenizer(vocab_file, do_lower_case), output_dir=output_dir,
+                   num_shards=num_shards, options=options, plan=plan, messages=messages)
+
+
+def _worker_shard(shard: int) -> ShardStats:
+    w = _worker
+    return make_shard(shard, w["plan"][shard], w["output_dir"], w["num_shards"], w["tokenizer"],
+                      w["options"], progress=w["messages"].put)
+
+
+class _Progress:
+    """One line on stderr every few seconds: documents/s, instances/s, MB done, ETA."""
+
+    def __init__(self, total_bytes: int, interval: float = 2.0):
+        self.total_bytes, self.interval = total_bytes, interval
+        self.done = ShardStats()
+        self.start = self.last = time.monotonic()
+
+    def update(self, chunk: ShardStats, final: bool = False) -> None:
+        self.done.add(chunk)
+        now = time.monotonic()
+        if not final and now - self.last < self.interval:
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.done.input_bytes / elapsed
+        eta = (self.total_bytes - self.done.input_bytes) / rate if rate else float("inf")
+        print(f"create_pretraining_data: {self.done.input_bytes / 1e6:.1f}/"
+              f"{self.total_bytes / 1e6:.1f} MB, {self.done.documents / elapsed:.0f} documents/s, "
+              f"{self.done.instances / elapsed:.0f} instances/s, "
+              f"{'done in' if final else 'ETA'} {elapsed if final else eta:.0f} s",
+              file=sys.stderr, flush=True)
+
+
+def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
+             options: PretrainingDataOptions, num_shards: int = 1,
+             num_workers: int = 1) -> dict:
+    """Writes `num_shards` TFRecord files and `summary.json` to `output_dir`; returns the summary.
+
+    Raises:
+      InputError: an unusable vocab or a corpus with no document.
+    """
+    if num_shards < 1 or num_workers < 1:
+        raise InputError(f"num_shards and num_workers must be positive, got {num_shards} and "
+                         f"{num_workers}")
+    special_ids(tokenizer)  # Fail on a bad vocab before any work.
+    plan = corpus_shards.plan_shards(input_files, num_shards)
+    total_bytes = sum(os.path.getsize(path) for path in input_files)
+    progress = _Progress(total_bytes)
+    os.makedirs(output_dir, exist_ok=True)
+    stats = ShardStats()
+    if num_workers == 1:
+        for shard in range(num_shards):
+            stats.add(make_shard(shard, plan[shard], output_dir, num_shards, tokenizer, options,
+                                 progress=progress.update))
+    else:
+        stats = _generate_in_pool(plan, output_dir, num_shards, tokenizer, options,
+                                  num_workers, progress)
+    progress.update(ShardStats(), final=True)
+    if not stats.documents:
+        for shard in range(num_shards):
+            os.unlink(shard_path(output_dir, shard, num_shards))
+        raise InputError(f"{', '.join(input_files)}: no document with any text")
+    for path, count in sorted(stats.invalid_utf8.items()):
+        print(f"create_pretraining_data: {path}: {count} bytes were not UTF-8 and were replaced",
+              file=sys.stderr)
+    summary = _summary(stats, options, input_files, num_shards, time.monotonic() - progress.start)
+    with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
+        json.dump(summary, f, indent=2, sort_keys=True)
+    return summary
+
+
+def _generate_in_pool(plan, output_dir, num_shards, tokenizer, options, num_workers,
+                      progress) -> ShardStats:
+    # "spawn": a forked child would inherit TensorFlow's threads in an undefined state.
+    context = multiprocessing.get_context("spawn")
+    messages = context.Queue()
+    stats = ShardStats()
+    init_args = (tokenizer.vocab_file, tokenizer.do_lower_case, output_dir, num_shards, options,
+                 plan, messages)
+    with context.Pool(num_workers, initializer=_init_worker, initargs=init_args) as pool:
+        pending = pool.map_async(_worker_shard, range(num_shards))
+        while not pending.ready() or not messages.empty():
+            try:
+                progress.update(messages.get(timeout=0.5))
+            except queue_lib.Empty:
+                pass
+        for shard_stats in pending.get():
+            stats.add(shard_stats)
+    return stats
+
+
+def _summary(stats: ShardStats, options: PretrainingDataOptions, input_files: list[str],
+             num_shards: int, seconds: float) -> dict:
+    predictions = max(stats.masked, 1)
+    return {
+        "options": dataclasses.asdict(options),
+        "input_files": input_files,
+        "input_bytes": stats.input_bytes,
+        "num_shards": num_shards,
+        "documents": stats.documents,
+        "instances": stats.instances,
+        "tokens": stats.tokens,
+        "masked_tokens": stats.masked,
+        "fraction_masked": stats.masked / max(stats.candidate_tokens, 1),
+        "masking_split": {"mask": stats.replaced_with_mask / predictions,
+                          "kept": stats.kept / predictions,
+                          "random": stats.replaced_with_random / predictions},
+        "second_sentence_label_1_fraction": stats.second_sentence_label_1
+        / max(stats.instances, 1),
+        "length_histogram": {str(k): v for k, v in sorted(stats.length_histogram.items())},
+        "invalid_utf8_bytes": stats.invalid_utf8,
+        "seconds": round(seconds, 2),
+    }

@@ -1,0 +1,53 @@
+"""`PretrainingDataOptions`: what shapes the pretraining instances, with the original's defaults.
+
+Shared by both generators (`--reproduce_original` and the fast default) so that the same flags mean
+the same thing in each, and checked once, here, before any input is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+# Second-sentence objectives. "nsp": BERT's next-sentence prediction (label 1 = B is a random
+# sentence, 0 = B follows A, as the original writes it). "sop": ALBERT's sentence-order prediction
+# (label 1 = the two segments are swapped). "none": RoBERTa's FULL-SENTENCES packing, one segment
+# of contiguous sentences and no second-sentence task; next_sentence_labels is written as 0.
+OBJECTIVES = ("nsp", "sop", "none")
+
+
+class OptionsError(ValueError):
+    """A generation option is out of range; the message names the flag."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataOptions:
+    """Instance-building options; names and defaults are the original's flags."""
+
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    masked_lm_prob: float = 0.15
+    short_seq_prob: float = 0.1
+    dupe_factor: int = 10
+    random_seed: int = 12345
+    do_whole_word_mask: bool = False
+    objective: str = "nsp"
+
+    def __post_init__(self):
+        # [CLS] A [SEP] B [SEP] needs three special tokens and at least one token of each segment.
+        if self.max_seq_length < 5:
+            raise OptionsError(f"max_seq_length must be at least 5, got {self.max_seq_length}")
+        # The most tokens that can ever be masked: every non-special token of the longest input.
+        most_maskable = self.max_seq_length - (2 if self.objective == "none" else 3)
+        if not 1 <= self.max_predictions_per_seq <= most_maskable:
+            raise OptionsError(
+                f"max_predictions_per_seq must be in 1..{most_maskable} (the non-special tokens of "
+                f"a {self.max_seq_length}-token sequence), got {self.max_predictions_per_seq}")
+        if not 0.0 < self.masked_lm_prob <= 1.0:
+            raise OptionsError(f"masked_lm_prob must be in (0, 1], got {self.masked_lm_prob}")
+        if not 0.0 <= self.short_seq_prob <= 1.0:
+            raise OptionsError(f"short_seq_prob must be in [0, 1], got {self.short_seq_prob}")
+        if self.dupe_factor < 1:
+            raise OptionsError(f"dupe_factor must be at least 1, got {self.dupe_factor}")
+        if self.objective not in OBJECTIVES:
+            raise OptionsError(f"objective must be one of {', '.join(OBJECTIVES)}, "
+                               f"got {self.objective!r}")
