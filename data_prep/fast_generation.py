@@ -104,12 +104,12 @@ def _tokenize_chunk(tokenizer: FullTokenizer, documents: list[list[str]]) -> Tok
                           doc_starts=np.array(doc_starts, np.int64))
 
 
-def _chunks(ranges, read_stats) -> Iterator[tuple[list[list[str]], int]]:
+def _chunks(ranges, read_stats, chunk_bytes: int) -> Iterator[tuple[list[list[str]], int]]:
     documents, size = [], 0
     for document in corpus_shards.iter_documents(ranges, read_stats):
         documents.append(document)
         size += sum(len(line) + 1 for line in document) + 1
-        if size >= CHUNK_BYTES:
+        if size >= chunk_bytes:
             yield documents, size
             documents, size = [], 0
     if documents:
@@ -132,7 +132,8 @@ def _batch_stats(batch: InstanceBatch, options: PretrainingDataOptions) -> Shard
 
 
 def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: FullTokenizer,
-               options: PretrainingDataOptions, progress=None) -> ShardStats:
+               options: PretrainingDataOptions, chunk_bytes: int = CHUNK_BYTES,
+               progress=None) -> ShardStats:
     """Writes one shard file from its byte ranges; returns its counts."""
     import tensorflow as tf  # Only the TFRecord writer; imported where the work happens.
 
@@ -142,7 +143,7 @@ def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: 
     stats = ShardStats()
     with atomic_path(shard_path(output_dir, shard, num_shards)) as tmp_path:
         with tf.io.TFRecordWriter(tmp_path) as writer:
-            for chunk_index, (documents, size) in enumerate(_chunks(ranges, read_stats)):
+            for chunk_index, (documents, size) in enumerate(_chunks(ranges, read_stats, chunk_bytes)):
                 chunk = _tokenize_chunk(tokenizer, documents)
                 chunk_stats = ShardStats()
                 if chunk.num_documents:
@@ -164,15 +165,17 @@ def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: 
 _worker: dict = {}
 
 
-def _init_worker(vocab_file, do_lower_case, output_dir, num_shards, options, plan, messages):
+def _init_worker(vocab_file, do_lower_case, output_dir, num_shards, options, chunk_bytes, plan,
+                 messages):
     _worker.update(tokenizer=FullTokenizer(vocab_file, do_lower_case), output_dir=output_dir,
-                   num_shards=num_shards, options=options, plan=plan, messages=messages)
+                   num_shards=num_shards, options=options, chunk_bytes=chunk_bytes, plan=plan,
+                   messages=messages)
 
 
 def _worker_shard(shard: int) -> ShardStats:
     w = _worker
     return make_shard(shard, w["plan"][shard], w["output_dir"], w["num_shards"], w["tokenizer"],
-                      w["options"], progress=w["messages"].put)
+                      w["options"], w["chunk_bytes"], progress=w["messages"].put)
 
 
 class _Progress:
@@ -200,9 +203,12 @@ class _Progress:
 
 
 def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
-             options: PretrainingDataOptions, num_shards: int = 1,
-             num_workers: int = 1) -> dict:
+             options: PretrainingDataOptions, num_shards: int = 1, num_workers: int = 1,
+             chunk_bytes: int = CHUNK_BYTES) -> dict:
     """Writes `num_shards` TFRecord files and `summary.json` to `output_dir`; returns the summary.
+
+    The output depends on the corpus, `options`, `num_shards` and `chunk_bytes`, never on
+    `num_workers`.
 
     Raises:
       InputError: an unusable vocab or a corpus with no document.
@@ -219,10 +225,10 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     if num_workers == 1:
         for shard in range(num_shards):
             stats.add(make_shard(shard, plan[shard], output_dir, num_shards, tokenizer, options,
-                                 progress=progress.update))
+                                 chunk_bytes, progress=progress.update))
     else:
         stats = _generate_in_pool(plan, output_dir, num_shards, tokenizer, options,
-                                  num_workers, progress)
+                                  chunk_bytes, num_workers, progress)
     progress.update(ShardStats(), final=True)
     if not stats.documents:
         for shard in range(num_shards):
@@ -237,14 +243,14 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     return summary
 
 
-def _generate_in_pool(plan, output_dir, num_shards, tokenizer, options, num_workers,
-                      progress) -> ShardStats:
+def _generate_in_pool(plan, output_dir, num_shards, tokenizer, options, chunk_bytes,
+                      num_workers, progress) -> ShardStats:
     # "spawn": a forked child would inherit TensorFlow's threads in an undefined state.
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
     stats = ShardStats()
     init_args = (tokenizer.vocab_file, tokenizer.do_lower_case, output_dir, num_shards, options,
-                 plan, messages)
+                 chunk_bytes, plan, messages)
     with context.Pool(num_workers, initializer=_init_worker, initargs=init_args) as pool:
         pending = pool.map_async(_worker_shard, range(num_shards))
         while not pending.ready() or not messages.empty():

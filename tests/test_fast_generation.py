@@ -1,0 +1,104 @@
+"""The fast generator end to end: deterministic shards, the original's features, atomic files."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_prep import fast_generation
+from data_prep.input_errors import InputError
+from data_prep.pretraining_options import PretrainingDataOptions
+from official.text.tokenizer import FullTokenizer
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
+VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
+OPTIONS = PretrainingDataOptions(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2)
+
+# The original run_pretraining.py's name_to_features, written out here as the reference.
+ORIGINAL_FEATURES = {
+    "input_ids": tf.io.FixedLenFeature([64], tf.int64),
+    "input_mask": tf.io.FixedLenFeature([64], tf.int64),
+    "segment_ids": tf.io.FixedLenFeature([64], tf.int64),
+    "masked_lm_positions": tf.io.FixedLenFeature([10], tf.int64),
+    "masked_lm_ids": tf.io.FixedLenFeature([10], tf.int64),
+    "masked_lm_weights": tf.io.FixedLenFeature([10], tf.float32),
+    "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+}
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return FullTokenizer(VOCAB, do_lower_case=True)
+
+
+def shard_bytes(directory):
+    return {name: open(os.path.join(directory, name), "rb").read()
+            for name in sorted(os.listdir(directory)) if name.endswith(".tfrecord")}
+
+
+def test_shards_are_byte_identical_whatever_the_workers(tokenizer, tmp_path):
+    # Small chunks, so each shard has several, each with its own seed.
+    one = fast_generation.generate([SAMPLE], str(tmp_path / "one"), tokenizer, OPTIONS,
+                                   num_shards=3, num_workers=1, chunk_bytes=20_000)
+    fast_generation.generate([SAMPLE], str(tmp_path / "two"), tokenizer, OPTIONS, num_shards=3,
+                             num_workers=2, chunk_bytes=20_000)
+    assert shard_bytes(tmp_path / "one") == shard_bytes(tmp_path / "two")
+    assert len(shard_bytes(tmp_path / "one")) == 3
+    assert sorted(os.listdir(tmp_path / "one")) == sorted(shard_bytes(tmp_path / "one")) + [
+        "summary.json"]
+    summary = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert summary["instances"] == one["instances"] > 100
+    assert 0.13 < summary["fraction_masked"] < 0.17
+    assert abs(summary["masking_split"]["mask"] - 0.8) < 0.03
+    assert 0.45 < summary["second_sentence_label_1_fraction"] < 0.65
+    assert sum(summary["length_histogram"].values()) == summary["instances"]
+
+    other_seed = PretrainingDataOptions(**{**OPTIONS.__dict__, "random_seed": 1})
+    fast_generation.generate([SAMPLE], str(tmp_path / "seed1"), tokenizer, other_seed,
+                             num_shards=3, chunk_bytes=20_000)
+    assert shard_bytes(tmp_path / "seed1") != shard_bytes(tmp_path / "one")
+
+
+def test_records_parse_with_the_originals_features(tokenizer, tmp_path):
+    fast_generation.generate([SAMPLE], str(tmp_path), tokenizer, OPTIONS, num_shards=1)
+    records = tf.data.TFRecordDataset(fast_generation.shard_path(str(tmp_path), 0, 1))
+    count = 0
+    for record in records:
+        example = tf.io.parse_single_example(record, ORIGINAL_FEATURES)
+        ids, mask = example["input_ids"].numpy(), example["input_mask"].numpy()
+        length = int(mask.sum())
+        tokens = tokenizer.convert_ids_to_tokens(ids[:length].tolist())
+        assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == 2
+        assert not ids[length:].any()
+        weights = example["masked_lm_weights"].numpy()
+        positions = example["masked_lm_positions"].numpy()[weights > 0]
+        assert 1 <= len(positions) <= 10 and (positions < length).all()
+        count += 1
+    assert count > 100
+
+
+def test_a_failed_shard_leaves_no_file(tokenizer, tmp_path, monkeypatch):
+    def fail(*args):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(fast_generation, "build_instances", fail)
+    with pytest.raises(RuntimeError):
+        fast_generation.generate([SAMPLE], str(tmp_path), tokenizer, OPTIONS, num_shards=2)
+    assert os.listdir(tmp_path) == []
+
+
+def test_bad_inputs(tokenizer, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n  \n")
+    with pytest.raises(InputError, match=r"empty.txt: no document with any text"):
+        fast_generation.generate([str(empty)], str(tmp_path / "out"), tokenizer, OPTIONS)
+    assert not [n for n in os.listdir(tmp_path / "out") if n.endswith(".tfrecord")]
+
+    no_mask = tmp_path / "vocab.txt"
+    no_mask.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n")
+    with pytest.raises(InputError, match=r"vocab.txt: vocab lacks \[MASK\]"):
+        fast_generation.generate([SAMPLE], str(tmp_path / "out2"),
+                                 FullTokenizer(str(no_mask)), OPTIONS)
