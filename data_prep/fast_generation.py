@@ -31,6 +31,7 @@ from data_prep import corpus_shards
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, build_instances
 from data_prep.input_errors import InputError
+from data_prep.pretraining_examples import FLOAT_FEATURES, INT_FEATURES
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.atomic_files import atomic_path, open_atomically
 from official.text.tokenizer import FullTokenizer
@@ -40,9 +41,6 @@ from official.text.tokenizer import FullTokenizer
 # take tens of MB.
 CHUNK_BYTES = 1 << 20
 SUMMARY_FILE = "summary.json"
-_INT_FEATURES = ["input_ids", "input_mask", "segment_ids", "masked_lm_positions",
-                 "masked_lm_ids", "next_sentence_labels"]
-_FLOAT_FEATURES = ["masked_lm_weights"]
 
 
 def shard_path(output_dir: str, shard: int, num_shards: int) -> str:
@@ -104,7 +102,8 @@ def _tokenize_chunk(tokenizer: FullTokenizer, documents: list[list[str]]) -> Tok
                           doc_starts=np.array(doc_starts, np.int64))
 
 
-def _chunks(ranges, read_stats, chunk_bytes: int) -> Iterator[tuple[list[list[str]], int]]:
+def chunks(ranges, read_stats, chunk_bytes: int) -> Iterator[tuple[list[list[str]], int]]:
+    """Groups the documents of `ranges` into chunks of about chunk_bytes: (documents, bytes)."""
     documents, size = [], 0
     for document in corpus_shards.iter_documents(ranges, read_stats):
         documents.append(document)
@@ -131,29 +130,51 @@ def _batch_stats(batch: InstanceBatch, options: PretrainingDataOptions) -> Shard
         length_histogram={int(s): int(c) for s, c in zip(starts, counts)})
 
 
+class ChunkProcessor:
+    """Turns chunks of documents into serialised records: tokenise, build, mask, serialise.
+
+    Shared by the process-pool generator here and the Beam pipeline (beam_pipeline.py), so the
+    two make instances the same way.
+    """
+
+    def __init__(self, tokenizer: FullTokenizer, options: PretrainingDataOptions):
+        self.tokenizer = tokenizer
+        self.options = options
+        self.special = special_ids(tokenizer)
+        self.serializer = ExampleSerializer(list(INT_FEATURES), list(FLOAT_FEATURES))
+
+    def records(self, documents: list[list[str]], seed: list[int]) -> tuple[list[bytes],
+                                                                             ShardStats]:
+        """The chunk's records and counts; `seed` (e.g. [random_seed, shard, chunk]) seeds it."""
+        chunk = _tokenize_chunk(self.tokenizer, documents)
+        if not chunk.num_documents:
+            return [], ShardStats()
+        batch = build_instances(chunk, self.options, self.special, np.random.default_rng(seed))
+        records = self.serializer.serialize(
+            {k: getattr(batch, k) for k in INT_FEATURES + FLOAT_FEATURES})
+        stats = _batch_stats(batch, self.options)
+        stats.documents = chunk.num_documents
+        return records, stats
+
+
 def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: FullTokenizer,
                options: PretrainingDataOptions, chunk_bytes: int = CHUNK_BYTES,
                progress=None) -> ShardStats:
     """Writes one shard file from its byte ranges; returns its counts."""
     import tensorflow as tf  # Only the TFRecord writer; imported where the work happens.
 
-    special = special_ids(tokenizer)
-    serializer = ExampleSerializer(_INT_FEATURES, _FLOAT_FEATURES)
+    processor = ChunkProcessor(tokenizer, options)
     read_stats = corpus_shards.ReadStats()
     stats = ShardStats()
     with atomic_path(shard_path(output_dir, shard, num_shards)) as tmp_path:
         with tf.io.TFRecordWriter(tmp_path) as writer:
-            for chunk_index, (documents, size) in enumerate(_chunks(ranges, read_stats, chunk_bytes)):
-                chunk = _tokenize_chunk(tokenizer, documents)
-                chunk_stats = ShardStats()
-                if chunk.num_documents:
-                    rng = np.random.default_rng([options.random_seed, shard, chunk_index])
-                    batch = build_instances(chunk, options, special, rng)
-                    for record in serializer.serialize(
-                            {k: getattr(batch, k) for k in _INT_FEATURES + _FLOAT_FEATURES}):
-                        writer.write(record)
-                    chunk_stats = _batch_stats(batch, options)
-                chunk_stats.documents, chunk_stats.input_bytes = chunk.num_documents, size
+            for chunk_index, (documents, size) in enumerate(
+                    chunks(ranges, read_stats, chunk_bytes)):
+                records, chunk_stats = processor.records(
+                    documents, [options.random_seed, shard, chunk_index])
+                for record in records:
+                    writer.write(record)
+                chunk_stats.input_bytes = size
                 stats.add(chunk_stats)
                 if progress is not None:
                     progress(chunk_stats)
@@ -237,7 +258,8 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     for path, count in sorted(stats.invalid_utf8.items()):
         print(f"create_pretraining_data: {path}: {count} bytes were not UTF-8 and were replaced",
               file=sys.stderr)
-    summary = _summary(stats, options, input_files, num_shards, time.monotonic() - progress.start)
+    summary = summary_dict(stats, options, input_files, num_shards,
+                           time.monotonic() - progress.start)
     with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
         json.dump(summary, f, indent=2, sort_keys=True)
     return summary
@@ -263,8 +285,9 @@ def _generate_in_pool(plan, output_dir, num_shards, tokenizer, options, chunk_by
     return stats
 
 
-def _summary(stats: ShardStats, options: PretrainingDataOptions, input_files: list[str],
-             num_shards: int, seconds: float) -> dict:
+def summary_dict(stats: ShardStats, options: PretrainingDataOptions, input_files: list[str],
+                 num_shards: int, seconds: float) -> dict:
+    """The contents of `summary.json`; shared with the Beam pipeline so both describe alike."""
     predictions = max(stats.masked, 1)
     return {
         "options": dataclasses.asdict(options),

@@ -1,0 +1,1 @@
+"""Offline data making: text corpora and task files in, the TFRecords and features training reads out."""

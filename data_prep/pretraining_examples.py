@@ -1,0 +1,111 @@
+"""The pretraining TFRecord format: one `tf.train.Example` per instance, as the original writes it.
+
+Feature names, dtypes, lengths and padding are those of google-research/bert's
+`create_pretraining_data.py` (writer) and `run_pretraining.py` (reader), so files made here, by the
+fast generator and by the original are interchangeable in both directions:
+
+    input_ids             int64   [max_seq_length]           token ids, 0-padded
+    input_mask            int64   [max_seq_length]           1 for real tokens, 0 for padding
+    segment_ids           int64   [max_seq_length]           0 = [CLS] A [SEP], 1 = B [SEP]; 0 padding
+    masked_lm_positions   int64   [max_predictions_per_seq]  where the predicted tokens are, 0-padded
+    masked_lm_ids         int64   [max_predictions_per_seq]  the original token there, 0-padded
+    masked_lm_weights     float32 [max_predictions_per_seq]  1.0 per real prediction, 0.0 padding
+    next_sentence_labels  int64   [1]                        the second-sentence label
+
+Padded predictions point at position 0 with weight 0.0: the loss multiplies them away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator, Sequence
+
+import tensorflow as tf
+
+from official.atomic_files import atomic_path
+
+INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
+                "next_sentence_labels")
+FLOAT_FEATURES = ("masked_lm_weights",)
+
+
+def parse_spec(max_seq_length: int,
+               max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
+    """The reader's side of the format: `tf.io.parse_example(records, parse_spec(128, 20))`."""
+    seq, predictions = [max_seq_length], [max_predictions_per_seq]
+    return {
+        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
+        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "masked_lm_positions": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_ids": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }
+
+
+def make_example(input_ids: Sequence[int], segment_ids: Sequence[int],
+                 masked_lm_positions: Sequence[int], masked_lm_ids: Sequence[int],
+                 next_sentence_label: int, *, max_seq_length: int,
+                 max_predictions_per_seq: int) -> tf.train.Example:
+    """One instance, unpadded ([CLS] A [SEP] B [SEP] ids and its predictions), as a padded Example.
+
+    Raises:
+      ValueError: the instance does not fit the lengths, or paired lists differ in length.
+    """
+    if len(input_ids) != len(segment_ids) or len(input_ids) > max_seq_length:
+        raise ValueError(f"{len(input_ids)} input ids and {len(segment_ids)} segment ids for "
+                         f"max_seq_length {max_seq_length}")
+    if (len(masked_lm_positions) != len(masked_lm_ids)
+            or len(masked_lm_positions) > max_predictions_per_seq):
+        raise ValueError(f"{len(masked_lm_positions)} positions and {len(masked_lm_ids)} ids for "
+                         f"max_predictions_per_seq {max_predictions_per_seq}")
+    seq_pad = [0] * (max_seq_length - len(input_ids))
+    prediction_pad = [0] * (max_predictions_per_seq - len(masked_lm_positions))
+    values = {
+        "input_ids": [*input_ids, *seq_pad],
+        "input_mask": [1] * len(input_ids) + seq_pad,
+        "segment_ids": [*segment_ids, *seq_pad],
+        "masked_lm_positions": [*masked_lm_positions, *prediction_pad],
+        "masked_lm_ids": [*masked_lm_ids, *prediction_pad],
+        "next_sentence_labels": [next_sentence_label],
+    }
+    feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=values[name]))
+               for name in INT_FEATURES}
+    feature["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(
+        value=[1.0] * len(masked_lm_positions) + [0.0] * len(prediction_pad)))
+    return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
+def serialize(example: tf.train.Example) -> bytes:
+    """The record's bytes. Deterministic: the feature map is written in sorted key order, so the
+    same instance always makes the same bytes (protobuf maps are otherwise unordered)."""
+    return example.SerializeToString(deterministic=True)
+
+
+class ShardWriter:
+    """Appends Examples to one open TFRecord file; `count` is how many it has written."""
+
+    def __init__(self, writer: tf.io.TFRecordWriter):
+        self._writer = writer
+        self.count = 0
+
+    def write(self, example: tf.train.Example) -> None:
+        self._writer.write(serialize(example))
+        self.count += 1
+
+
+@contextlib.contextmanager
+def open_shard(path: str) -> Iterator[ShardWriter]:
+    """A TFRecord file that appears at `path` only if the `with` block completes.
+
+    Records go to a temp name in the same folder, renamed on success and deleted on failure, so a
+    reader never meets a truncated file.
+
+    Example:
+        with open_shard("/data/pretrain.tfrecord") as shard:
+            shard.write(make_example(ids, segments, positions, labels, 0,
+                                     max_seq_length=128, max_predictions_per_seq=20))
+    """
+    with atomic_path(path) as tmp_path, tf.io.TFRecordWriter(tmp_path) as writer:
+        yield ShardWriter(writer)

@@ -1,0 +1,89 @@
+"""Beam makes the fast generator's records, counts and file format (DirectRunner)."""
+
+import json
+import os
+
+import pytest
+import tensorflow as tf
+
+from data_prep import beam_pipeline, fast_generation
+from data_prep.input_errors import InputError
+from data_prep.pretraining_options import PretrainingDataOptions
+from official.text.tokenizer import FullTokenizer
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
+VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
+OPTIONS = PretrainingDataOptions(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2)
+# Small chunks, so each of the 3 shards has several chunks, each with its own seed.
+SHARDS, CHUNK_BYTES = 3, 20_000
+DIRECT = ["--runner=DirectRunner"]
+
+# The original run_pretraining.py's name_to_features, written out here as the reference.
+ORIGINAL_FEATURES = {
+    "input_ids": tf.io.FixedLenFeature([64], tf.int64),
+    "input_mask": tf.io.FixedLenFeature([64], tf.int64),
+    "segment_ids": tf.io.FixedLenFeature([64], tf.int64),
+    "masked_lm_positions": tf.io.FixedLenFeature([10], tf.int64),
+    "masked_lm_ids": tf.io.FixedLenFeature([10], tf.int64),
+    "masked_lm_weights": tf.io.FixedLenFeature([10], tf.float32),
+    "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+}
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> tuple[str, str]:
+    """(fast generator's folder, Beam pipeline's folder), made once from the same arguments."""
+    fast_dir = str(tmp_path_factory.mktemp("fast"))
+    beam_dir = str(tmp_path_factory.mktemp("beam"))
+    fast_generation.generate([SAMPLE], fast_dir, FullTokenizer(VOCAB, do_lower_case=True),
+                             OPTIONS, num_shards=SHARDS, chunk_bytes=CHUNK_BYTES)
+    beam_pipeline.run_beam([SAMPLE], beam_dir, VOCAB, True, OPTIONS, num_shards=SHARDS,
+                           chunk_bytes=CHUNK_BYTES, pipeline_args=DIRECT)
+    return fast_dir, beam_dir
+
+
+def records(directory: str) -> list[bytes]:
+    """Every record of the folder's TFRecord files, read by TensorFlow (not Beam), sorted."""
+    paths = sorted(os.path.join(directory, name) for name in os.listdir(directory)
+                   if name.endswith(".tfrecord"))
+    return sorted(record.numpy() for record in tf.data.TFRecordDataset(paths))
+
+
+def summary(directory: str) -> dict:
+    with open(os.path.join(directory, "summary.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_records_are_the_fast_generators(outputs):
+    # The same multiset of records is independent evidence that the pipeline is the same
+    # generation: the same shards, chunks, seeds and instances, only spread over files by Beam.
+    fast_records, beam_records = (records(directory) for directory in outputs)
+    assert len(beam_records) > 100
+    assert beam_records == fast_records
+
+
+def test_summary_has_the_same_counts(outputs):
+    fast, beam = (summary(directory) for directory in outputs)
+    del fast["seconds"], beam["seconds"]
+    assert beam == fast
+    assert beam["instances"] == len(records(outputs[1]))
+
+
+def test_files_are_named_like_the_fast_generators_and_parse_as_the_original(outputs):
+    names = [f"pretraining-{shard:05d}-of-00003.tfrecord" for shard in range(SHARDS)]
+    # Nothing else is left behind: no Beam temp folder, no stats file.
+    assert sorted(os.listdir(outputs[1])) == names + ["summary.json"]
+    for name in names:
+        for record in tf.data.TFRecordDataset(os.path.join(outputs[1], name)):
+            example = tf.io.parse_single_example(record, ORIGINAL_FEATURES)
+            assert example["input_mask"].numpy()[0] == 1
+
+
+def test_a_corpus_without_text_is_an_error_and_leaves_no_shards(tmp_path):
+    corpus = tmp_path / "blank.txt"
+    corpus.write_text("\n\n  \n")
+    with pytest.raises(InputError, match="no document"):
+        beam_pipeline.run_beam([str(corpus)], str(tmp_path / "out"), VOCAB, True, OPTIONS,
+                               num_shards=2, pipeline_args=DIRECT)
+    assert os.listdir(tmp_path / "out") == []
