@@ -5,7 +5,8 @@ Two generators behind one set of flags:
                         what the original writes for the same flags and seed, round-robin over the
                         comma list --output_file (data_prep/original_instances.py).
   (default)             the fast generator: --num_shards files in --output_dir, made by
-                        --num_workers processes (data_prep/fast_generation.py).
+                        --num_workers processes (data_prep/fast_generation.py), or with
+                        --runner by an Apache Beam pipeline (data_prep/beam_pipeline.py).
 
 Example:
   python -m data_prep.create_pretraining_data --reproduce_original \\
@@ -58,6 +59,13 @@ flags.DEFINE_string("output_dir", None, "Folder for the fast generator's shards.
 flags.DEFINE_integer("num_shards", 1, "Output files of the fast generator.")
 flags.DEFINE_integer("num_workers", 1,
                      "Processes of the fast generator (at most --num_shards are busy).")
+flags.DEFINE_string("runner", None,
+                    "Run the fast generator as an Apache Beam pipeline on this runner "
+                    "(DirectRunner, FlinkRunner, SparkRunner, DataflowRunner) instead of a local "
+                    "process pool; the same records (data_prep/beam_pipeline.py).")
+flags.DEFINE_string("beam_pipeline_options", "",
+                    "Further Beam flags for --runner, space-separated, e.g. "
+                    "'--flink_master=HOST:8081 --environment_type=DOCKER'.")
 
 FLAGS = flags.FLAGS
 
@@ -96,9 +104,17 @@ def main(argv: list[str]) -> int:
             # fast generator's output depends on the corpus alone.
             from data_prep import corpus_shards, fast_generation
             input_files = corpus_shards.expand_input_files(FLAGS.input_file)
-            tokenizer = FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-            fast_generation.generate(input_files, FLAGS.output_dir, tokenizer, options,
-                                     num_shards=FLAGS.num_shards, num_workers=FLAGS.num_workers)
+            if FLAGS.runner:
+                from data_prep import beam_pipeline
+                beam_pipeline.run_beam(
+                    input_files, FLAGS.output_dir, FLAGS.vocab_file, FLAGS.do_lower_case,
+                    options, FLAGS.num_shards, pipeline_args=[
+                        f"--runner={FLAGS.runner}", *FLAGS.beam_pipeline_options.split()])
+            else:
+                tokenizer = FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
+                fast_generation.generate(input_files, FLAGS.output_dir, tokenizer, options,
+                                         num_shards=FLAGS.num_shards,
+                                         num_workers=FLAGS.num_workers)
     except (InputError, OptionsError, VocabError) as e:
         return _fail(e)
     return 0

@@ -61,6 +61,10 @@ def runs(tmp_path_factory):
                          f"--vocab_file={root}/no_mask_vocab.txt"),
         "bad_option": start(*outputs("bad_option"), reproduce, texts, vocab, "--max_seq_length=4"),
         "no_output_file": start(root / "no_output_file", reproduce, texts, vocab),
+        "fast": start(root / "fast", texts, vocab, f"--output_dir={root}/fast", "--num_shards=2",
+                      "--num_workers=2", "--objective=sop"),
+        "beam": start(root / "beam", texts, vocab, f"--output_dir={root}/beam", "--num_shards=2",
+                      "--runner=DirectRunner", "--objective=sop"),
     }
     results = {}
     for case, (process, out) in cases.items():
@@ -87,6 +91,20 @@ def test_reproduce_original_writes_the_originals_records(runs, tmp_path):
     assert_same_records(str(out / "x.tfrecord"), expected[0])
     assert_same_records(str(out / "y.tfrecord"), expected[1])
     assert sorted(os.listdir(out)) == ["x.tfrecord", "y.tfrecord"]
+
+
+def test_fast_mode_and_beam_make_the_same_records(runs):
+    """The process pool and the Beam pipeline cut the corpus the same way: same records."""
+    records = {}
+    for case in ("fast", "beam"):
+        status, stderr, out = runs[case]
+        assert status == 0, "\n".join(stderr[-20:])
+        names = sorted(os.listdir(out))
+        assert names == ["pretraining-00000-of-00002.tfrecord",
+                         "pretraining-00001-of-00002.tfrecord", "summary.json"]
+        records[case] = sorted(r.numpy() for r in tf.data.TFRecordDataset(
+            [str(out / name) for name in names[:2]]))
+    assert records["fast"] == records["beam"] and len(records["fast"]) > 5
 
 
 @pytest.mark.parametrize("case,message", [
