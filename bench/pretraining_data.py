@@ -7,7 +7,8 @@ masked_lm_prob 0.15, dupe_factor 5, uncased vocab), on the corpus and on 4 copie
 concatenated: the original (bert-tensorflow), ours with --reproduce_original, and the fast mode
 with 1 and 2 workers. Prints MB/s of input, instances/s, peak RSS of the whole process tree, and
 each one's speed-up over the original measured in the same run. Wall times include start-up
-(importing TensorFlow), as a user experiences them.
+(importing TensorFlow), as a user experiences them. Then tokenizer throughput: ours, Hugging Face
+`tokenizers` and the original (pip install -r bench/requirements.txt for `tokenizers`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 import tensorflow as tf
 
@@ -30,6 +32,37 @@ VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
 
 def count_records(paths: list[str]) -> int:
     return sum(1 for _ in tf.data.TFRecordDataset(paths))
+
+
+def tokenizer_throughput(corpus: str, limit: int = 20000) -> None:
+    """Lines/s of our tokenizer, Hugging Face's Rust BertWordPiece and the pure-Python original,
+    on the corpus's first `limit` non-blank lines (uncased vocab)."""
+    from tokenizers import BertWordPieceTokenizer
+
+    from official.text.tokenizer import FullTokenizer
+    from tests.reference_bert import import_original
+
+    with open(corpus, encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()][:limit]
+    ours = FullTokenizer(VOCAB, do_lower_case=True)
+    ours.tokenize_batch_ids(lines[:10])  # Traces the graph once, as a long run would.
+    hugging_face = BertWordPieceTokenizer(VOCAB, lowercase=True)
+    original = import_original("bert.tokenization").FullTokenizer(VOCAB, do_lower_case=True)
+    batch = 4096
+    runs = {
+        "ours (tensorflow-text ops)": lambda: [ours.tokenize_batch_ids(lines[i:i + batch])
+                                               for i in range(0, len(lines), batch)],
+        "Hugging Face tokenizers": lambda: hugging_face.encode_batch(lines,
+                                                                      add_special_tokens=False),
+        "original (pure Python)": lambda: [original.convert_tokens_to_ids(original.tokenize(x))
+                                           for x in lines],
+    }
+    print(f"\ntokenizer throughput on {len(lines)} lines of {os.path.basename(corpus)}:")
+    for label, run in runs.items():
+        start = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - start
+        print(f"  {label:<28} {len(lines) / seconds:10.0f} lines/s", flush=True)
 
 
 def main() -> None:
@@ -80,6 +113,7 @@ def main() -> None:
                   f"{instances:10d} {instances / seconds:8.0f} {rss / 2**20:12.0f} "
                   f"{baseline / seconds:7.1f}x", flush=True)
     shutil.rmtree(work)
+    tokenizer_throughput(args.corpus)
 
 
 if __name__ == "__main__":

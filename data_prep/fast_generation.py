@@ -33,7 +33,7 @@ from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_examples import FLOAT_FEATURES, INT_FEATURES
 from data_prep.pretraining_options import PretrainingDataOptions
-from official.atomic_files import atomic_path, open_atomically
+from official.atomic_files import TEMP_SUFFIX, atomic_path, open_atomically
 from official.text.tokenizer import FullTokenizer
 
 # Text per chunk: large enough that random next sentences have many documents to come from and
@@ -242,6 +242,7 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     total_bytes = sum(os.path.getsize(path) for path in input_files)
     progress = _Progress(total_bytes)
     os.makedirs(output_dir, exist_ok=True)
+    _remove_stale_temp_files(output_dir)
     stats = ShardStats()
     if num_workers == 1:
         for shard in range(num_shards):
@@ -263,6 +264,13 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
         json.dump(summary, f, indent=2, sort_keys=True)
     return summary
+
+
+def _remove_stale_temp_files(output_dir: str) -> None:
+    """Deletes temp shards a killed earlier run left (a clean failure deletes its own)."""
+    for name in os.listdir(output_dir):
+        if name.startswith(".pretraining-") and name.endswith(TEMP_SUFFIX):
+            os.unlink(os.path.join(output_dir, name))
 
 
 def _generate_in_pool(plan, output_dir, num_shards, tokenizer, options, chunk_bytes,

@@ -90,6 +90,13 @@ def test_a_failed_shard_leaves_no_file(tokenizer, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_rerun_after_a_kill_clears_its_temp_files(tokenizer, tmp_path):
+    stale = tmp_path / ".pretraining-00000-of-00001.tfrecord.0123abcd.tmp"
+    stale.write_bytes(b"half a record")
+    fast_generation.generate([SAMPLE], str(tmp_path), tokenizer, OPTIONS, num_shards=1)
+    assert sorted(os.listdir(tmp_path)) == ["pretraining-00000-of-00001.tfrecord", "summary.json"]
+
+
 def test_bad_inputs(tokenizer, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n  \n")
