@@ -57,6 +57,7 @@ from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.atomic_files import open_atomically
 from official.text.tokenizer import FullTokenizer
+from official.text.vocab import load_vocab
 
 _STATS = "stats"
 
@@ -130,7 +131,7 @@ def run_beam(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
     """
     if num_shards < 1:
         raise InputError(f"num_shards must be positive, got {num_shards}")
-    special_ids(FullTokenizer(vocab_file, do_lower_case))  # A bad vocab fails before any worker.
+    special_ids(load_vocab(vocab_file), vocab_file)  # A bad vocab fails before any worker.
     plan = corpus_shards.plan_shards(input_files, num_shards)
     os.makedirs(output_dir, exist_ok=True)
     # The combined counts leave the pipeline through this file, read back once it has finished:

@@ -11,10 +11,9 @@ document (unlike the original, whose last document of one file runs on into the 
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 from typing import Iterator
-
-import tensorflow as tf
 
 from data_prep.input_errors import InputError
 
@@ -42,7 +41,7 @@ def expand_input_files(input_file: str) -> list[str]:
     """
     files = []
     for pattern in filter(None, (p.strip() for p in input_file.split(","))):
-        matches = sorted(tf.io.gfile.glob(pattern))
+        matches = sorted(glob.glob(pattern))
         if not matches:
             raise InputError(f"{pattern}: no file matches")
         files.extend(matches)

@@ -27,6 +27,7 @@ from absl import logging
 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
+from official.text.vocab import VocabError
 
 _DEFAULTS = PretrainingDataOptions()
 
@@ -88,13 +89,13 @@ def main(argv: list[str]) -> int:
     except (_FlagError, OptionsError) as e:
         return _fail(e)
 
-    # Imported once the flags are known to be usable: TensorFlow takes seconds to start, and a
-    # mistyped flag should be reported at once.
-    from official.text.tokenizer import FullTokenizer, VocabError
-
+    # Generators are imported once the flags are known to be usable: TensorFlow takes seconds to
+    # start, and a mistyped flag should be reported at once. The fast generator's coordinating
+    # process never loads TensorFlow; its workers do.
     try:
         if FLAGS.reproduce_original:
             from data_prep import original_instances
+            from official.text.tokenizer import FullTokenizer
             input_files = original_instances.expand_input_files(FLAGS.input_file)
             tokenizer = FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
             count = original_instances.generate(input_files, output_files, tokenizer, options)
@@ -111,8 +112,8 @@ def main(argv: list[str]) -> int:
                     options, FLAGS.num_shards, pipeline_args=[
                         f"--runner={FLAGS.runner}", *FLAGS.beam_pipeline_options.split()])
             else:
-                tokenizer = FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-                fast_generation.generate(input_files, FLAGS.output_dir, tokenizer, options,
+                fast_generation.generate(input_files, FLAGS.output_dir, FLAGS.vocab_file,
+                                         FLAGS.do_lower_case, options,
                                          num_shards=FLAGS.num_shards,
                                          num_workers=FLAGS.num_workers)
     except (InputError, OptionsError, VocabError) as e:

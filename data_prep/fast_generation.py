@@ -23,7 +23,7 @@ import os
 import queue as queue_lib
 import sys
 import time
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -31,10 +31,12 @@ from data_prep import corpus_shards
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, build_instances
 from data_prep.input_errors import InputError
-from data_prep.pretraining_examples import FLOAT_FEATURES, INT_FEATURES
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.atomic_files import TEMP_SUFFIX, atomic_path, open_atomically
-from official.text.tokenizer import FullTokenizer
+from official.text.vocab import load_vocab
+
+if TYPE_CHECKING:
+    from official.text.tokenizer import FullTokenizer
 
 # Text per chunk: large enough that random next sentences have many documents to come from and
 # numpy works on big arrays; small enough that a chunk's instances (dupe_factor x ~2,500 per MiB)
@@ -73,10 +75,10 @@ class ShardStats:
                 setattr(self, field.name, mine + theirs)
 
 
-def special_ids(tokenizer: FullTokenizer) -> SpecialIds:
-    vocab = tokenizer.vocab
+def special_ids(vocab: dict[str, int], vocab_file: str) -> SpecialIds:
+    """The vocab ids instances need; InputError if `vocab_file` lacks [MASK]."""
     if "[MASK]" not in vocab:
-        raise InputError(f"{tokenizer.vocab_file}: vocab lacks [MASK]")
+        raise InputError(f"{vocab_file}: vocab lacks [MASK]")
     continues = np.zeros(max(vocab.values()) + 1, bool)
     for token, index in vocab.items():
         continues[index] = token.startswith("##")
@@ -84,7 +86,7 @@ def special_ids(tokenizer: FullTokenizer) -> SpecialIds:
                       vocab_size=len(continues), continues_word=continues)
 
 
-def _tokenize_chunk(tokenizer: FullTokenizer, documents: list[list[str]]) -> TokenizedChunk:
+def _tokenize_chunk(tokenizer: "FullTokenizer", documents: list[list[str]]) -> TokenizedChunk:
     """Tokenises every line of the chunk in one call; empty sentences and documents are dropped."""
     lines = [line for document in documents for line in document]
     sentences = tokenizer.tokenize_batch_ids(lines)
@@ -137,10 +139,14 @@ class ChunkProcessor:
     two make instances the same way.
     """
 
-    def __init__(self, tokenizer: FullTokenizer, options: PretrainingDataOptions):
+    def __init__(self, tokenizer: "FullTokenizer", options: PretrainingDataOptions):
         self.tokenizer = tokenizer
         self.options = options
-        self.special = special_ids(tokenizer)
+        self.special = special_ids(tokenizer.vocab, tokenizer.vocab_file)
+        # The record format's names; imported here because that module loads TensorFlow, which a
+        # ChunkProcessor's process has loaded anyway (the coordinator must not).
+        from data_prep.pretraining_examples import FLOAT_FEATURES, INT_FEATURES
+        self.features = INT_FEATURES + FLOAT_FEATURES
         self.serializer = ExampleSerializer(list(INT_FEATURES), list(FLOAT_FEATURES))
 
     def records(self, documents: list[list[str]], seed: list[int]) -> tuple[list[bytes],
@@ -151,13 +157,13 @@ class ChunkProcessor:
             return [], ShardStats()
         batch = build_instances(chunk, self.options, self.special, np.random.default_rng(seed))
         records = self.serializer.serialize(
-            {k: getattr(batch, k) for k in INT_FEATURES + FLOAT_FEATURES})
+            {k: getattr(batch, k) for k in self.features})
         stats = _batch_stats(batch, self.options)
         stats.documents = chunk.num_documents
         return records, stats
 
 
-def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: FullTokenizer,
+def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: "FullTokenizer",
                options: PretrainingDataOptions, chunk_bytes: int = CHUNK_BYTES,
                progress=None) -> ShardStats:
     """Writes one shard file from its byte ranges; returns its counts."""
@@ -186,9 +192,15 @@ def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: 
 _worker: dict = {}
 
 
+def _make_tokenizer(vocab_file: str, do_lower_case: bool) -> "FullTokenizer":
+    # Imported here: the coordinating process never loads TensorFlow (~600 MB, seconds to start).
+    from official.text.tokenizer import FullTokenizer
+    return FullTokenizer(vocab_file, do_lower_case)
+
+
 def _init_worker(vocab_file, do_lower_case, output_dir, num_shards, options, chunk_bytes, plan,
                  messages):
-    _worker.update(tokenizer=FullTokenizer(vocab_file, do_lower_case), output_dir=output_dir,
+    _worker.update(tokenizer=_make_tokenizer(vocab_file, do_lower_case), output_dir=output_dir,
                    num_shards=num_shards, options=options, chunk_bytes=chunk_bytes, plan=plan,
                    messages=messages)
 
@@ -223,7 +235,7 @@ class _Progress:
               file=sys.stderr, flush=True)
 
 
-def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
+def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_case: bool,
              options: PretrainingDataOptions, num_shards: int = 1, num_workers: int = 1,
              chunk_bytes: int = CHUNK_BYTES) -> dict:
     """Writes `num_shards` TFRecord files and `summary.json` to `output_dir`; returns the summary.
@@ -232,12 +244,13 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     `num_workers`.
 
     Raises:
-      InputError: an unusable vocab or a corpus with no document.
+      InputError: a corpus with no document, or a vocab without [MASK].
+      VocabError: an unusable vocab file.
     """
     if num_shards < 1 or num_workers < 1:
         raise InputError(f"num_shards and num_workers must be positive, got {num_shards} and "
                          f"{num_workers}")
-    special_ids(tokenizer)  # Fail on a bad vocab before any work.
+    special_ids(load_vocab(vocab_file), vocab_file)  # Fail on a bad vocab before any work.
     plan = corpus_shards.plan_shards(input_files, num_shards)
     total_bytes = sum(os.path.getsize(path) for path in input_files)
     progress = _Progress(total_bytes)
@@ -245,12 +258,13 @@ def generate(input_files: list[str], output_dir: str, tokenizer: FullTokenizer,
     _remove_stale_temp_files(output_dir)
     stats = ShardStats()
     if num_workers == 1:
+        tokenizer = _make_tokenizer(vocab_file, do_lower_case)
         for shard in range(num_shards):
             stats.add(make_shard(shard, plan[shard], output_dir, num_shards, tokenizer, options,
                                  chunk_bytes, progress=progress.update))
     else:
-        stats = _generate_in_pool(plan, output_dir, num_shards, tokenizer, options,
-                                  chunk_bytes, num_workers, progress)
+        stats = _generate_in_pool(plan, output_dir, num_shards, vocab_file, do_lower_case,
+                                  options, chunk_bytes, num_workers, progress)
     progress.update(ShardStats(), final=True)
     if not stats.documents:
         for shard in range(num_shards):
@@ -273,14 +287,16 @@ def _remove_stale_temp_files(output_dir: str) -> None:
             os.unlink(os.path.join(output_dir, name))
 
 
-def _generate_in_pool(plan, output_dir, num_shards, tokenizer, options, chunk_bytes,
-                      num_workers, progress) -> ShardStats:
-    # "spawn": a forked child would inherit TensorFlow's threads in an undefined state.
-    context = multiprocessing.get_context("spawn")
+def _generate_in_pool(plan, output_dir, num_shards, vocab_file, do_lower_case, options,
+                      chunk_bytes, num_workers, progress) -> ShardStats:
+    # Forking is cheap, but a child forked from a process that has loaded TensorFlow inherits its
+    # threads in an undefined state; the command line never loads it here, a test process may.
+    method = "spawn" if "tensorflow" in sys.modules else "fork"
+    context = multiprocessing.get_context(method)
     messages = context.Queue()
     stats = ShardStats()
-    init_args = (tokenizer.vocab_file, tokenizer.do_lower_case, output_dir, num_shards, options,
-                 chunk_bytes, plan, messages)
+    init_args = (vocab_file, do_lower_case, output_dir, num_shards, options, chunk_bytes, plan,
+                 messages)
     with context.Pool(num_workers, initializer=_init_worker, initargs=init_args) as pool:
         pending = pool.map_async(_worker_shard, range(num_shards))
         while not pending.ready() or not messages.empty():

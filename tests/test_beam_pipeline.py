@@ -9,7 +9,6 @@ import tensorflow as tf
 from data_prep import beam_pipeline, fast_generation
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
-from official.text.tokenizer import FullTokenizer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
@@ -36,7 +35,7 @@ def outputs(tmp_path_factory) -> tuple[str, str]:
     """(fast generator's folder, Beam pipeline's folder), made once from the same arguments."""
     fast_dir = str(tmp_path_factory.mktemp("fast"))
     beam_dir = str(tmp_path_factory.mktemp("beam"))
-    fast_generation.generate([SAMPLE], fast_dir, FullTokenizer(VOCAB, do_lower_case=True),
+    fast_generation.generate([SAMPLE], fast_dir, VOCAB, True,
                              OPTIONS, num_shards=SHARDS, chunk_bytes=CHUNK_BYTES)
     beam_pipeline.run_beam([SAMPLE], beam_dir, VOCAB, True, OPTIONS, num_shards=SHARDS,
                            chunk_bytes=CHUNK_BYTES, pipeline_args=DIRECT)

@@ -10,11 +10,12 @@ import tensorflow as tf
 from data_prep import fast_generation
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
-from official.text.tokenizer import FullTokenizer
+from official.text.vocab import load_vocab
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
+TOKENS = {i: token for token, i in load_vocab(VOCAB).items()}
 OPTIONS = PretrainingDataOptions(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2)
 
 # The original run_pretraining.py's name_to_features, written out here as the reference.
@@ -29,21 +30,16 @@ ORIGINAL_FEATURES = {
 }
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    return FullTokenizer(VOCAB, do_lower_case=True)
-
-
 def shard_bytes(directory):
     return {name: open(os.path.join(directory, name), "rb").read()
             for name in sorted(os.listdir(directory)) if name.endswith(".tfrecord")}
 
 
-def test_shards_are_byte_identical_whatever_the_workers(tokenizer, tmp_path):
+def test_shards_are_byte_identical_whatever_the_workers(tmp_path):
     # Small chunks, so each shard has several, each with its own seed.
-    one = fast_generation.generate([SAMPLE], str(tmp_path / "one"), tokenizer, OPTIONS,
+    one = fast_generation.generate([SAMPLE], str(tmp_path / "one"), VOCAB, True, OPTIONS,
                                    num_shards=3, num_workers=1, chunk_bytes=20_000)
-    fast_generation.generate([SAMPLE], str(tmp_path / "two"), tokenizer, OPTIONS, num_shards=3,
+    fast_generation.generate([SAMPLE], str(tmp_path / "two"), VOCAB, True, OPTIONS, num_shards=3,
                              num_workers=2, chunk_bytes=20_000)
     assert shard_bytes(tmp_path / "one") == shard_bytes(tmp_path / "two")
     assert len(shard_bytes(tmp_path / "one")) == 3
@@ -57,20 +53,20 @@ def test_shards_are_byte_identical_whatever_the_workers(tokenizer, tmp_path):
     assert sum(summary["length_histogram"].values()) == summary["instances"]
 
     other_seed = PretrainingDataOptions(**{**OPTIONS.__dict__, "random_seed": 1})
-    fast_generation.generate([SAMPLE], str(tmp_path / "seed1"), tokenizer, other_seed,
+    fast_generation.generate([SAMPLE], str(tmp_path / "seed1"), VOCAB, True, other_seed,
                              num_shards=3, chunk_bytes=20_000)
     assert shard_bytes(tmp_path / "seed1") != shard_bytes(tmp_path / "one")
 
 
-def test_records_parse_with_the_originals_features(tokenizer, tmp_path):
-    fast_generation.generate([SAMPLE], str(tmp_path), tokenizer, OPTIONS, num_shards=1)
+def test_records_parse_with_the_originals_features(tmp_path):
+    fast_generation.generate([SAMPLE], str(tmp_path), VOCAB, True, OPTIONS, num_shards=1)
     records = tf.data.TFRecordDataset(fast_generation.shard_path(str(tmp_path), 0, 1))
     count = 0
     for record in records:
         example = tf.io.parse_single_example(record, ORIGINAL_FEATURES)
         ids, mask = example["input_ids"].numpy(), example["input_mask"].numpy()
         length = int(mask.sum())
-        tokens = tokenizer.convert_ids_to_tokens(ids[:length].tolist())
+        tokens = [TOKENS[i] for i in ids[:length]]
         assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == 2
         assert not ids[length:].any()
         weights = example["masked_lm_weights"].numpy()
@@ -80,32 +76,32 @@ def test_records_parse_with_the_originals_features(tokenizer, tmp_path):
     assert count > 100
 
 
-def test_a_failed_shard_leaves_no_file(tokenizer, tmp_path, monkeypatch):
+def test_a_failed_shard_leaves_no_file(tmp_path, monkeypatch):
     def fail(*args):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(fast_generation, "build_instances", fail)
     with pytest.raises(RuntimeError):
-        fast_generation.generate([SAMPLE], str(tmp_path), tokenizer, OPTIONS, num_shards=2)
+        fast_generation.generate([SAMPLE], str(tmp_path), VOCAB, True, OPTIONS, num_shards=2)
     assert os.listdir(tmp_path) == []
 
 
-def test_a_rerun_after_a_kill_clears_its_temp_files(tokenizer, tmp_path):
+def test_a_rerun_after_a_kill_clears_its_temp_files(tmp_path):
     stale = tmp_path / ".pretraining-00000-of-00001.tfrecord.0123abcd.tmp"
     stale.write_bytes(b"half a record")
-    fast_generation.generate([SAMPLE], str(tmp_path), tokenizer, OPTIONS, num_shards=1)
+    fast_generation.generate([SAMPLE], str(tmp_path), VOCAB, True, OPTIONS, num_shards=1)
     assert sorted(os.listdir(tmp_path)) == ["pretraining-00000-of-00001.tfrecord", "summary.json"]
 
 
-def test_bad_inputs(tokenizer, tmp_path):
+def test_bad_inputs(tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n  \n")
     with pytest.raises(InputError, match=r"empty.txt: no document with any text"):
-        fast_generation.generate([str(empty)], str(tmp_path / "out"), tokenizer, OPTIONS)
+        fast_generation.generate([str(empty)], str(tmp_path / "out"), VOCAB, True, OPTIONS)
     assert not [n for n in os.listdir(tmp_path / "out") if n.endswith(".tfrecord")]
 
     no_mask = tmp_path / "vocab.txt"
     no_mask.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n")
     with pytest.raises(InputError, match=r"vocab.txt: vocab lacks \[MASK\]"):
         fast_generation.generate([SAMPLE], str(tmp_path / "out2"),
-                                 FullTokenizer(str(no_mask)), OPTIONS)
+                                 str(no_mask), True, OPTIONS)

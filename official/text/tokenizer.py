@@ -23,49 +23,10 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from official.text.basic_tokenizer import BasicTokenizer
-
-# Tokens every BERT input needs: the WordPiece fallback and the two markers every example carries.
-UNKNOWN_TOKEN = "[UNK]"
-REQUIRED_TOKENS = (UNKNOWN_TOKEN, "[CLS]", "[SEP]")
+from official.text.vocab import UNKNOWN_TOKEN, VocabError, load_vocab  # noqa: F401 (API)
 
 # The original's WordpieceTokenizer.max_input_chars_per_word: a longer word becomes [UNK] whole.
 MAX_CHARS_PER_WORD = 200
-
-
-class VocabError(ValueError):
-    """A vocab file is unusable; the one-line message names the file (and line)."""
-
-
-def load_vocab(vocab_file: str) -> dict[str, int]:
-    """Reads a vocab file, one token per line, into {token: line index (0-based)}.
-
-    Tokens are stripped of surrounding whitespace, as the original `load_vocab` does. Unlike the
-    original, which silently keeps the first of two equal lines, a duplicate is an error: it
-    shifts every later id away from the checkpoint's embedding rows.
-    """
-    try:
-        with open(vocab_file, "rb") as f:
-            raw_lines = f.read().split(b"\n")
-    except FileNotFoundError:
-        raise VocabError(f"{vocab_file}: no such vocab file") from None
-    if raw_lines and not raw_lines[-1].strip():
-        raw_lines.pop()  # The newline that ends the last line opens no token.
-    vocab: dict[str, int] = {}
-    for index, raw in enumerate(raw_lines):
-        try:
-            token = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            raise VocabError(f"{vocab_file}: line {index + 1}: not valid UTF-8") from None
-        if token in vocab:
-            raise VocabError(f"{vocab_file}: line {index + 1}: duplicate token {token!r} "
-                             f"(first on line {vocab[token] + 1})")
-        vocab[token] = index
-    if not vocab:
-        raise VocabError(f"{vocab_file}: empty vocab")
-    missing = [t for t in REQUIRED_TOKENS if t not in vocab]
-    if missing:
-        raise VocabError(f"{vocab_file}: vocab lacks {', '.join(missing)}")
-    return vocab
 
 
 class FullTokenizer:
