@@ -1,6 +1,6 @@
 """The fast pretraining-data generator: shards in parallel, streaming, deterministic.
 
-    generate(input_files, output_dir, tokenizer, options, num_shards, num_workers)
+    generate(input_files, output_dir, vocab_file, do_lower_case, options, num_shards, num_workers)
 
 The corpus is cut into `num_shards` byte ranges of whole documents (corpus_shards.py); each shard
 becomes one TFRecord file, made by one worker process from a stream of ~1 MiB chunks of documents:
