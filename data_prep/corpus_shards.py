@@ -11,9 +11,9 @@ document (unlike the original, whose last document of one file runs on into the 
 from __future__ import annotations
 
 import dataclasses
-import glob
+import glob as glob_lib
 import os
-from typing import Iterator
+from typing import Callable, Iterator
 
 from data_prep.input_errors import InputError
 
@@ -33,15 +33,21 @@ class ReadStats:
     invalid_utf8: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
-def expand_input_files(input_file: str) -> list[str]:
-    """The original's --input_file: a comma list of globs, each expanded in sorted order.
+def _sorted_glob(pattern: str) -> list[str]:
+    return sorted(glob_lib.glob(pattern))
+
+
+def expand_input_files(input_file: str,
+                       glob: Callable[[str], list[str]] = _sorted_glob) -> list[str]:
+    """The original's --input_file: a comma list of globs, each expanded by `glob` (by default
+    in sorted order, so the file order depends on the names alone).
 
     Raises InputError naming the first pattern that matches nothing, so a typo is not read as
     "no data".
     """
     files = []
     for pattern in filter(None, (p.strip() for p in input_file.split(","))):
-        matches = sorted(glob.glob(pattern))
+        matches = glob(pattern)
         if not matches:
             raise InputError(f"{pattern}: no file matches")
         files.extend(matches)

@@ -31,7 +31,7 @@ from typing import Sequence
 
 import tensorflow as tf
 
-from data_prep import pretraining_examples
+from data_prep import corpus_shards, pretraining_examples
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
 from official.text.tokenizer import FullTokenizer
@@ -90,17 +90,7 @@ def expand_input_files(input_file: str) -> list[str]:
     Raises:
       InputError: a pattern matches no file, or no pattern is given.
     """
-    files = []
-    for pattern in input_file.split(","):
-        if not pattern:
-            continue  # "a.txt," : the original globs "" and gets nothing.
-        matches = tf.io.gfile.glob(pattern)
-        if not matches:
-            raise InputError(f"{pattern}: no file matches")
-        files.extend(matches)
-    if not files:
-        raise InputError("input_file: no file given")
-    return files
+    return corpus_shards.expand_input_files(input_file, glob=tf.io.gfile.glob)
 
 
 def read_documents(input_files: Sequence[str],

@@ -32,3 +32,19 @@ def import_original(module_name: str) -> types.ModuleType:
     if not flags.FLAGS.is_parsed():
         flags.FLAGS.mark_as_parsed()
     return module
+
+
+def original_parse_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
+    """The original run_pretraining.py's `name_to_features`, written out by hand: that module
+    cannot be imported here (its modeling.py needs tf.contrib), and a reference must not come
+    from the code under test."""
+    seq, predictions = [max_seq_length], [max_predictions_per_seq]
+    return {
+        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
+        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "masked_lm_positions": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_ids": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }

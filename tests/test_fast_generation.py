@@ -11,6 +11,7 @@ from data_prep import fast_generation
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.text.vocab import load_vocab
+from tests.reference_bert import original_parse_spec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
@@ -18,16 +19,7 @@ VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
 TOKENS = {i: token for token, i in load_vocab(VOCAB).items()}
 OPTIONS = PretrainingDataOptions(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2)
 
-# The original run_pretraining.py's name_to_features, written out here as the reference.
-ORIGINAL_FEATURES = {
-    "input_ids": tf.io.FixedLenFeature([64], tf.int64),
-    "input_mask": tf.io.FixedLenFeature([64], tf.int64),
-    "segment_ids": tf.io.FixedLenFeature([64], tf.int64),
-    "masked_lm_positions": tf.io.FixedLenFeature([10], tf.int64),
-    "masked_lm_ids": tf.io.FixedLenFeature([10], tf.int64),
-    "masked_lm_weights": tf.io.FixedLenFeature([10], tf.float32),
-    "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
-}
+ORIGINAL_FEATURES = original_parse_spec(64, 10)
 
 
 def shard_bytes(directory):
