@@ -63,7 +63,7 @@ def test_records_parse_with_the_originals_features(tmp_path):
         assert not ids[length:].any()
         weights = example["masked_lm_weights"].numpy()
         positions = example["masked_lm_positions"].numpy()[weights > 0]
-        assert 1 <= len(positions) <= 10 and (positions < length).all()
+        assert len(positions) in range(1, 11) and (positions < length).all()
         count += 1
     assert count > 100
 

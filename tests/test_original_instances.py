@@ -214,7 +214,7 @@ def test_whole_words_are_never_split():
     words = [[1, 2, 3], [4, 5], [6], [8, 9]]
     for seed in range(50):
         output, positions, labels = mask(tokens, seed, max_predictions_per_seq=4)
-        assert 1 <= len(positions) <= 4 and positions == sorted(positions)
+        assert len(positions) in range(1, 5) and positions == sorted(positions)
         assert labels == [tokens[p] for p in positions]
         for word in words:
             assert set(word) <= set(positions) or not set(word) & set(positions)
