@@ -111,6 +111,18 @@ def _encoder_of(model: keras.Model) -> BertEncoder:
     return model if isinstance(model, BertEncoder) else model.encoder
 
 
+def original_names(model: keras.Model) -> dict[str, keras.Variable]:
+    """{original name: the Keras variable holding it} for the encoder and pretraining heads.
+
+    The fused QKV kernel and bias each appear under three names (query, key, value). The
+    optimiser uses this to apply the original's weight-decay exclusions, which match on names.
+    """
+    entries = dict(_encoder_entries(_encoder_of(model)))
+    for head in _head_entries(model).values():
+        entries.update(head)
+    return {name: entry.variable for name, entry in entries.items()}
+
+
 def weights_of(model: keras.Model) -> Weights:
     """The model's encoder (and pretraining heads, if any) under the original names."""
     entries = dict(_encoder_entries(_encoder_of(model)))
