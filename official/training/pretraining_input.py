@@ -1,0 +1,347 @@
+"""The tf.data pipeline of run_pretraining: pretraining TFRecords in, batches of model inputs out.
+
+The records are those of google-research/bert's `create_pretraining_data.py` (and of this repo's
+`data_prep/`, same format). The library does not import `data_prep/` (data flows one way), so the
+parse spec is written out here, as the original's `run_pretraining.py` wrote its own.
+
+Each element is a dict of
+    input_word_ids        int32   [batch, max_seq_length]           (the records' input_ids)
+    input_mask            int32   [batch, max_seq_length]
+    input_type_ids        int32   [batch, max_seq_length]           (the records' segment_ids)
+    masked_lm_positions   int32   [batch, max_predictions_per_seq]
+    masked_lm_ids         int32   [batch, max_predictions_per_seq]
+    masked_lm_weights     float32 [batch, max_predictions_per_seq]
+    next_sentence_labels  int32   [batch]
+
+Unlike the original's input_fn the pipeline is deterministic (seeded shuffles, ordered
+interleave, stateless random ops), so a seed reproduces a run, and the iterator can be saved in a
+`tf.train.Checkpoint` and resumed at the same batch.
+
+Example:
+    files = expand_input_files("/data/wiki_*.tfrecord,/data/books_*.tfrecord")
+    dataset = pretraining_dataset(files, max_seq_length=128, max_predictions_per_seq=20,
+                                  batch_size=32, is_training=True, seed=12345)
+    iterator = iter(dataset)
+    checkpoint = tf.train.Checkpoint(model=model, iterator=iterator)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from typing import Sequence
+
+from google.protobuf import message
+import tensorflow as tf
+
+# At most this many files are read at once in training. Records of several files are mixed before
+# the shuffle buffer sees them (files are written in corpus order, within a shard or a chunk), and
+# parallel reads hide storage latency; each open file costs only its read buffer.
+_MAX_FILES_READ_AT_ONCE = 8
+
+# The record shuffle buffer of training. The original used 100; 1,000 records mix across the
+# files being read and across many batches, while its fill at start-up stays instant. The buffer
+# is part of the iterator's checkpoint, so it is not made larger: a record is ~0.9 KB serialised
+# at 128 tokens (~3 KB at 512), so it adds ~1 MB (~3 MB) per pipeline to each checkpoint.
+# Records are already shuffled when written, so the buffer is for the remaining locality.
+_SHUFFLE_BUFFER_RECORDS = 1000
+
+# A first record longer than this is a misread length (records are a few KB).
+_MAX_RECORD_BYTES = 1 << 26
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicMasking:
+    """RoBERTa-style re-masking at read time from the stored token ids.
+
+    Each batch gets fresh masked positions and replacements, drawn as the original's
+    `create_masked_lm_predictions` draws them, instead of the masks fixed at data generation
+    (where `--dupe_factor` copies are the only variety). Tokens are chosen one by one, the
+    original's default: its `--do_whole_word_mask` would need the vocabulary's "##" pieces.
+    """
+    vocab_size: int
+    mask_id: int                    # [MASK]
+    special_ids: tuple[int, ...]    # never masked: [CLS], [SEP], padding 0
+    masked_lm_prob: float = 0.15
+
+
+def expand_input_files(input_file: str) -> list[str]:
+    """The original's `--input_file`: comma-separated globs to a sorted list of files.
+
+    A file matched by two patterns is listed once (it would otherwise be read twice per epoch).
+
+    Raises:
+      ValueError: a pattern matches nothing (the message names it), or no pattern is given.
+    """
+    files = set()
+    for pattern in (p.strip() for p in input_file.split(",")):
+        if not pattern:
+            continue
+        matches = tf.io.gfile.glob(pattern)
+        if not matches:
+            raise ValueError(f"--input_file pattern {pattern!r} matches no file")
+        files.update(matches)
+    if not files:
+        raise ValueError(f"--input_file {input_file!r} names no file pattern")
+    return sorted(files)
+
+
+def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
+                        max_predictions_per_seq: int, batch_size: int, is_training: bool,
+                        seed: int = 0, input_context: tf.distribute.InputContext | None = None,
+                        dynamic_masking: DynamicMasking | None = None) -> tf.data.Dataset:
+    """Batches of pretraining inputs (see the module docstring) from TFRecord files.
+
+    Training: the files are shuffled once per epoch and repeated forever, read
+    `min(#files, 8)` at a time with an interleave of fixed order, their records shuffled in a
+    1,000-record buffer, batched with the remainder dropped (static batch shape). Evaluation: the
+    files in the order given, each record once, not shuffled, the last batch possibly smaller.
+    Both batch first and parse the whole batch with one `tf.io.parse_example`.
+
+    Under a `tf.distribute` input context each input pipeline reads its own part:
+      - by file when there are at least as many files as pipelines: pipeline i reads files
+        i, i + n, i + 2n, ...; records never cross pipelines;
+      - by record otherwise: every pipeline reads every file, in the same seeded order, and keeps
+        records i, i + n, ... of that stream, so each record still goes to one pipeline per epoch,
+        at n times the reading. Write at least as many files as pipelines to avoid it.
+
+    Args:
+      input_files: TFRecord paths (`expand_input_files` of the flag).
+      max_seq_length, max_predictions_per_seq: the lengths the records were written with.
+      batch_size: the batch of this pipeline: the per-replica batch under a strategy.
+      is_training: the training behaviour above, or the evaluation one.
+      seed: seeds the file and record shuffles and the dynamic masks. tf.data's shuffles also
+        mix in TensorFlow's global seed when the program sets one (`tf.random.set_seed`,
+        `keras.utils.set_random_seed`), so a run is repeated by the same seed and global seed.
+        A restored iterator carries its shuffle state and depends on neither.
+      input_context: from `strategy.distribute_datasets_from_function`; None for one pipeline.
+      dynamic_masking: re-mask every batch at read time (see `mask_batch`); None keeps the masks
+        stored in the records.
+
+    Raises:
+      ValueError: no files, or a file whose first record does not fit the spec (one line naming
+        the file and what is wrong).
+    """
+    if not input_files:
+        raise ValueError("no input files")
+    spec = _parse_spec(max_seq_length, max_predictions_per_seq)
+    _check_first_records(input_files, spec)
+    if dynamic_masking is not None and max_predictions_per_seq > max_seq_length:
+        raise ValueError(f"max_predictions_per_seq={max_predictions_per_seq} exceeds "
+                         f"max_seq_length={max_seq_length}")
+
+    files, num_pipelines, pipeline_id = list(input_files), 1, 0
+    if input_context is not None:
+        num_pipelines, pipeline_id = (input_context.num_input_pipelines,
+                                      input_context.input_pipeline_id)
+    shard_by_file = len(files) >= num_pipelines
+    if shard_by_file:
+        files = files[pipeline_id::num_pipelines]
+
+    filenames = tf.data.Dataset.from_tensor_slices(files)
+    if is_training:
+        filenames = filenames.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+        records = filenames.repeat().interleave(
+            tf.data.TFRecordDataset, cycle_length=min(len(files), _MAX_FILES_READ_AT_ONCE),
+            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    else:
+        records = tf.data.TFRecordDataset(filenames)
+    if not shard_by_file:
+        records = records.shard(num_pipelines, pipeline_id)
+    if is_training:
+        records = records.shuffle(_SHUFFLE_BUFFER_RECORDS, seed=seed)
+
+    # Pipelines must not share masks: their base seed folds in the pipeline id; each batch then
+    # folds in its index, so a batch's masks depend on (seed, pipeline, index) alone.
+    base_seed = tf.constant([seed, pipeline_id], tf.int64)
+
+    def parse(index: tf.Tensor, serialized: tf.Tensor) -> dict[str, tf.Tensor]:
+        features = _to_model_inputs(tf.io.parse_example(serialized, spec))
+        if dynamic_masking is None:
+            return features
+        batch_seed = tf.random.experimental.stateless_fold_in(base_seed, index)
+        return mask_batch(features, dynamic_masking, batch_seed)
+
+    dataset = (records.batch(batch_size, drop_remainder=is_training)
+               .enumerate()
+               .map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+               .prefetch(tf.data.AUTOTUNE))
+    options = tf.data.Options()
+    options.deterministic = True
+    return dataset.with_options(options)
+
+
+def mask_batch(features: dict[str, tf.Tensor], masking: DynamicMasking,
+               seed: tf.Tensor) -> dict[str, tf.Tensor]:
+    """Draws new masked-LM predictions for a parsed batch; a pure function of `seed`.
+
+    1. The stored masking is undone: masked_lm_ids go back into input_word_ids at
+       masked_lm_positions wherever masked_lm_weights > 0.
+    2. As the original's `create_masked_lm_predictions`: a row of n real tokens (input_mask 1,
+       [CLS] and [SEP] included) gets min(max_predictions, max(1, round(n * masked_lm_prob)))
+       predictions (Python's round: halves to even, as tf.round), at most its number of
+       candidates (real tokens not in special_ids), chosen uniformly among them: the candidates
+       with the largest of one uniform key each. Each chosen token becomes [MASK] 80% of the
+       time, stays 10%, becomes a uniform id in [0, vocab_size) 10%. Positions are sorted
+       ascending and padded with position 0, id 0, weight 0.
+
+    Random numbers come from stateless ops: tensorflow-text's `MaskValuesChooser` (and so
+    `mask_language_model`) draws with the stateful `tf.random.uniform`, which makes the tf.data
+    iterator refuse to be checkpointed ("RandomUniform is stateful") and restarts its draws on
+    restore; `RandomItemSelector` also counts predictions another way (ceil of the candidates,
+    no minimum of one) than the original.
+
+    Args:
+      features: the pipeline's dict, [batch, seq_len] and [batch, max_predictions] tensors.
+      masking: the vocabulary facts and rate.
+      seed: int [2], the stateless seed of this batch.
+    Returns:
+      `features` with input_word_ids and the three masked_lm_* tensors replaced.
+    """
+    ids = features["input_word_ids"]                                  # [B, S]
+    stored_positions = features["masked_lm_positions"]                # [B, P]
+    max_predictions = stored_positions.shape[-1]
+    batch, seq_len = tf.shape(ids)[0], tf.shape(ids)[1]
+    # (row, column) pairs for scatter updates at [B, P] positions.
+    rows = tf.broadcast_to(tf.range(batch)[:, None], tf.shape(stored_positions))
+
+    stored = features["masked_lm_weights"] > 0
+    stored_indices = tf.stack([rows, stored_positions], axis=-1)     # [B, P, 2]
+    ids = tf.tensor_scatter_nd_update(ids, tf.boolean_mask(stored_indices, stored),
+                                      tf.boolean_mask(features["masked_lm_ids"], stored))
+
+    real = features["input_mask"] > 0
+    special = tf.reduce_any(ids[:, :, None] == tf.constant(masking.special_ids, tf.int32), -1)
+    candidates = real & ~special                                      # [B, S]
+    num_tokens = tf.reduce_sum(tf.cast(real, tf.float64), axis=1)
+    # float64, as the original's Python float: 0.15 * n must round as it does there.
+    wanted = tf.maximum(tf.constant(1.0, tf.float64), tf.round(num_tokens * masking.masked_lm_prob))
+    num_candidates = tf.reduce_sum(tf.cast(candidates, tf.int32), axis=1)
+    num_to_predict = tf.minimum(tf.minimum(tf.cast(wanted, tf.int32), max_predictions),
+                                num_candidates)                       # [B]
+
+    key_seed, choice_seed, random_id_seed = tf.unstack(
+        tf.random.experimental.stateless_split(seed, 3))
+    keys = tf.where(candidates, tf.random.stateless_uniform([batch, seq_len], key_seed), -1.0)
+    _, by_key = tf.math.top_k(keys, k=max_predictions)                # [B, P]
+    chosen = tf.range(max_predictions)[None, :] < num_to_predict[:, None]
+    positions = tf.sort(tf.where(chosen, by_key, seq_len), axis=-1)  # unused ones sort last
+    chosen = positions < seq_len
+    positions = tf.where(chosen, positions, 0)
+    originals = tf.where(chosen, tf.gather(ids, positions, batch_dims=1), 0)
+
+    draw = tf.random.stateless_uniform([batch, max_predictions], choice_seed)
+    random_ids = tf.random.stateless_uniform([batch, max_predictions], random_id_seed,
+                                             minval=0, maxval=masking.vocab_size, dtype=tf.int32)
+    replacements = tf.where(draw < 0.8, masking.mask_id,
+                            tf.where(draw < 0.9, originals, random_ids))
+    indices = tf.stack([rows, positions], axis=-1)
+    masked_ids = tf.tensor_scatter_nd_update(ids, tf.boolean_mask(indices, chosen),
+                                             tf.boolean_mask(replacements, chosen))
+    return {**features,
+            "input_word_ids": masked_ids,
+            "masked_lm_positions": positions,
+            "masked_lm_ids": originals,
+            "masked_lm_weights": tf.cast(chosen, tf.float32)}
+
+
+def _parse_spec(max_seq_length: int,
+                max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
+    """The original run_pretraining.py's `name_to_features`."""
+    seq, predictions = [max_seq_length], [max_predictions_per_seq]
+    return {
+        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
+        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "masked_lm_positions": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_ids": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }
+
+
+def _to_model_inputs(parsed: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """Parsed features ([batch, ...] int64) to the model's names and int32 (TPU/GPU friendly)."""
+    def as_int32(name: str) -> tf.Tensor:
+        return tf.cast(parsed[name], tf.int32)
+
+    return {
+        "input_word_ids": as_int32("input_ids"),
+        "input_mask": as_int32("input_mask"),
+        "input_type_ids": as_int32("segment_ids"),
+        "masked_lm_positions": as_int32("masked_lm_positions"),
+        "masked_lm_ids": as_int32("masked_lm_ids"),
+        "masked_lm_weights": parsed["masked_lm_weights"],
+        "next_sentence_labels": tf.squeeze(as_int32("next_sentence_labels"), axis=-1),
+    }
+
+
+def _check_first_records(files: Sequence[str], spec: dict[str, tf.io.FixedLenFeature]) -> None:
+    """Reads the first record of each file and checks it against the spec, before training starts.
+
+    A mismatch would otherwise surface as an opaque parse error after the model is built, or
+    late, when the file's turn comes. A wrong length names the flag it contradicts, since the
+    usual cause is data made with another --max_seq_length or --max_predictions_per_seq.
+
+    Raises:
+      ValueError: "<file>: <what is wrong>", or no file holds a record.
+    """
+    length_flag = {"input_ids": "max_seq_length", "input_mask": "max_seq_length",
+                   "segment_ids": "max_seq_length", "masked_lm_positions":
+                   "max_predictions_per_seq", "masked_lm_ids": "max_predictions_per_seq",
+                   "masked_lm_weights": "max_predictions_per_seq"}
+    any_record = False
+    for path in files:
+        record = _first_record(path)
+        if record is None:
+            continue
+        any_record = True
+        try:
+            features = tf.train.Example.FromString(record).features.feature
+        except message.DecodeError:
+            raise ValueError(f"{path}: its first record is not a tf.train.Example") from None
+        for name, feature_spec in spec.items():
+            kind = "float_list" if feature_spec.dtype == tf.float32 else "int64_list"
+            if name not in features:
+                raise ValueError(f"{path}: lacks the feature {name}")
+            if features[name].WhichOneof("kind") != kind:
+                raise ValueError(f"{path}: {name} is a {features[name].WhichOneof('kind')}, "
+                                 f"expected a {kind}")
+            found = len(getattr(features[name], kind).value)
+            expected = feature_spec.shape[0]
+            if found != expected:
+                flag = length_flag.get(name)
+                what = f"{flag}={expected}" if flag else str(expected)
+                raise ValueError(f"{path}: {name} has {found} values, expected {what}")
+    if not any_record:
+        raise ValueError(f"none of the {len(files)} input files holds a record")
+
+
+def _first_record(path: str) -> bytes | None:
+    """The first record of a TFRecord file; None when it has none.
+
+    Read by hand from the framing (uint64 length, uint32 checksum, the bytes, uint32 checksum;
+    little-endian) because building a tf.data pipeline per file costs ~20 ms: half a minute for
+    a thousand shards. Checksums are left to the pipeline itself; garbage fails here as a length
+    beyond the end of the file or as bytes that are no Example.
+
+    Raises:
+      ValueError: the file cannot be opened or ends inside its first record.
+    """
+    cut_short = ValueError(f"{path}: not a TFRecord file (its first record is cut short)")
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            header = f.read(12)
+            if not header:
+                return None
+            if len(header) < 12:
+                raise cut_short
+            (length,) = struct.unpack("<Q", header[:8])
+            if length > _MAX_RECORD_BYTES:  # do not try to allocate it
+                raise cut_short
+            record = f.read(length)
+    except tf.errors.OpError as error:
+        raise ValueError(f"{path}: cannot be read ({error.message})") from None
+    if len(record) < length:
+        raise cut_short
+    return record
