@@ -36,3 +36,24 @@ def make_inputs(tiny_config):
         }
 
     return make
+
+
+@pytest.fixture(scope="session")
+def pretraining_records(tmp_path_factory):
+    """Pretraining TFRecords (seq 32, 5 predictions) made by data_prep from the shipped sample,
+    with a matching tiny bert_config.json: {"dir", "input_file", "bert_config_file", "vocab_file"}.
+    """
+    from data_prep import fast_generation
+    from data_prep.pretraining_options import PretrainingDataOptions
+
+    root = tmp_path_factory.mktemp("pretraining_records")
+    here = os.path.dirname(__file__)
+    vocab = os.path.join(here, "..", "data", "vocab", "uncased_vocab.txt")
+    options = PretrainingDataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
+    fast_generation.generate([os.path.join(here, "data", "pretraining_sample.txt")],
+                             str(root / "data"), vocab, True, options, num_shards=2)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=64)
+    config.to_json_file(str(root / "bert_config.json"))
+    return {"dir": str(root), "input_file": str(root / "data" / "*.tfrecord"),
+            "bert_config_file": str(root / "bert_config.json"), "vocab_file": vocab}

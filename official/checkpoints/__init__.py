@@ -2,6 +2,7 @@
 
     tf1        the original names <-> our Keras model; name-based checkpoints (original format)
     tf2        this project's object-based checkpoint of those names
+    training   the training loop's checkpoints (model, optimizer, step), read as those names
     hf         Hugging Face BERT directories (config.json, model.safetensors, vocab.txt)
     keras_hub  keras-hub BertBackbone presets
     converter  any of them -> any other, through a model that validates every variable
@@ -14,7 +15,7 @@ import os
 import keras
 import tensorflow as tf
 
-from official.checkpoints import tf1, tf2
+from official.checkpoints import tf1, tf2, training
 from official.checkpoints.errors import CheckpointError, CheckpointMismatchError
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "load_init_checkpoint",
@@ -38,10 +39,15 @@ def resolve_checkpoint(path: str) -> str:
 
 
 def read_weights(path: str) -> tf1.Weights:
-    """Reads an original TF1 or a project TF2 checkpoint as {original name: numpy array}."""
+    """Reads an original TF1 checkpoint, a project TF2 one or a training checkpoint as
+    {original name: numpy array}."""
     prefix = resolve_checkpoint(path)
     try:
+        if training.is_training_checkpoint(prefix):
+            return training.read(prefix)
         return tf2.read(prefix) if tf2.is_tf2_checkpoint(prefix) else tf1.read(prefix)
+    except CheckpointError:
+        raise
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError(f"{prefix}: unreadable checkpoint ({str(e).splitlines()[0]})") from None
 

@@ -1,0 +1,128 @@
+"""The pretraining task: the original's masked-LM + next-sentence loss, and its metrics.
+
+The original (run_pretraining.py) computes, per batch,
+
+    masked_lm_loss     = sum(w * ce_mlm) / (sum(w) + 1e-5)     w = masked_lm_weights
+    next_sentence_loss = mean(ce_nsp)
+    loss               = masked_lm_loss + next_sentence_loss
+
+Both are ratios over the whole batch. So that gradient accumulation and data parallelism give the
+update of one big batch exactly, the training loop first sums the denominators over every
+micro-batch and replica (`normalizers`), and each micro-batch then contributes its numerators
+divided by those global sums (`loss_and_stats`). On one device without accumulation this is the
+original's loss to the last bit; the original on several TPU cores averaged per-core ratios
+instead, which differs slightly when cores hold different numbers of predictions.
+
+Statistics are returned as sums (numerators and counts), which add across micro-batches, replicas
+and steps; `metrics` turns a sum into the reported ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Mapping, Sequence
+
+import tensorflow as tf
+
+# The original's denominator guard, kept so the loss is the same number.
+_MLM_EPSILON = 1e-5
+DATA_SUMMARY_FILE = "summary.json"  # written by data_prep beside the shards it makes
+
+
+class PretrainingTask:
+    """Loss and metrics of masked-LM pretraining, with or without a second-sentence objective.
+
+    Args:
+      next_sentence: include the next-sentence (or sentence-order) loss; False for data made with
+        `--objective=none`, whose labels carry no information.
+
+    Features (from official.training.pretraining_input): masked_lm_ids int32 [batch, predictions],
+    masked_lm_weights float32 [batch, predictions], next_sentence_labels int32 [batch].
+    Outputs (of BertPretrainer): masked_lm_logits float32 [batch, predictions, vocab],
+    next_sentence_logits float32 [batch, 2].
+    """
+
+    def __init__(self, next_sentence: bool = True):
+        self.next_sentence = next_sentence
+
+    def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """This batch's share of the loss denominators: float32 scalars that add across batches."""
+        return {
+            "masked_lm_weight": tf.reduce_sum(features["masked_lm_weights"]),
+            "examples": tf.cast(tf.shape(features["masked_lm_weights"])[0], tf.float32),
+        }
+
+    def loss_and_stats(self, outputs: Mapping[str, tf.Tensor], features: Mapping[str, tf.Tensor],
+                       normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
+        """This batch's part of the global loss, and its statistics as sums.
+
+        Args:
+          normalizers: `normalizers` summed over every batch of the update (all micro-batches and
+            replicas); with this batch's alone the loss is exactly the original's.
+        Returns:
+          (loss, stats): a float32 scalar to differentiate, and float32 scalar sums.
+        """
+        weights = features["masked_lm_weights"]
+        mlm_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=features["masked_lm_ids"], logits=outputs["masked_lm_logits"])
+        mlm_correct = tf.cast(tf.equal(
+            tf.argmax(outputs["masked_lm_logits"], axis=-1, output_type=tf.int32),
+            features["masked_lm_ids"]), tf.float32)
+        stats = {
+            "masked_lm_loss_sum": tf.reduce_sum(weights * mlm_ce),
+            "masked_lm_correct": tf.reduce_sum(weights * mlm_correct),
+            "masked_lm_weight": tf.reduce_sum(weights),
+            "examples": tf.cast(tf.shape(weights)[0], tf.float32),
+        }
+        loss = stats["masked_lm_loss_sum"] / (normalizers["masked_lm_weight"] + _MLM_EPSILON)
+        if self.next_sentence:
+            labels = features["next_sentence_labels"]
+            logits = outputs["next_sentence_logits"]
+            nsp_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            stats["next_sentence_loss_sum"] = tf.reduce_sum(nsp_ce)
+            stats["next_sentence_correct"] = tf.reduce_sum(tf.cast(tf.equal(
+                tf.argmax(logits, axis=-1, output_type=tf.int32), labels), tf.float32))
+            loss += stats["next_sentence_loss_sum"] / normalizers["examples"]
+        return loss, stats
+
+    def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
+        """The reported figures from summed stats: the original's eval metric names, plus `loss`.
+
+        masked_lm_loss and masked_lm_accuracy are weighted by masked_lm_weights, as the original's
+        `tf.metrics.mean(..., weights)` and `tf.metrics.accuracy(..., weights)`.
+        """
+        weight = max(float(stats["masked_lm_weight"]), 1e-12)
+        examples = max(float(stats["examples"]), 1e-12)
+        result = {
+            "masked_lm_accuracy": stats["masked_lm_correct"] / weight,
+            "masked_lm_loss": stats["masked_lm_loss_sum"] / weight,
+        }
+        loss = result["masked_lm_loss"]
+        if self.next_sentence:
+            result["next_sentence_accuracy"] = stats["next_sentence_correct"] / examples
+            result["next_sentence_loss"] = stats["next_sentence_loss_sum"] / examples
+            loss += result["next_sentence_loss"]
+        result["loss"] = loss
+        return {name: float(value) for name, value in result.items()}
+
+
+def data_objective(input_files: Sequence[str]) -> str:
+    """The second-sentence objective ("nsp", "sop" or "none") the input files were made with.
+
+    data_prep writes a summary.json beside its shards naming the objective; files from the original
+    create_pretraining_data have none and are next-sentence data.
+
+    Raises:
+      ValueError: the files' summaries name different objectives.
+    """
+    objectives = {}
+    for directory in sorted({os.path.dirname(os.path.abspath(f)) for f in input_files}):
+        path = os.path.join(directory, DATA_SUMMARY_FILE)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                objectives[path] = json.load(f).get("options", {}).get("objective", "nsp")
+    if len(set(objectives.values())) > 1:
+        raise ValueError("input files mix objectives: " + ", ".join(
+            f"{path} says {objective}" for path, objective in objectives.items()))
+    return next(iter(objectives.values()), "nsp")

@@ -1,0 +1,154 @@
+"""run_pretraining's library half: from options to a pretrained checkpoint and eval results.
+
+    options -> strategy -> BertPretrainer (+ init checkpoint) -> optimiser -> Trainer
+            -> output_dir/model.ckpt-N (+ bert_config.json) and eval_results.txt
+
+output_dir then serves as `--init_checkpoint` (and its bert_config.json as `--bert_config_file`)
+for run_classifier, run_squad, extract_features and convert_checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from official import checkpoints
+from official.checkpoints.training import CONFIG_FILE
+from official.configs import BertConfig
+from official.modeling.encoder import build_encoder
+from official.modeling.models import BertPretrainer
+from official.tasks.pretraining import PretrainingTask, data_objective
+from official.text.vocab import load_vocab
+from official.training import distribution, optimization
+from official.training.pretraining_input import (DynamicMasking, expand_input_files,
+                                                 pretraining_dataset)
+from official.training.trainer import LoopOptions, Trainer
+
+# --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
+DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingOptions:
+    """Everything run_pretraining's flags say; names and defaults are the original's."""
+
+    bert_config_file: str
+    input_file: str
+    output_dir: str
+    init_checkpoint: str | None = None
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    do_train: bool = False
+    do_eval: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_steps: int = 100000
+    num_warmup_steps: int = 10000
+    save_checkpoints_steps: int = 1000
+    steps_per_loop: int = 1000
+    max_eval_steps: int = 100
+    log_steps: int = 100
+    keep_checkpoint_max: int = 5
+    optimizer: str = "adamw"
+    weight_decay_rate: float = 0.01
+    gradient_accumulation_steps: int = 1
+    dtype: str = "float32"
+    jit_compile: bool = False
+    distribution_strategy: str = "default"
+    num_gpus: int = 0
+    tpu_address: str | None = None
+    seed: int = 12345
+    dynamic_masking: bool = False
+    vocab_file: str | None = None  # for dynamic masking: the ids of [MASK], [CLS], [SEP]
+
+
+def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
+    """Trains and/or evaluates; returns {"train": last logged metrics, "eval": eval metrics}.
+
+    Raises:
+      ValueError: bad options or input (one line naming the flag or file); checkpoint errors are
+        ValueErrors too.
+      official.training.trainer.Preempted: SIGTERM stopped training after saving.
+    """
+    if not (options.do_train or options.do_eval):
+        raise ValueError("at least one of do_train or do_eval must be True")
+    if options.dtype not in DTYPE_POLICIES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
+    config = BertConfig.from_json_file(options.bert_config_file)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"max_seq_length={options.max_seq_length} is more than the "
+                         f"max_position_embeddings={config.max_position_embeddings} of "
+                         f"{options.bert_config_file}")
+    input_files = expand_input_files(options.input_file)
+    masking = _dynamic_masking(options, config) if options.dynamic_masking else None
+    objective = data_objective(input_files)
+
+    keras.utils.set_random_seed(options.seed)
+    if not tf.config.list_physical_devices("GPU"):
+        tf.config.experimental.enable_op_determinism()  # the same weights from the same seed
+    strategy = distribution.get_strategy(options.distribution_strategy, options.num_gpus,
+                                         options.tpu_address)
+    with strategy.scope():
+        model = BertPretrainer(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
+        if options.init_checkpoint:
+            checkpoints.load_init_checkpoint(options.init_checkpoint, model)
+        optimizer = optimization.create_optimizer(
+            options.optimizer, options.learning_rate, options.num_train_steps,
+            options.num_warmup_steps, options.weight_decay_rate,
+            decay_exempt=optimization.decay_exempt_variables(model))
+        if options.dtype == "float16":
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    trainer = Trainer(strategy, model, optimizer, PretrainingTask(objective != "none"), LoopOptions(
+        output_dir=options.output_dir, num_train_steps=options.num_train_steps,
+        train_batch_size=options.train_batch_size, steps_per_loop=options.steps_per_loop,
+        save_checkpoints_steps=options.save_checkpoints_steps,
+        keep_checkpoint_max=options.keep_checkpoint_max, log_steps=options.log_steps,
+        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        jit_compile=options.jit_compile))
+
+    os.makedirs(options.output_dir, exist_ok=True)
+    if trainer.is_chief:
+        config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
+    results = {}
+
+    def dataset_fn(is_training):
+        def make(context, batch_size, start_step):
+            return pretraining_dataset(
+                input_files, max_seq_length=options.max_seq_length,
+                max_predictions_per_seq=options.max_predictions_per_seq, batch_size=batch_size,
+                is_training=is_training, seed=options.seed + start_step, input_context=context,
+                dynamic_masking=masking if is_training else None)
+        return make
+
+    if options.do_train:
+        logging.info("Pretraining %s on %d file(s) (objective %s) with %d replica(s)",
+                     options.bert_config_file, len(input_files), objective,
+                     strategy.num_replicas_in_sync)
+        results["train"] = trainer.train(dataset_fn(True))
+    elif not trainer.restore_model():
+        logging.warning("No checkpoint in %s: evaluating the %s weights", options.output_dir,
+                        "--init_checkpoint" if options.init_checkpoint else "random")
+    if options.do_eval:
+        results["eval"] = trainer.evaluate(dataset_fn(False), options.eval_batch_size,
+                                           options.max_eval_steps)
+    return results
+
+
+def _dynamic_masking(options: PretrainingOptions, config: BertConfig) -> DynamicMasking:
+    if not options.vocab_file:
+        raise ValueError("dynamic_masking needs --vocab_file (for the ids of [MASK], [CLS], "
+                         "[SEP])")
+    vocab = load_vocab(options.vocab_file)
+    missing = [t for t in ("[MASK]", "[CLS]", "[SEP]") if t not in vocab]
+    if missing:
+        raise ValueError(f"{options.vocab_file}: no {', '.join(missing)} token")
+    if len(vocab) != config.vocab_size:
+        raise ValueError(f"{options.vocab_file} has {len(vocab)} tokens but "
+                         f"{options.bert_config_file} says vocab_size={config.vocab_size}")
+    return DynamicMasking(vocab_size=config.vocab_size, mask_id=vocab["[MASK]"],
+                          special_ids=(0, vocab["[CLS]"], vocab["[SEP]"]))

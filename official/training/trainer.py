@@ -1,0 +1,359 @@
+"""The custom training loop shared by every entry point that trains.
+
+One update (`Trainer._replica_update`, run on every replica by `strategy.run`):
+
+    1. the task's loss denominators are summed over the whole global batch (all micro-batches,
+       all replicas), so the loss is that of one big batch however the batch is split;
+    2. gradients of `gradient_accumulation_steps` micro-batches are summed on each replica;
+    3. they are all-reduced (summed) across replicas here, before the optimiser sees them, so
+       global-norm clipping acts on the global gradient (the optimisers in
+       official/training/optimization.py therefore do not reduce again);
+    4. the optimiser applies them (unscaling and skipping non-finite steps under float16).
+
+`steps_per_loop` updates run inside one tf.function call (the original's iterations_per_loop),
+which keeps the host out of the way on accelerators. Between calls the loop logs, writes
+TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption: save, then stop).
+
+Checkpoints (`model.ckpt-<step>` in output_dir, see official/checkpoints/training.py) hold the model,
+the optimiser, the step, the dropout random state and, on the default strategy, the input iterator, so a resumed run on one
+device continues the same data stream and reaches the same weights as an uninterrupted one. A
+distributed iterator cannot be saved; there a resumed run restarts its input with a seed moved by
+the step (as the original's Estimator restarted input_fn), so it does not replay the same batches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import time
+from typing import Callable, Mapping, Protocol
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from official.checkpoints.training import model_roots
+from official.training.distribution import is_chief
+
+CHECKPOINT_NAME = "model.ckpt"  # the original's name: model.ckpt-1000.index ...
+EVAL_RESULTS_FILE = "eval_results.txt"
+
+# (input context, per-replica batch size, step the input starts at) -> dataset of feature dicts.
+DatasetFn = Callable[[tf.distribute.InputContext, int, int], tf.data.Dataset]
+
+
+class Task(Protocol):
+    """What a job supplies: additive loss denominators, a loss with summed stats, and metrics.
+
+    Stats are float32 scalar sums that add across batches and include "examples" (batch rows).
+    See official/tasks/pretraining.py.
+    """
+
+    def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]: ...
+
+    def loss_and_stats(self, outputs, features: Mapping[str, tf.Tensor],
+                       normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]: ...
+
+    def metrics(self, stats: Mapping[str, float]) -> dict[str, float]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopOptions:
+    """How long to train and how often to report and save (the original's flag names)."""
+
+    output_dir: str
+    num_train_steps: int
+    train_batch_size: int
+    steps_per_loop: int = 1000
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 5
+    log_steps: int = 100
+    gradient_accumulation_steps: int = 1
+    jit_compile: bool = False
+
+
+class Preempted(Exception):
+    """SIGTERM arrived; the state at `step` was saved and the loop stopped."""
+
+    def __init__(self, step: int):
+        super().__init__(f"stopped by SIGTERM at step {step}; the checkpoint is saved, and "
+                         f"rerunning the same command resumes from it")
+        self.step = step
+
+
+class Trainer:
+    """Trains `model` on `task` under `strategy`; build the model and optimiser in its scope.
+
+    Example:
+        with strategy.scope():
+            model = BertPretrainer(build_encoder(config))
+            optimizer = create_optimizer("adamw", 1e-4, 1000, 100, decay_exempt=...)
+        trainer = Trainer(strategy, model, optimizer, PretrainingTask(), LoopOptions(...))
+        final_metrics = trainer.train(dataset_fn)
+    """
+
+    def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
+                 optimizer: keras.optimizers.Optimizer, task: Task, options: LoopOptions):
+        replicas = strategy.num_replicas_in_sync
+        k = options.gradient_accumulation_steps
+        if options.train_batch_size % (replicas * k):
+            raise ValueError(
+                f"train_batch_size={options.train_batch_size} must divide evenly into "
+                f"{replicas} replica(s) x gradient_accumulation_steps={k}")
+        for name in ("num_train_steps", "steps_per_loop", "save_checkpoints_steps",
+                     "log_steps", "gradient_accumulation_steps"):
+            if getattr(options, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(options, name)}")
+        self.strategy, self.model, self.optimizer = strategy, model, optimizer
+        self.task, self.options = task, options
+        self.per_replica_batch_size = options.train_batch_size // replicas
+        self._input_names = list(model.input.keys())
+        with strategy.scope():
+            optimizer.build(model.trainable_variables)
+            self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step",
+                                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+        self._gradients_fn = tf.function(self._gradients, jit_compile=options.jit_compile or None)
+        self._stop_requested = False
+        self.is_chief = is_chief(strategy)
+
+    # ---- one update, per replica -------------------------------------------------------------
+
+    def _gradients(self, features, normalizers):
+        """Summed-loss gradients and stats of one micro-batch (XLA-compiled under jit_compile)."""
+        with tf.GradientTape() as tape:
+            outputs = self.model({k: features[k] for k in self._input_names}, training=True)
+            loss, stats = self.task.loss_and_stats(outputs, features, normalizers)
+            scaled_loss = self.optimizer.scale_loss(loss)
+        grads = tape.gradient(scaled_loss, self.model.trainable_variables)
+        return [tf.convert_to_tensor(g) for g in grads], stats
+
+    def _replica_update(self, features):
+        k = self.options.gradient_accumulation_steps
+        replica = tf.distribute.get_replica_context()
+        normalizers = replica.all_reduce(tf.distribute.ReduceOp.SUM,
+                                         self.task.normalizers(features))
+        # [k * b, ...] -> [k, b, ...]: micro-batch i is micro[i].
+        micro = {name: tf.reshape(t, [k, -1, *t.shape[1:]]) for name, t in features.items()}
+        grads, stats = self._gradients_fn({n: t[0] for n, t in micro.items()}, normalizers)
+        if k > 1:
+            for i in tf.range(1, k):
+                more_grads, more_stats = self._gradients_fn(
+                    {n: t[i] for n, t in micro.items()}, normalizers)
+                grads = [a + b for a, b in zip(grads, more_grads)]
+                stats = {name: stats[name] + more_stats[name] for name in stats}
+        grads = replica.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        self.optimizer.apply(grads, self.model.trainable_variables)
+        return stats
+
+    def _reduced_update(self, features):
+        stats = self.strategy.run(self._replica_update, args=(features,))
+        self.step.assign_add(1)
+        return self._sum_over_replicas(stats)
+
+    def _sum_over_replicas(self, per_replica_stats: dict) -> dict:
+        # One reduce per value: MultiWorkerMirroredStrategy.reduce rejects a dict.
+        return {name: self.strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None)
+                for name, value in per_replica_stats.items()}
+
+    @tf.function
+    def _train_loop(self, iterator, num_steps):
+        """`num_steps` updates in one call; returns their summed stats."""
+        stats = self._reduced_update(next(iterator))
+        for _ in tf.range(num_steps - 1):
+            more = self._reduced_update(next(iterator))
+            stats = {name: stats[name] + more[name] for name in stats}
+        return stats
+
+    # ---- the loop ----------------------------------------------------------------------------
+
+    def train(self, dataset_fn: DatasetFn) -> dict[str, float]:
+        """Trains to num_train_steps, resuming from output_dir's newest checkpoint if any.
+
+        Returns the metrics of the last logged window.
+        Raises:
+          Preempted: SIGTERM arrived; the state was saved first.
+        """
+        opts = self.options
+        latest = tf.train.latest_checkpoint(opts.output_dir)
+        dataset = self._distribute(dataset_fn, 0)
+        # The default strategy hands back a plain tf.data.Dataset, whose iterator can be saved;
+        # a distributed one cannot (nor can a checkpoint written without one supply it).
+        keep_iterator = (isinstance(dataset, tf.data.Dataset)
+                         and (latest is None or _has_root(latest, "iterator")))
+        # The non-trainable variables are the dropout seed generators' states: without them a
+        # resumed run would draw other dropout masks than an uninterrupted one.
+        roots = dict(model_roots(self.model), optimizer=self.optimizer, step=self.step,
+                     non_trainable_variables=list(self.model.non_trainable_variables))
+        iterator = iter(dataset)
+        if keep_iterator:
+            roots["iterator"] = iterator
+        checkpoint = tf.train.Checkpoint(**roots)
+        if latest:
+            checkpoint.restore(latest).assert_existing_objects_matched()
+            logging.info("Resuming from %s at step %d", latest, int(self.step.numpy()))
+            if not keep_iterator:
+                iterator = iter(self._distribute(dataset_fn, int(self.step.numpy())))
+
+        manager = tf.train.CheckpointManager(
+            checkpoint, self._write_dir(opts.output_dir), max_to_keep=opts.keep_checkpoint_max,
+            checkpoint_name=CHECKPOINT_NAME, step_counter=self.step)
+        writer = self._summary_writer("train")
+        previous_handler = signal.signal(signal.SIGTERM, self._request_stop)
+        try:
+            return self._run(iterator, manager, writer)
+        finally:
+            signal.signal(signal.SIGTERM, previous_handler)
+            self._clean_write_dir(opts.output_dir)
+
+    def _run(self, iterator, manager, writer) -> dict[str, float]:
+        opts = self.options
+        step = int(self.step.numpy())
+        metrics: dict[str, float] = {}
+        window, window_start, window_first_step = None, time.perf_counter(), step
+        while step < opts.num_train_steps:
+            if self._stop_requested:
+                manager.save(checkpoint_number=step)
+                raise Preempted(step)
+            n = min(opts.steps_per_loop, opts.num_train_steps - step,
+                    _to_next_multiple(step, opts.log_steps),
+                    _to_next_multiple(step, opts.save_checkpoints_steps))
+            stats = self._train_loop(iterator, tf.constant(n))
+            stats = {name: float(value) for name, value in stats.items()}
+            step += n
+            window = stats if window is None else {k: window[k] + stats[k] for k in stats}
+            if step % opts.log_steps == 0 or step == opts.num_train_steps:
+                seconds = time.perf_counter() - window_start
+                metrics = self._report(step, window, step - window_first_step, seconds, writer)
+                window, window_start, window_first_step = None, time.perf_counter(), step
+            if step % opts.save_checkpoints_steps == 0 or step == opts.num_train_steps:
+                manager.save(checkpoint_number=step)
+        return metrics
+
+    def _report(self, step: int, stats: dict, steps: int, seconds: float, writer) -> dict:
+        metrics = self.task.metrics(stats)
+        learning_rate = float(keras.ops.convert_to_numpy(self.optimizer.learning_rate))
+        examples_per_second = stats["examples"] / max(seconds, 1e-9)
+        remaining = (self.options.num_train_steps - step) * seconds / max(steps, 1)
+        logging.info("step %d/%d  %s  lr %.3g  %.1f examples/s  ETA %s", step,
+                     self.options.num_train_steps,
+                     "  ".join(f"{_short(k)} {v:.4f}" for k, v in metrics.items()),
+                     learning_rate, examples_per_second, _duration(remaining))
+        with writer.as_default(step=step):
+            for name, value in metrics.items():
+                tf.summary.scalar(name, value)
+            tf.summary.scalar("learning_rate", learning_rate)
+            tf.summary.scalar("examples_per_second", examples_per_second)
+        writer.flush()
+        return dict(metrics, learning_rate=learning_rate,
+                    examples_per_second=examples_per_second)
+
+    def restore_model(self) -> bool:
+        """Loads the model weights and step of output_dir's newest checkpoint, for evaluating
+        without training; False when there is none."""
+        latest = tf.train.latest_checkpoint(self.options.output_dir)
+        if latest is None:
+            return False
+        tf.train.Checkpoint(**model_roots(self.model), step=self.step).read(
+            latest).expect_partial().assert_existing_objects_matched()
+        logging.info("Restored %s (step %d)", latest, int(self.step.numpy()))
+        return True
+
+    # ---- evaluation --------------------------------------------------------------------------
+
+    def _eval_replica(self, features):
+        outputs = self.model({k: features[k] for k in self._input_names}, training=False)
+        _, stats = self.task.loss_and_stats(outputs, features, self.task.normalizers(features))
+        return stats
+
+    @tf.function
+    def _eval_step(self, features):
+        return self._sum_over_replicas(self.strategy.run(self._eval_replica, args=(features,)))
+
+    def evaluate(self, dataset_fn: DatasetFn, eval_batch_size: int,
+                 max_steps: int | None = None) -> dict[str, float]:
+        """The task's metrics over the eval data (at most `max_steps` batches of the global
+        `eval_batch_size`), with the current weights; written to eval_results.txt with the step."""
+        per_replica = max(eval_batch_size // self.strategy.num_replicas_in_sync, 1)
+        dataset = self.strategy.distribute_datasets_from_function(
+            lambda context: dataset_fn(context, per_replica, 0))
+        totals, steps = None, 0
+        for features in dataset:
+            if max_steps is not None and steps >= max_steps:
+                break
+            stats = {k: float(v) for k, v in self._eval_step(features).items()}
+            totals = stats if totals is None else {k: totals[k] + stats[k] for k in stats}
+            steps += 1
+        if totals is None:
+            raise ValueError("the eval data has no complete batch")
+        metrics = self.task.metrics(totals)
+        step = int(self.step.numpy())
+        writer = self._summary_writer("eval")
+        with writer.as_default(step=step):
+            for name, value in metrics.items():
+                tf.summary.scalar(name, value)
+        writer.flush()
+        if self.is_chief:
+            write_eval_results(os.path.join(self.options.output_dir, EVAL_RESULTS_FILE),
+                               metrics, step)
+        logging.info("eval at step %d over %d batches: %s", step, steps,
+                     "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+        return metrics
+
+    # ---- plumbing ----------------------------------------------------------------------------
+
+    def _distribute(self, dataset_fn: DatasetFn, start_step: int):
+        return self.strategy.distribute_datasets_from_function(
+            lambda context: dataset_fn(context, self.per_replica_batch_size, start_step))
+
+    def _request_stop(self, signum, frame):
+        logging.warning("SIGTERM: saving a checkpoint after the current loop, then stopping")
+        self._stop_requested = True
+
+    def _write_dir(self, output_dir: str) -> str:
+        # Every worker of a multi-worker run must take part in a save; only the chief's is kept.
+        if self.is_chief:
+            return output_dir
+        resolver = self.strategy.cluster_resolver
+        return os.path.join(output_dir, f".worker_{resolver.task_type}_{resolver.task_id}")
+
+    def _clean_write_dir(self, output_dir: str) -> None:
+        if not self.is_chief:
+            shutil.rmtree(self._write_dir(output_dir), ignore_errors=True)
+
+    def _summary_writer(self, name: str):
+        if not self.is_chief:
+            return tf.summary.create_noop_writer()
+        return tf.summary.create_file_writer(os.path.join(self.options.output_dir, name))
+
+
+def write_eval_results(path: str, metrics: Mapping[str, float], step: int) -> None:
+    """The original's eval_results.txt: `key = value` lines, keys sorted, global_step included."""
+    values = {name: str(np.float32(value)) for name, value in metrics.items()}
+    values["global_step"] = str(step)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for name in sorted(values):
+            f.write(f"{name} = {values[name]}\n")
+    os.replace(tmp, path)
+
+
+def _has_root(checkpoint_prefix: str, root: str) -> bool:
+    return any(name.startswith(root + "/") for name, _ in tf.train.list_variables(checkpoint_prefix))
+
+
+def _to_next_multiple(step: int, every: int) -> int:
+    return every - step % every
+
+
+def _short(metric: str) -> str:
+    return (metric.replace("masked_lm_", "mlm_").replace("next_sentence_", "nsp_")
+            .replace("accuracy", "acc"))
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"

@@ -1,0 +1,195 @@
+"""run_pretraining end to end, as a user runs it: train, eval, resume, preemption, bad input.
+
+Each run is a subprocess (the entry point turns on TensorFlow's op determinism for the whole
+process), on TFRecords that data_prep makes from the shipped sample (conftest.pretraining_records).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official import checkpoints
+from official.configs import BertConfig
+from official.modeling.encoder import build_encoder
+from tests.checkpoint_helpers import original_weights
+from official.checkpoints import tf1
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def command(data, output_dir, *flags):
+    return [sys.executable, "-m", "run_scripts.run_pretraining",
+            f"--input_file={data['input_file']}", f"--output_dir={output_dir}",
+            f"--bert_config_file={data['bert_config_file']}", "--max_seq_length=32",
+            "--max_predictions_per_seq=5", "--train_batch_size=8", "--eval_batch_size=8",
+            "--learning_rate=1e-3", "--num_warmup_steps=2", *flags]
+
+
+def run(data, output_dir, *flags):
+    result = subprocess.run(command(data, output_dir, *flags), cwd=REPO, capture_output=True,
+                            text=True, env=ENV)
+    return result
+
+
+def succeeded(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    return result.stderr
+
+
+def eval_results(output_dir):
+    lines = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
+    return dict(line.split(" = ") for line in lines)
+
+
+def test_train_then_eval_and_the_output_dir_starts_the_next_job(pretraining_records, tmp_path):
+    out = tmp_path / "out"
+    log = succeeded(run(pretraining_records, out, "--do_train", "--do_eval",
+                        "--num_train_steps=12", "--save_checkpoints_steps=6", "--log_steps=6",
+                        "--iterations_per_loop=3", "--max_eval_steps=4"))
+    assert "step 6/12" in log and "step 12/12" in log and "ETA" in log
+    files = set(os.listdir(out))
+    assert {"model.ckpt-6.index", "model.ckpt-12.index", "checkpoint", "bert_config.json",
+            "eval_results.txt", "train", "eval"} <= files
+    assert os.listdir(out / "train"), "no TensorBoard events"
+    results = eval_results(out)
+    assert sorted(results) == ["global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
+                               "next_sentence_accuracy", "next_sentence_loss"]
+    assert results["global_step"] == "12"
+    assert 0 < float(results["masked_lm_loss"]) < np.log(30522) + 1
+
+    # The output dir is an --init_checkpoint: the encoder and both heads, under original names.
+    weights = checkpoints.read_weights(str(out))
+    assert "cls/predictions/output_bias" in weights
+    assert "cls/seq_relationship/output_weights" in weights
+    encoder = build_encoder(BertConfig.from_json_file(str(out / "bert_config.json")))
+    checkpoints.load_init_checkpoint(str(out), encoder)
+    earlier = checkpoints.read_weights(str(out / "model.ckpt-6"))
+    assert not np.array_equal(earlier["bert/pooler/dense/kernel"],
+                              weights["bert/pooler/dense/kernel"])
+
+    # Evaluating from it in another directory gives the same figures as at the end of training.
+    again = tmp_path / "again"
+    succeeded(run(pretraining_records, again, "--do_eval", f"--init_checkpoint={out}",
+                  "--max_eval_steps=4"))
+    assert {k: v for k, v in eval_results(again).items() if k != "global_step"} == {
+        k: v for k, v in results.items() if k != "global_step"}
+
+
+def test_resumed_run_reaches_the_same_weights(pretraining_records, tmp_path):
+    """2N steps in one run == N steps, a restart of the same command, N more (dropout on,
+    dynamic masking on, so the input iterator and random states must be restored too).
+
+    The interruption is made exact: after an uninterrupted run, its step-2N checkpoint is
+    removed, as if the process had died right after saving step N.
+    """
+    out = tmp_path / "out"
+    flags = ["--do_train", "--num_train_steps=6", "--save_checkpoints_steps=3", "--log_steps=3",
+             "--dynamic_masking", f"--vocab_file={pretraining_records['vocab_file']}"]
+    succeeded(run(pretraining_records, out, *flags))
+    straight = checkpoints.read_weights(str(out / "model.ckpt-6"))
+    for name in os.listdir(out):
+        if name.startswith("model.ckpt-6."):
+            os.remove(out / name)
+    tf.compat.v1.train.update_checkpoint_state(str(out), str(out / "model.ckpt-3"))
+
+    log = succeeded(run(pretraining_records, out, *flags))
+    assert "Resuming from" in log and "model.ckpt-3 at step 3" in log
+    resumed = checkpoints.read_weights(str(out / "model.ckpt-6"))
+    assert straight.keys() == resumed.keys()
+    for name in straight:
+        np.testing.assert_array_equal(straight[name], resumed[name], err_msg=name)
+
+
+def _start_until(data, output_dir, ready, *flags):
+    """Starts a long run and returns it once `ready()` holds."""
+    process = subprocess.Popen(command(data, output_dir, "--do_train", "--num_train_steps=100000",
+                                       "--iterations_per_loop=1", *flags),
+                               cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not ready():
+        assert process.poll() is None, process.stderr.read()[-3000:]
+        assert time.time() < deadline, "the run did not get going"
+        time.sleep(0.2)
+    return process
+
+
+def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
+    out = tmp_path / "out"
+    process = _start_until(pretraining_records, out, lambda: (out / "train").exists(),
+                           "--save_checkpoints_steps=100000", "--log_steps=1")
+    time.sleep(1.0)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr[-3000:]
+    assert "Traceback" not in stderr
+    assert "SIGTERM" in stderr.strip().splitlines()[-1]
+    saved = [f for f in os.listdir(out) if f.endswith(".index")]
+    assert len(saved) == 1, saved
+    step = int(saved[0][len("model.ckpt-"):-len(".index")])
+    assert step >= 1
+
+    log = succeeded(run(pretraining_records, out, "--do_train", f"--num_train_steps={step + 1}",
+                        "--log_steps=1"))
+    assert f"Resuming from {out}/model.ckpt-{step} at step {step}" in log
+    assert f"step {step + 1}/{step + 1}" in log
+
+
+def test_sigkill_loses_only_the_steps_after_the_last_checkpoint(pretraining_records, tmp_path):
+    out = tmp_path / "out"
+    process = _start_until(pretraining_records, out,
+                           lambda: (out / "model.ckpt-2.index").exists(),
+                           "--save_checkpoints_steps=2", "--log_steps=1")
+    process.kill()
+    process.communicate(timeout=60)
+    log = succeeded(run(pretraining_records, out, "--do_train", "--num_train_steps=1",
+                        "--do_eval", "--max_eval_steps=1"))
+    assert "Resuming from" in log
+    assert int(eval_results(out)["global_step"]) >= 2
+
+
+def test_mlm_only_data_has_no_next_sentence_metrics(pretraining_records, tmp_path):
+    from data_prep import fast_generation
+    from data_prep.pretraining_options import PretrainingDataOptions
+
+    data_dir = tmp_path / "data"
+    fast_generation.generate(
+        [os.path.join(REPO, "tests", "data", "pretraining_sample.txt")], str(data_dir),
+        pretraining_records["vocab_file"], True,
+        PretrainingDataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1,
+                               objective="none"))
+    data = dict(pretraining_records, input_file=str(data_dir / "*.tfrecord"))
+    succeeded(run(data, tmp_path / "out", "--do_eval", "--max_eval_steps=2"))
+    assert sorted(eval_results(tmp_path / "out")) == [
+        "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss"]
+
+
+def test_an_original_tf1_checkpoint_initialises_pretraining(pretraining_records, tmp_path):
+    config = BertConfig.from_json_file(pretraining_records["bert_config_file"])
+    tf1.write(original_weights(config), str(tmp_path / "bert_model.ckpt"))
+    succeeded(run(pretraining_records, tmp_path / "out", "--do_train", "--num_train_steps=1",
+                  f"--init_checkpoint={tmp_path}"))
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--do_train", "--input_file=/nonexistent/*.tfrecord"], "/nonexistent/*.tfrecord"),
+    (["--do_train", "--max_seq_length=16"], "expected max_seq_length=16"),
+    (["--num_train_steps=1"], "do_train or do_eval"),
+    (["--do_train", "--train_batch_size=6", "--gradient_accumulation_steps=4"],
+     "train_batch_size=6"),
+    (["--do_train", "--dynamic_masking"], "needs --vocab_file"),
+])
+def test_bad_input_is_one_line(pretraining_records, tmp_path, flags, message):
+    result = run(pretraining_records, tmp_path / "out", *flags)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("run_pretraining: ") and message in last, last
