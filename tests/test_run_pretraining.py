@@ -193,3 +193,19 @@ def test_bad_input_is_one_line(pretraining_records, tmp_path, flags, message):
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("run_pretraining: ") and message in last, last
+
+
+@pytest.mark.parametrize("flags", [
+    ["--dtype=bfloat16", "--jit_compile"],
+    ["--dtype=float16", "--optimizer=lamb", "--gradient_accumulation_steps=2",
+     "--distribution_strategy=mirrored"],
+])
+def test_mixed_precision_xla_lamb_and_mirrored_runs(pretraining_records, tmp_path, flags):
+    out = tmp_path / "out"
+    succeeded(run(pretraining_records, out, "--do_train", "--do_eval", "--num_train_steps=3",
+                  "--max_eval_steps=2", *flags))
+    results = eval_results(out)
+    assert results["global_step"] == "3"
+    assert 0 < float(results["loss"]) < np.log(30522) + 1
+    weights = checkpoints.read_weights(str(out))
+    assert weights["bert/embeddings/word_embeddings"].dtype == np.float32
