@@ -81,8 +81,33 @@ class _PreReducedOptimizer(keras.optimizers.Optimizer):
         return grads_and_vars
 
 
+class _AdamMoments(_PreReducedOptimizer):
+    """The shared state of AdamWeightDecay and Lamb: beta_1, beta_2, epsilon and the m and v
+    slots of every variable."""
+
+    default_name = "adam_moments"
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-6, name: str | None = None, **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name or self.default_name, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._momentums, self._velocities = self.add_optimizer_variables(
+            var_list, ["momentum", "velocity"])
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon}
+
+
 @keras.saving.register_keras_serializable(package="official")
-class AdamWeightDecay(_PreReducedOptimizer):
+class AdamWeightDecay(_AdamMoments):
     """google-research/bert's AdamWeightDecayOptimizer: Adam without bias correction, plus
     decoupled weight decay.
 
@@ -100,19 +125,7 @@ class AdamWeightDecay(_PreReducedOptimizer):
     x before the step, which gives the same x since the Adam step does not read x).
     """
 
-    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-6, name: str = "adam_weight_decay", **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
-
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
-        self._momentums, self._velocities = self.add_optimizer_variables(
-            var_list, ["momentum", "velocity"])
+    default_name = "adam_weight_decay"
 
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)
@@ -123,13 +136,9 @@ class AdamWeightDecay(_PreReducedOptimizer):
         self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
         self.assign_sub(variable, lr * (m / (ops.sqrt(v) + self.epsilon)))
 
-    def get_config(self) -> dict:
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon}
-
 
 @keras.saving.register_keras_serializable(package="official")
-class Lamb(_PreReducedOptimizer):
+class Lamb(_AdamMoments):
     """LAMB (You et al. 2019, "Large Batch Optimization for Deep Learning", Algorithm 2).
 
     For each variable x with gradient g at step t (1-based):
@@ -145,19 +154,7 @@ class Lamb(_PreReducedOptimizer):
     ratio (Keras's decoupled decay, before the step) and adapts every variable, exempt or not.
     """
 
-    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-6, name: str = "lamb", **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
-
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
-        self._momentums, self._velocities = self.add_optimizer_variables(
-            var_list, ["momentum", "velocity"])
+    default_name = "lamb"
 
     def _apply_weight_decay(self, variables):
         # The base class would decay x before the step, outside the trust ratio; LAMB puts the
@@ -184,10 +181,6 @@ class Lamb(_PreReducedOptimizer):
             ratio = ops.where((x_norm > 0) & (r_norm > 0), x_norm / r_norm, 1.0)
             update = ratio * update
         self.assign_sub(variable, lr * update)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon}
 
 
 # --optimizer names.
