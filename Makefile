@@ -7,9 +7,10 @@ DEMO_OUT := demo_output
 
 .PHONY: demo test venv
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt build-constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	PIP_CONSTRAINT=build-constraints.txt $(PY) -m pip install --quiet --disable-pip-version-check \
+	  -r requirements-dev.txt
 	touch $(STAMP)
 
 venv: $(STAMP)
