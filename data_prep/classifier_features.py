@@ -1,0 +1,250 @@
+"""Classifier features: `InputExample`s -> fixed-length token ids, and their TFRecord files.
+
+The conversion is google-research/bert's `convert_single_example`: tokens are
+`[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`, a pair too long loses tokens from the end of its
+longer text one at a time, single texts are cut at the end, and everything is 0-padded. The
+files are those of the original's `file_based_convert_examples_to_features`, one
+`tf.train.Example` per example:
+
+    input_ids        int64    [max_seq_length]  token ids, 0-padded
+    input_mask       int64    [max_seq_length]  1 for real tokens, 0 for padding
+    segment_ids      int64    [max_seq_length]  0 for [CLS] a [SEP], 1 for b [SEP]; 0 padding
+    label_ids        int64    [1]               the label's index in the task's label list;
+                     float32  [1]               the score itself for a regression task (STS-B,
+                                                which the original did not have)
+    is_real_example  int64    [1]               0 for a `PaddingInputExample`
+
+A reader parses `label_ids` and `is_real_example` as scalars (`FixedLenFeature([], ...)`), as
+the original's did. `cached_tfrecord` makes a task split's file once per set of settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import os
+from typing import Iterable, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from data_prep.example_bytes import ExampleSerializer
+from data_prep.glue import InputExample, TaskProcessor, TsvError
+from official.atomic_files import atomic_path, open_atomically
+from official.text.tokenizer import FullTokenizer
+
+# Examples tokenized per op call: big enough that the op's overhead vanishes, small enough
+# that a chunk's arrays stay a few MB.
+_CHUNK = 4096
+# Part of every cache key: raise it when the records written for the same settings change.
+_FORMAT_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class PaddingInputExample:
+    """A stand-in example that makes all-zero features with is_real_example 0.
+
+    The original padded eval and predict sets with these to a multiple of the batch size,
+    because a TPU needs every batch full; metrics weight examples by is_real_example.
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class InputFeatures:
+    """One example's model inputs, as the original's `InputFeatures`: lists of
+    max_seq_length ints, and the label id (a float for regression)."""
+    input_ids: list[int]
+    input_mask: list[int]
+    segment_ids: list[int]
+    label_id: int | float
+    is_real_example: bool = True
+
+
+def _truncated_lengths(len_a: int, len_b: int, max_length: int) -> tuple[int, int]:
+    """The lengths the original's `_truncate_seq_pair` leaves: while the pair is too long, drop
+    the last token of the longer text (of b when they tie). Cutting the longer one keeps the
+    short one whole, where each token is likely to carry more of its meaning."""
+    while len_a + len_b > max_length:
+        if len_a > len_b:
+            len_a -= 1
+        else:
+            len_b -= 1
+    return len_a, len_b
+
+
+def _label_id(example: InputExample, label_map: dict[str, int] | None) -> int | float:
+    """The label's index, or its number for regression (label_map None). An unlabelled (test)
+    example gets 0, the id of the placeholder label the original gave test examples."""
+    if example.label is None:
+        return 0 if label_map is not None else 0.0
+    if label_map is None:
+        try:
+            return float(example.label)
+        except ValueError:
+            raise ValueError(f"{example.guid}: label {example.label!r} is not a number") from None
+    if example.label not in label_map:
+        raise ValueError(f"{example.guid}: label {example.label!r} is not one of "
+                         f"{', '.join(label_map)}")
+    return label_map[example.label]
+
+
+def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
+                     label_list: Sequence[str] | None, max_seq_length: int,
+                     tokenizer: FullTokenizer) -> list[InputFeatures]:
+    """Features of many examples, tokenized in one op call (the fast path of `convert_example`,
+    with the same result for each example).
+
+    Args:
+      examples: the examples; a `PaddingInputExample` gives all-zero features.
+      label_list: the task's labels (a label's id is its index); None for regression, whose
+        labels are numbers and become float label ids.
+      max_seq_length: the length of every sequence, [CLS] and [SEP]s included (at least 3).
+      tokenizer: the checkpoint's tokenizer.
+    """
+    if max_seq_length < 3:
+        raise ValueError(f"max_seq_length must be at least 3 (a pair's [CLS] and two [SEP]), "
+                         f"got {max_seq_length}")
+    label_map = None if label_list is None else {label: i for i, label in enumerate(label_list)}
+    cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    real = [e for e in examples if isinstance(e, InputExample)]
+    # The original tokenizes text_b only when it is non-empty (`if example.text_b`).
+    ids = iter(tokenizer.tokenize_batch_ids([e.text_a for e in real]
+                                            + [e.text_b for e in real if e.text_b]))
+    ids_a = [next(ids).tolist() for _ in real]
+    ids_b = [next(ids).tolist() if e.text_b else [] for e in real]
+    features, index = [], 0
+    for example in examples:
+        if isinstance(example, PaddingInputExample):
+            features.append(InputFeatures([0] * max_seq_length, [0] * max_seq_length,
+                                          [0] * max_seq_length,
+                                          0 if label_map is not None else 0.0, False))
+            continue
+        a, b = ids_a[index], ids_b[index]
+        index += 1
+        # A text_b that tokenizes to nothing (only spaces, say) makes a single-text example
+        # in the original too: it tests the tokens (`if tokens_b`), not the text.
+        if b:
+            len_a, len_b = _truncated_lengths(len(a), len(b), max_seq_length - 3)
+            tokens = [cls_id, *a[:len_a], sep_id, *b[:len_b], sep_id]
+            segments = [0] * (len_a + 2) + [1] * (len_b + 1)
+        else:
+            tokens = [cls_id, *a[:max_seq_length - 2], sep_id]
+            segments = [0] * len(tokens)
+        pad = [0] * (max_seq_length - len(tokens))
+        features.append(InputFeatures(tokens + pad, [1] * len(tokens) + pad, segments + pad,
+                                      _label_id(example, label_map)))
+    return features
+
+
+def convert_example(example: InputExample | PaddingInputExample,
+                    label_list: Sequence[str] | None, max_seq_length: int,
+                    tokenizer: FullTokenizer) -> InputFeatures:
+    """One example's features: the original's `convert_single_example` (see `convert_examples`
+    for the arguments)."""
+    return convert_examples([example], label_list, max_seq_length, tokenizer)[0]
+
+
+def write_tfrecord(examples: Iterable[InputExample | PaddingInputExample],
+                   label_list: Sequence[str] | None, max_seq_length: int,
+                   tokenizer: FullTokenizer, output_file: str) -> int:
+    """Writes one record per example (the format in the module docstring); returns the count.
+
+    The file appears only when complete: a failure (a bad label, say) leaves none.
+    """
+    regression = label_list is None
+    serializer = ExampleSerializer(
+        ["input_ids", "input_mask", "segment_ids", "is_real_example"]
+        + ([] if regression else ["label_ids"]), ["label_ids"] if regression else [])
+    examples = iter(examples)
+    count = 0
+    with atomic_path(output_file) as tmp, tf.io.TFRecordWriter(tmp) as writer:
+        while chunk := list(itertools.islice(examples, _CHUNK)):
+            features = convert_examples(chunk, label_list, max_seq_length, tokenizer)
+            batch = {
+                "input_ids": np.array([f.input_ids for f in features], np.int64),
+                "input_mask": np.array([f.input_mask for f in features], np.int64),
+                "segment_ids": np.array([f.segment_ids for f in features], np.int64),
+                "label_ids": np.array([[f.label_id] for f in features],
+                                      np.float32 if regression else np.int64),
+                "is_real_example": np.array([[int(f.is_real_example)] for f in features],
+                                            np.int64),
+            }
+            for record in serializer.serialize(batch):
+                writer.write(record)
+            count += len(features)
+    return count
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordFile:
+    """A task split's TFRecord file made by `cached_tfrecord`.
+
+    Attributes:
+      path: the TFRecord file.
+      num_examples: the split's examples (what sets the number of training steps).
+      num_records: records in the file: the examples plus any padding examples.
+      reused: True if the file was already there for the same settings.
+    """
+    path: str
+    num_examples: int
+    num_records: int
+    reused: bool
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cached_tfrecord(processor: TaskProcessor, data_dir: str, split: str, max_seq_length: int,
+                    tokenizer: FullTokenizer, output_dir: str,
+                    pad_to_multiple: int = 1) -> RecordFile:
+    """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
+
+    Beside it, `<task>-<split>.tf_record.json` holds the key the file was made for: the task,
+    split, max_seq_length, do_lower_case, pad_to_multiple, the format version and the sha256 of
+    the vocab file and of the split's data file (contents, not dates: a copied dataset is
+    still the same data, and a file edited within a second is not). Same key: the file is
+    reused; otherwise it is rebuilt. Hashing reads the data once (about a second for MNLI's
+    train set), far less than tokenizing it again.
+
+    Args:
+      pad_to_multiple: append `PaddingInputExample`s until the record count is a multiple of
+        this (the batch size, where every batch must be full).
+    """
+    if pad_to_multiple < 1:
+        raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
+    data_file = processor.path(data_dir, split)
+    if not os.path.isfile(data_file):
+        raise TsvError(f"{data_file}: no such file")
+    key = {"format": _FORMAT_VERSION, "task": processor.name, "split": split,
+           "max_seq_length": max_seq_length, "do_lower_case": tokenizer.do_lower_case,
+           "pad_to_multiple": pad_to_multiple, "vocab_sha256": _sha256(tokenizer.vocab_file),
+           "data_sha256": _sha256(data_file)}
+    path = os.path.join(output_dir, f"{processor.name}-{split}.tf_record")
+    key_file = path + ".json"
+    if os.path.exists(path) and os.path.exists(key_file):
+        with open(key_file, encoding="utf-8") as f:
+            made = json.load(f)
+        if made["key"] == key:
+            return RecordFile(path, made["num_examples"], made["num_records"], reused=True)
+    # The old key goes first: were the run to stop between writing the records and the key,
+    # the next run would otherwise trust new records under the old key.
+    if os.path.exists(key_file):
+        os.unlink(key_file)
+    examples: list[InputExample | PaddingInputExample] = list(
+        processor.get_examples(data_dir, split))
+    num_examples = len(examples)
+    examples += [PaddingInputExample()] * (-num_examples % pad_to_multiple)
+    num_records = write_tfrecord(examples, processor.get_labels(), max_seq_length, tokenizer,
+                                 path)
+    with open_atomically(key_file) as f:
+        json.dump({"key": key, "data_file": data_file, "num_examples": num_examples,
+                   "num_records": num_records}, f, indent=2)
+        f.write("\n")
+    return RecordFile(path, num_examples, num_records, reused=False)

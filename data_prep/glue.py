@@ -1,0 +1,365 @@
+"""GLUE and XNLI task data: the TSV files of their downloads, read into `InputExample`s.
+
+Each task is one `TaskProcessor`, named by google-research/bert's `--task_name` ("cola", "mnli",
+"mrpc", "xnli") or, for the tasks the original did not ship, by GLUE's name ("sst-2", "qqp", ...).
+`data_dir` is the task's own folder of GLUE's download (`glue_data/MRPC`), as in the original.
+
+    processor = get_processor("mrpc")
+    examples = processor.get_examples("glue_data/MRPC", "train")  # or "dev", "test"
+    labels = processor.get_labels()  # ["0", "1"]; None for STS-B, a regression task
+
+The files' quirks, each handled where its task is defined (see `PROCESSORS`):
+- fields are split on tabs only; a `"` is text, never CSV quoting (the original read with
+  `csv.reader(f, delimiter="\\t", quotechar=None)`: the same split);
+- CoLA's train and dev have no header (source, label, original mark, sentence) and its test has
+  one (index, sentence); every other file has a header, and its columns are found by name;
+- MRPC's files start with a UTF-8 byte-order mark, which is dropped;
+- MNLI has two dev and two test sets: task "mnli" reads the matched ones, "mnli-mm" the
+  mismatched ones (both train on train.tsv), as GLUE scores them separately;
+- QQP's real train.tsv has rows broken by a newline inside a question: rows whose column count
+  differs from the header's are skipped, as the readers of its time (Hugging Face's processors,
+  TFDS) skip them, and a warning counts them; every other task refuses a short row, since
+  there it means a wrong or damaged file;
+- test sets are unlabelled: their examples have label None (the original put a placeholder
+  label, the first of the list, in their place; `classifier_features` gives None the same id).
+
+A file the reader cannot use raises `TsvError` with one line, "path:line: what is wrong".
+`read_tfds` reads the same tasks from TensorFlow Datasets' prepared `glue/*` data instead.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import logging
+import os
+from typing import Iterator, Mapping
+
+import numpy as np
+
+from data_prep.input_errors import InputError
+
+SPLITS = ("train", "dev", "test")
+
+# Label lists, in the original's order (a label's id is its index).
+_BINARY = ("0", "1")
+_NLI = ("contradiction", "entailment", "neutral")
+_ENTAILMENT = ("entailment", "not_entailment")
+
+
+class TsvError(InputError):
+    """A task file that does not have its task's layout; the message is "path:line: problem"."""
+
+
+@dataclasses.dataclass(frozen=True)
+class InputExample:
+    """One example of a sentence or sentence-pair task, as the original's `InputExample`.
+
+    Attributes:
+      guid: "<split>-<row>", row the 0-based line of the file, the header's included (the
+        original's ids for CoLA, MRPC and XNLI).
+      text_a: the first (or only) text, untokenized.
+      text_b: the second text; None for single-sentence tasks.
+      label: a string of the task's `get_labels()` (for STS-B a number, "3.800"); None for
+        unlabelled test examples.
+    """
+    guid: str
+    text_a: str
+    text_b: str | None = None
+    label: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """Where one split's fields are in its file.
+
+    A str names a header column; an int is a 0-based position (for files without a header, and
+    where the original read by position). `label` None: the split is read unlabelled.
+    `where`: (column, value) that a row must have to be read (XNLI's dev set mixes languages).
+    """
+    file: str
+    text_a: str | int
+    text_b: str | int | None = None
+    label: str | int | None = None
+    has_header: bool = True
+    where: tuple[str | int, str] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskProcessor:
+    """How one task's files are read.
+
+    Attributes:
+      name: the task's name in `PROCESSORS`, also used in cache keys and file names.
+      labels: the label strings in the original's order (a label's id is its index); None for
+        a regression task, whose labels are numbers.
+      splits: "train" / "dev" / "test" -> where that split's fields are.
+      submission_name: the stem of the task's GLUE leaderboard file (`submission_file`).
+      skip_malformed: skip rows whose column count differs from the header's (QQP).
+      label_aliases: label spellings mapped to `labels` (XNLI's translated train says
+        "contradictory").
+    """
+    name: str
+    labels: tuple[str, ...] | None
+    splits: Mapping[str, Columns]
+    submission_name: str | None = None
+    skip_malformed: bool = False
+    label_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def is_regression(self) -> bool:
+        return self.labels is None
+
+    def get_labels(self) -> list[str] | None:
+        """The label strings; a label's id is its index. None: regression (float labels)."""
+        return None if self.labels is None else list(self.labels)
+
+    def path(self, data_dir: str, split: str) -> str:
+        """The file that holds `split`."""
+        if split not in self.splits:
+            raise ValueError(f"task {self.name} has no split {split!r}; it has "
+                             f"{', '.join(self.splits)}")
+        return os.path.join(data_dir, self.splits[split].file)
+
+    def get_examples(self, data_dir: str, split: str) -> list[InputExample]:
+        """Reads `split` ("train", "dev" or "test") from `data_dir`, in file order."""
+        path = self.path(data_dir, split)
+        columns = self.splits[split]
+        rows = _read_rows(path)
+        header = next(rows, None) if columns.has_header else None
+        if columns.has_header and header is None:
+            raise TsvError(f"{path}:1: empty file, expected a header")
+        position = {field: _position(path, header, getattr(columns, field))
+                    for field in ("text_a", "text_b", "label")
+                    if getattr(columns, field) is not None}
+        where = None
+        if columns.where is not None:
+            where = _position(path, header, columns.where[0]), columns.where[1]
+        needed = 1 + max([*position.values(), where[0] if where else 0])
+        examples, skipped = [], []
+        for number, fields in rows:
+            if self.skip_malformed and len(fields) != len(header[1]):
+                skipped.append(number)
+                continue
+            if len(fields) < needed:
+                raise TsvError(f"{path}:{number}: {len(fields)} columns, expected at least "
+                               f"{needed}")
+            if where and fields[where[0]] != where[1]:
+                continue
+            label = fields[position["label"]] if "label" in position else None
+            examples.append(InputExample(
+                guid=f"{split}-{number - 1}",
+                text_a=fields[position["text_a"]],
+                text_b=fields[position["text_b"]] if "text_b" in position else None,
+                label=None if label is None else self._checked_label(label, f"{path}:{number}")))
+        if skipped:
+            logging.warning("%s: skipped %d rows without the header's %d columns (lines %s)",
+                            path, len(skipped), len(header[1]), ", ".join(map(str, skipped[:10])))
+        return examples
+
+    # The original's three methods, for code written against its processors.
+    def get_train_examples(self, data_dir: str) -> list[InputExample]:
+        return self.get_examples(data_dir, "train")
+
+    def get_dev_examples(self, data_dir: str) -> list[InputExample]:
+        return self.get_examples(data_dir, "dev")
+
+    def get_test_examples(self, data_dir: str) -> list[InputExample]:
+        return self.get_examples(data_dir, "test")
+
+    def _checked_label(self, label: str, where: str) -> str:
+        label = self.label_aliases.get(label, label)
+        if self.labels is None:
+            try:
+                float(label)
+            except ValueError:
+                raise TsvError(f"{where}: label {label!r} is not a number") from None
+        elif label not in self.labels:
+            raise TsvError(f"{where}: label {label!r} is not one of {', '.join(self.labels)}")
+        return label
+
+
+def _read_rows(path: str) -> Iterator[tuple[int, list[str]]]:
+    """(1-based line number, tab-separated fields) of each non-blank line of a UTF-8 file.
+
+    Lines end at "\\n" only (a trailing "\\r" is dropped), so a stray "\\r" or U+2028 inside a
+    text stays text instead of breaking the row. A byte-order mark at the start is dropped.
+    """
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise TsvError(f"{path}: no such file") from None
+    with f:
+        for number, raw in enumerate(f, start=1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise TsvError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") from None
+            line = line.removesuffix("\n").removesuffix("\r")
+            if line:
+                yield number, line.split("\t")
+
+
+def _position(path: str, header: tuple[int, list[str]] | None, column: str | int) -> int:
+    """The 0-based position of `column`: itself if an int, else looked up in the header
+    (line number, names)."""
+    if isinstance(column, int):
+        return column
+    number, names = header
+    if column not in names:
+        raise TsvError(f"{path}:{number}: no column {column!r} in the header "
+                       f"({', '.join(names)})")
+    return names.index(column)
+
+
+def _glue_splits(text_a: str, text_b: str | None, label: str, dev: str = "dev.tsv",
+                 test: str = "test.tsv") -> dict[str, Columns]:
+    """train.tsv, dev.tsv and test.tsv with headers naming the same text columns; test has no
+    labels."""
+    return {"train": Columns("train.tsv", text_a, text_b, label),
+            "dev": Columns(dev, text_a, text_b, label),
+            "test": Columns(test, text_a, text_b)}
+
+
+def xnli_processor(language: str = "zh") -> TaskProcessor:
+    """XNLI for one language, as the original's `XnliProcessor` (whose language is "zh").
+
+    Layout of the XNLI downloads, read by position as the original does: train is MultiNLI
+    machine-translated, `<data_dir>/multinli/multinli.train.<language>.tsv` (premise, hypo,
+    label); dev is `<data_dir>/xnli.dev.tsv`, every language in one file (language, gold_label,
+    ..., sentence1 at 6, sentence2 at 7). Test (not in the original) is `xnli.test.tsv`, laid
+    out like dev and labelled.
+    """
+    dev_like = dict(text_a=6, text_b=7, label=1, where=(0, language))
+    return TaskProcessor(
+        name=f"xnli-{language}", labels=_NLI,
+        splits={"train": Columns(f"multinli/multinli.train.{language}.tsv", 0, 1, 2),
+                "dev": Columns("xnli.dev.tsv", **dev_like),
+                "test": Columns("xnli.test.tsv", **dev_like)},
+        label_aliases={"contradictory": "contradiction"})
+
+
+_COLA = TaskProcessor(
+    "cola", _BINARY, submission_name="CoLA",
+    splits={"train": Columns("train.tsv", text_a=3, label=1, has_header=False),
+            "dev": Columns("dev.tsv", text_a=3, label=1, has_header=False),
+            "test": Columns("test.tsv", text_a="sentence")})
+_SST2 = TaskProcessor("sst-2", _BINARY, _glue_splits("sentence", None, "label"), "SST-2")
+_STSB = TaskProcessor("sts-b", None, _glue_splits("sentence1", "sentence2", "score"), "STS-B")
+_MNLI = TaskProcessor(
+    "mnli", _NLI, _glue_splits("sentence1", "sentence2", "gold_label", dev="dev_matched.tsv",
+                               test="test_matched.tsv"), "MNLI-m")
+
+PROCESSORS: dict[str, TaskProcessor] = {
+    "cola": _COLA,
+    "sst-2": _SST2,
+    "sst2": _SST2,
+    "mrpc": TaskProcessor("mrpc", _BINARY, _glue_splits("#1 String", "#2 String", "Quality"),
+                          "MRPC"),
+    "sts-b": _STSB,
+    "stsb": _STSB,
+    "qqp": TaskProcessor("qqp", _BINARY, _glue_splits("question1", "question2", "is_duplicate"),
+                         "QQP", skip_malformed=True),
+    "mnli": _MNLI,
+    "mnli-mm": TaskProcessor(
+        "mnli-mm", _NLI, _glue_splits("sentence1", "sentence2", "gold_label",
+                                      dev="dev_mismatched.tsv", test="test_mismatched.tsv"),
+        "MNLI-mm"),
+    "qnli": TaskProcessor("qnli", _ENTAILMENT, _glue_splits("question", "sentence", "label"),
+                          "QNLI"),
+    "rte": TaskProcessor("rte", _ENTAILMENT, _glue_splits("sentence1", "sentence2", "label"),
+                         "RTE"),
+    "wnli": TaskProcessor("wnli", _BINARY, _glue_splits("sentence1", "sentence2", "label"),
+                          "WNLI"),
+    # GLUE's diagnostic set (data_dir: glue_data/diagnostic): test only, predicted by an MNLI
+    # model, its labels MNLI's.
+    "ax": TaskProcessor("ax", _NLI, {"test": Columns("diagnostic.tsv", "sentence1", "sentence2")},
+                        "AX"),
+    "xnli": xnli_processor("zh"),
+}
+
+
+def get_processor(task_name: str) -> TaskProcessor:
+    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", ...)."""
+    try:
+        return PROCESSORS[task_name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown task {task_name!r}; known: {', '.join(PROCESSORS)}") from None
+
+
+def submission_file(task_name: str) -> str:
+    """The file name GLUE's leaderboard expects for the task's test predictions ("MNLI-m.tsv").
+
+    Its lines are "index<TAB>prediction" after an "index\\tprediction" header, in test-file
+    order; a prediction is a label string of `get_labels()`, or the score for STS-B.
+    """
+    processor = get_processor(task_name)
+    if processor.submission_name is None:
+        raise ValueError(f"task {task_name!r} is not part of GLUE's leaderboard")
+    return f"{processor.submission_name}.tsv"
+
+
+@dataclasses.dataclass(frozen=True)
+class _TfdsConfig:
+    """A task's TensorFlow Datasets `glue/<config>`: its text features and split names."""
+    config: str
+    text_features: tuple[str, ...]
+    dev: str = "validation"
+    test: str = "test"
+
+
+_TFDS = {
+    "cola": _TfdsConfig("cola", ("sentence",)),
+    "sst-2": _TfdsConfig("sst2", ("sentence",)),
+    "mrpc": _TfdsConfig("mrpc", ("sentence1", "sentence2")),
+    "sts-b": _TfdsConfig("stsb", ("sentence1", "sentence2")),
+    "qqp": _TfdsConfig("qqp", ("question1", "question2")),
+    "mnli": _TfdsConfig("mnli", ("premise", "hypothesis"), "validation_matched", "test_matched"),
+    "mnli-mm": _TfdsConfig("mnli", ("premise", "hypothesis"), "validation_mismatched",
+                           "test_mismatched"),
+    "qnli": _TfdsConfig("qnli", ("question", "sentence")),
+    "rte": _TfdsConfig("rte", ("sentence1", "sentence2")),
+    "wnli": _TfdsConfig("wnli", ("sentence1", "sentence2")),
+    "ax": _TfdsConfig("ax", ("premise", "hypothesis")),
+}
+
+
+def read_tfds(task_name: str, split: str, data_dir: str | None) -> list[InputExample]:
+    """The task's split from TensorFlow Datasets' prepared `glue/*` data (never downloads).
+
+    Gives what the TSV reader gives: examples in the file's order (TFDS's `idx`; shards may be
+    read in another order), label strings of `get_labels()` and None on test sets (TFDS
+    writes -1 there). TFDS names its classes ("not_equivalent", "equivalent"): where those are
+    not the task's label strings, its class i is label i ("0", "1"), as the GLUE files number
+    them.
+    """
+    processor = get_processor(task_name)
+    if processor.name not in _TFDS:
+        raise ValueError(f"task {task_name!r} has no TensorFlow Datasets GLUE config")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    tfds_config = _TFDS[processor.name]
+    tfds_split = {"train": "train", "dev": tfds_config.dev, "test": tfds_config.test}[split]
+    # Imported here: TFDS takes seconds to import and only this reader needs it.
+    import tensorflow_datasets as tfds
+
+    dataset, info = tfds.load(f"glue/{tfds_config.config}", split=tfds_split, data_dir=data_dir,
+                              download=False, with_info=True, shuffle_files=False)
+    rows = sorted(tfds.as_numpy(dataset), key=lambda row: int(row["idx"]))
+    labels = processor.labels
+    names = None if labels is None else info.features["label"].names
+    examples = []
+    for row in rows:
+        text_a, *text_b = (row[key].decode("utf-8") for key in tfds_config.text_features)
+        label = None
+        if split != "test":
+            if labels is None:
+                label = str(np.float32(row["label"]))  # float32's shortest form: "3.8"
+            else:
+                index = int(row["label"])
+                label = names[index] if names[index] in labels else labels[index]
+        examples.append(InputExample(f"{split}-{int(row['idx'])}", text_a,
+                                     text_b[0] if text_b else None, label))
+    return examples
