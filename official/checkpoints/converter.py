@@ -3,7 +3,8 @@
     read(format, path)  ->  Bundle(config, weights, vocab_file)
     write(format, bundle, output_dir)
 
-Formats: "tf1" (the original's name-based checkpoint), "tf2" (this project's, see tf2.py),
+Formats: "tf1" (the original's name-based checkpoint), "tf2" (this project's, see tf2.py, and the
+training checkpoints of run_pretraining, see training.py),
 "hf" (Hugging Face directory), "keras_hub" (keras-hub preset). Writing loads the weights into a
 model first (all encoder variables present with the right shapes, or an error listing them) and
 writes only what the source had: a converter never invents a head.
@@ -19,7 +20,7 @@ import tempfile
 import keras
 
 from official import checkpoints
-from official.checkpoints import hf, keras_hub, tf1, tf2
+from official.checkpoints import hf, keras_hub, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
@@ -59,7 +60,9 @@ def read(input_format: str, path: str, bert_config_file: str | None = None,
         raise CheckpointError(f"{path}: no {CONFIG_FILE} beside the checkpoint; "
                               "pass --bert_config_file")
     weights = checkpoints.read_weights(path)
-    found = tf2.is_tf2_checkpoint(checkpoints.resolve_checkpoint(path))
+    prefix = checkpoints.resolve_checkpoint(path)
+    # A training checkpoint (run_pretraining's output_dir) is this project's too.
+    found = tf2.is_tf2_checkpoint(prefix) or training.is_training_checkpoint(prefix)
     if found != (input_format == "tf2"):
         raise CheckpointError(f"{path}: a {'tf2' if found else 'tf1'} checkpoint, "
                               f"not {input_format}")
