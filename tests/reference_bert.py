@@ -10,6 +10,7 @@ Example:
     reference = tokenization.FullTokenizer("vocab.txt", do_lower_case=True)
 """
 
+import functools
 import importlib
 import sys
 import types
@@ -48,3 +49,41 @@ def original_parse_spec(max_seq_length: int, max_predictions_per_seq: int) -> di
         "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
         "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
     }
+
+
+def import_original_script(module_name: str) -> types.ModuleType:
+    """One of the original's entry-point modules ("bert.run_squad", "bert.run_classifier") for
+    its data functions: under the TF1 API, with a stub `bert.modeling` (which needs tf.contrib)
+    and its absl flags defined on a private FlagValues, since bert.create_pretraining_data,
+    imported by other tests, defines some of the same names (--vocab_file, ...) on the global
+    one. Set a flag the functions read as `module.FLAGS.name = value`."""
+    import_original("bert.tokenization")  # absl's global FLAGS marked parsed, for tokenization
+    import_original("bert.optimization")
+    private_flags = flags.FlagValues()
+    flags_module = types.ModuleType("flags")
+    for name in dir(flags):
+        if name.startswith("DEFINE"):
+            setattr(flags_module, name,
+                    functools.partial(getattr(flags, name), flag_values=private_flags))
+    flags_module.FLAGS = private_flags
+
+    class TF1(types.ModuleType):  # tf.compat.v1, except its `flags`
+        def __getattr__(self, name):
+            return getattr(tf.compat.v1, name)
+
+    tf1 = TF1("tensorflow")
+    tf1.flags = flags_module
+    tf1.compat = types.SimpleNamespace(v1=tf1)  # `import tensorflow.compat.v1 as tf`
+    saved = {name: sys.modules.get(name) for name in ("tensorflow", "bert.modeling")}
+    sys.modules["tensorflow"] = tf1
+    sys.modules["bert.modeling"] = types.ModuleType("bert.modeling")
+    try:
+        module = importlib.import_module(module_name)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = value
+    private_flags.mark_as_parsed()
+    return module

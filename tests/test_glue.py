@@ -2,21 +2,16 @@
 byte-order marks, literal quotes, broken QQP rows), the original's processors on the same files,
 one-line "file:line" errors, and the TFDS reader on TFDS's mocked data."""
 
-import ast
-import collections
-import csv
 import functools
 import logging
-import os
 import types
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from data_prep import glue
 from data_prep.glue import InputExample
-from tests.reference_bert import import_original
+from tests.reference_bert import import_original_script
 
 BOM = "\ufeff"
 MRPC_HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
@@ -24,26 +19,11 @@ MNLI_PARSES = "(a)\t(b)\t(a)\t(b)"  # the four parse columns before sentence1, s
 
 
 @functools.cache
-def original_run_classifier() -> types.SimpleNamespace:
-    """google-research/bert's run_classifier.py less its flags and model: its example classes,
-    processors, `convert_single_example` and `file_based_convert_examples_to_features`, run from
-    the installed source under the TF1 API.
-
-    The module itself imports only with a stub for bert.modeling (which needs tf.contrib), and
-    then not in a process that has imported bert.create_pretraining_data: both define absl
-    flags such as --vocab_file, and absl refuses the second definition. Its top-level classes
-    and functions need neither flags nor model.
-    """
-    tokenization = import_original("bert.tokenization")
-    path = os.path.join(os.path.dirname(tokenization.__file__), "run_classifier.py")
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    definitions = [node for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))]
-    namespace = {"tf": tf.compat.v1, "tokenization": tokenization, "csv": csv, "os": os,
-                 "collections": collections}
-    exec(compile(ast.Module(body=definitions, type_ignores=[]), path, "exec"),  # noqa: S102
-         namespace)
-    return types.SimpleNamespace(**namespace)
+@functools.cache
+def original_run_classifier() -> types.ModuleType:
+    """google-research/bert's run_classifier module (its processors, `convert_single_example`,
+    `file_based_convert_examples_to_features`), imported once."""
+    return import_original_script("bert.run_classifier")
 
 
 def write_files(root, files):

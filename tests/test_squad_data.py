@@ -2,9 +2,10 @@
 
 The original module imports `bert.modeling`, which needs tf.contrib, and defines ~30 flags, some
 of which (vocab_file, max_seq_length, ...) bert.create_pretraining_data, imported by other
-tests, defines too. `original_run_squad` therefore imports it with a stub `bert.modeling` (the
-functions compared here never touch it) and with its flags on a private FlagValues, set per
-call (`FLAGS.version_2_with_negative`, read inside read_squad_examples and write_predictions).
+tests, defines too. `tests.reference_bert.import_original_script` therefore imports it with a
+stub `bert.modeling` (the functions compared here never touch it) and with its flags on a private
+FlagValues, set per call (`FLAGS.version_2_with_negative`, read inside read_squad_examples and
+write_predictions).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import tensorflow as tf
 
 from data_prep import squad
 from official.text.tokenizer import FullTokenizer
-from tests.reference_bert import import_original
+from tests.reference_bert import import_original, import_original_script
 
 HERE = os.path.dirname(__file__)
 VOCAB = os.path.join(HERE, "..", "data", "vocab", "uncased_vocab.txt")
@@ -35,37 +36,8 @@ SEQ, STRIDE, QUERY = 64, 16, 16
 
 @functools.cache
 def original_run_squad() -> types.ModuleType:
-    """google-research/bert's run_squad module (TF1 API, a stub modeling, private flags)."""
-    import_original("bert.tokenization")  # absl's global FLAGS marked parsed, for tokenization
-    import_original("bert.optimization")
-    private_flags = flags.FlagValues()
-    flags_module = types.ModuleType("flags")
-    for name in dir(flags):
-        if name.startswith("DEFINE"):
-            setattr(flags_module, name,
-                    functools.partial(getattr(flags, name), flag_values=private_flags))
-    flags_module.FLAGS = private_flags
-
-    class TF1(types.ModuleType):  # tf.compat.v1, except its `flags`
-        def __getattr__(self, name):
-            return getattr(tf.compat.v1, name)
-
-    tf1 = TF1("tensorflow")
-    tf1.flags = flags_module
-    tf1.compat = types.SimpleNamespace(v1=tf1)  # `import tensorflow.compat.v1 as tf`
-    saved = {name: sys.modules.get(name) for name in ("tensorflow", "bert.modeling")}
-    sys.modules["tensorflow"] = tf1
-    sys.modules["bert.modeling"] = types.ModuleType("bert.modeling")
-    try:
-        module = importlib.import_module("bert.run_squad")
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del sys.modules[name]
-            else:
-                sys.modules[name] = value
-    private_flags.mark_as_parsed()
-    return module
+    """google-research/bert's run_squad module, imported once."""
+    return import_original_script("bert.run_squad")
 
 
 @functools.cache

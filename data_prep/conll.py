@@ -1,0 +1,411 @@
+"""CoNLL-2003 named-entity data: the reader, token-classification features, their TFRecords, and
+the prediction file.
+
+google-research/bert has no NER script; this follows the BERT paper's CoNLL-2003 setup (section
+5.3: "the representation of the first sub-token as the input to the token-level classifier")
+and what BERT NER code commonly does:
+
+    read_conll          eng.train / eng.testa / eng.testb -> one `Sentence` per sentence, tags
+                        in IOB2 (see below), each sentence with the index of its document
+    convert_sentences   each sentence -> one or more `InputFeatures` (windows of whole words):
+                        [CLS] word pieces [SEP], 0-padded; a word's tag on its first piece only
+    write_tfrecord      features -> TFRecords; `cached_tfrecord` makes them once per setting
+    write_predictions   "word gold predicted" lines, conlleval's input
+
+Choices, and why:
+- Tags are IOB2 (every entity starts with B-): the files' IOB1 (B- only between two adjacent
+  entities of one type) is converted on reading, as most BERT NER code and Hugging Face's
+  `conll2003` do, so that a model learns where every entity starts. Converting IOB2 is a no-op,
+  so files already in IOB2 read the same. The entities, hence conlleval's scores, are unchanged.
+- The label list is fixed, `LABELS` (Hugging Face `conll2003`'s `ner_tags` order), not derived
+  from the training file: ids then never depend on which file was read, and a tag outside the
+  list is an error at its line instead of a silently bigger output layer. Another tag set
+  (OntoNotes in this format, say) is passed as `labels`.
+- Only a word's first piece is predicted; its other pieces, [CLS], [SEP] and padding get
+  `label_weights` 0 (and label id 0, a valid id, so every id stays non-negative). The loss is
+  sum(weights * per-token loss) / sum(weights), as the pretraining loss weights masked_lm_weights.
+  (Hugging Face marks the same positions with label -100 instead.)
+- Windows do not overlap: a sentence whose pieces exceed max_seq_length - 2 is cut between
+  words into as few windows as a greedy fill gives, so each word is predicted exactly once and
+  never loses its pieces to a cut. (At max_seq_length 128 with BERT's uncased vocab, 5 of the
+  20,744 sentences of eng.train/testa/testb are split in two; common code truncates them
+  instead, and never predicts their last words.) A single word of more pieces than a window
+  holds keeps its first max_seq_length - 2.
+- A word with no pieces at all (only characters the tokenizer deletes, such as U+FEFF) becomes
+  one [UNK], so that it too is predicted.
+- Sentences are encoded alone; the document index is kept for a document-context variant (the
+  paper's "maximal document context"), which this module does not make.
+- Case: CoNLL English models are usually cased (the paper's NER runs are); give the tokenizer
+  the vocab's own setting (an uncased vocab with do_lower_case False makes capitalised words
+  [UNK]). The records' cache key holds do_lower_case and the vocab's hash.
+
+The records, one `tf.train.Example` per feature (a window):
+
+    input_ids       int64    [max_seq_length]  token ids, 0-padded
+    input_mask      int64    [max_seq_length]  1 for real tokens, 0 for padding
+    segment_ids     int64    [max_seq_length]  all 0 (one text)
+    label_ids       int64    [max_seq_length]  the word's tag index in `labels` at its first
+                                               piece; 0 elsewhere
+    label_weights   float32  [max_seq_length]  1.0 at each predicted position, 0.0 elsewhere
+    sentence_index  int64    [1]               the sentence's index in `read_conll`'s list
+    first_word      int64    [1]               the sentence's word predicted at the feature's
+                                               first position of weight 1; the k-th such
+                                               position predicts word first_word + k
+
+Padding records (`pad_to_multiple`) are all 0: they weigh nothing and predict no word. A reader
+parses `sentence_index` and `first_word` as scalars (`FixedLenFeature([], tf.int64)`).
+
+Example:
+    tokenizer = FullTokenizer("cased_L-12_H-768_A-12/vocab.txt", do_lower_case=False)
+    sentences = read_conll("conll2003/eng.testa")
+    features = convert_sentences(sentences, LABELS, 128, tokenizer)
+    ...  # predict, then per sentence one tag per word:
+    write_predictions(sentences, predicted_tags, "output_dir/eng.testa.predictions.txt")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+from typing import Iterator, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from data_prep.example_bytes import ExampleSerializer
+from data_prep.input_errors import InputError
+from official.atomic_files import atomic_path, open_atomically
+from official.tasks.ner_metrics import iob1_to_iob2
+from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
+
+# CoNLL-2003's tags in IOB2, in Hugging Face `conll2003`'s `ner_tags` order (a tag's id is its
+# index), so models fine-tuned there read the same ids.
+LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+
+_DOCSTART = "-DOCSTART-"
+_COLUMNS = 4  # word, part of speech, syntactic chunk, named entity
+_TAG = re.compile(r"O|[BI]-.+")
+_FIELD_SEPARATOR = re.compile(r"[ \t]+")
+# Sentences converted per tokenizer call: distinct words are tokenized once per chunk, and a
+# chunk's features stay a few MB.
+_CHUNK = 4096
+# Part of every cache key: raise it when the records written for the same settings change.
+_FORMAT_VERSION = 1
+
+
+class ConllError(InputError):
+    """A file that is not in CoNLL-2003's format; the message is "path:line: problem"."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Sentence:
+    """One sentence of a CoNLL file.
+
+    Attributes:
+      words: the first column, one word a line.
+      tags: the last column converted to IOB2, one per word (the POS and chunk columns, which
+        BERT does not use, are dropped).
+      document: 0-based index of the sentence's document among the file's documents that
+        have sentences; a -DOCSTART- line starts a document.
+      line: the 1-based line of the first word; word i is on line `line + i`.
+    """
+    words: tuple[str, ...]
+    tags: tuple[str, ...]
+    document: int
+    line: int
+
+
+@dataclasses.dataclass(frozen=True)
+class InputFeatures:
+    """One window of a sentence: lists of max_seq_length ints, as the records hold them.
+
+    `word_ids[t]` is the index in the sentence of the word that position t predicts, -1 where
+    nothing is predicted (a word's later pieces, [CLS], [SEP], padding). `label_weights` and
+    `first_word` of the records are computed from it.
+    """
+    input_ids: list[int]
+    input_mask: list[int]
+    segment_ids: list[int]
+    label_ids: list[int]
+    word_ids: list[int]
+    sentence_index: int
+    window_index: int
+
+    @property
+    def label_weights(self) -> list[float]:
+        return [1.0 if w >= 0 else 0.0 for w in self.word_ids]
+
+    @property
+    def first_word(self) -> int:
+        return next(w for w in self.word_ids if w >= 0)
+
+
+def _read_lines(path: str) -> Iterator[tuple[int, list[str]]]:
+    """(1-based line number, fields split at spaces and tabs) of each line; [] for a blank one."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise ConllError(f"{path}: no such file") from None
+    with f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ConllError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") \
+                    from None
+            line = line.strip(" \t\r\n")
+            yield number, _FIELD_SEPARATOR.split(line) if line else []
+
+
+def _sentence_rows(path: str) -> Iterator[tuple[int, list[tuple[int, str, str]]]]:
+    """(document index, [(line number, word, file's tag), ...]) per sentence, each line's
+    layout checked."""
+    document, document_has_sentences = 0, False
+    rows: list[tuple[int, str, str]] = []
+    for number, fields in _read_lines(path):
+        if fields and fields[0] != _DOCSTART:
+            if len(fields) != _COLUMNS:
+                raise ConllError(f"{path}:{number}: {len(fields)} columns, expected {_COLUMNS} "
+                                 "(word POS chunk NER)")
+            if not _TAG.fullmatch(fields[-1]):
+                raise ConllError(f"{path}:{number}: tag {fields[-1]!r} is not O, B-TYPE or "
+                                 "I-TYPE")
+            rows.append((number, fields[0], fields[-1]))
+            continue
+        # A blank line or a -DOCSTART- ends the sentence; a -DOCSTART- also the document.
+        if rows:
+            yield document, rows
+            rows, document_has_sentences = [], True
+        if fields and document_has_sentences:
+            document, document_has_sentences = document + 1, False
+    if rows:
+        yield document, rows
+
+
+def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
+    """The sentences of a CoNLL-2003 file, in file order, tags converted to IOB2.
+
+    Blank (or whitespace-only) lines end a sentence; runs of them, spaces or tabs at a line's
+    end and a missing final newline are all read alike. A -DOCSTART- line (whatever its other
+    columns) ends the sentence before it and starts a document; it is not a sentence.
+
+    Raises:
+      ConllError: "path:line: problem" for a missing or non-UTF-8 file, a line without 4
+        columns, a tag that is not O, B-TYPE or I-TYPE, a tag (in IOB2) outside `labels`, or a
+        file without sentences.
+    """
+    allowed = set(labels)
+    sentences = []
+    for document, rows in _sentence_rows(path):
+        numbers, words, file_tags = zip(*rows)
+        tags = tuple(iob1_to_iob2(file_tags))
+        for number, file_tag, tag in zip(numbers, file_tags, tags):
+            if tag not in allowed:
+                as_iob2 = "" if tag == file_tag else f" ({tag} in IOB2)"
+                raise ConllError(f"{path}:{number}: tag {file_tag!r}{as_iob2} is not one of "
+                                 f"{', '.join(labels)}")
+        sentences.append(Sentence(words, tags, document, numbers[0]))
+    if not sentences:
+        raise ConllError(f"{path}: no sentences")
+    return sentences
+
+
+def _windows(lengths: Sequence[int], budget: int) -> Iterator[tuple[int, int]]:
+    """[start, end) word ranges that cover all words in order, each as many whole words as fit
+    in `budget` pieces (a longer word alone, to be cut); none for no words."""
+    if not lengths:
+        return
+    start, used = 0, 0
+    for i, length in enumerate(lengths):
+        if i > start and used + length > budget:
+            yield start, i
+            start, used = i, 0
+        used += length
+    yield start, len(lengths)
+
+
+def convert_sentences(sentences: Sequence[Sentence], labels: Sequence[str],
+                      max_seq_length: int, tokenizer: FullTokenizer) -> list[InputFeatures]:
+    """The features of many sentences, in order: each sentence's windows in word order (none
+    for a sentence without words).
+
+    Each distinct word is tokenized once, in one op call for all: the tokenizer splits text at
+    whitespace before anything else, so a word's pieces are the same alone as in its sentence.
+
+    Args:
+      sentences: the sentences; `sentence_index` is a position in this sequence.
+      labels: the tag set (a tag's id is its index); every tag must be in it.
+      max_seq_length: the length of every sequence, [CLS] and [SEP] included (at least 3).
+      tokenizer: the checkpoint's tokenizer.
+    """
+    if max_seq_length < 3:
+        raise ValueError(f"max_seq_length must be at least 3 ([CLS], a piece, [SEP]), got "
+                         f"{max_seq_length}")
+    label_map = {label: i for i, label in enumerate(labels)}
+    cls_id, sep_id, unk_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]", UNKNOWN_TOKEN])
+    distinct = list(dict.fromkeys(w for s in sentences for w in s.words))
+    pieces = {word: ids.tolist() or [unk_id]
+              for word, ids in zip(distinct, tokenizer.tokenize_batch_ids(distinct))}
+    budget = max_seq_length - 2
+    features = []
+    for sentence_index, sentence in enumerate(sentences):
+        word_pieces = [pieces[w][:budget] for w in sentence.words]
+        tag_ids = []
+        for i, tag in enumerate(sentence.tags):
+            if tag not in label_map:
+                raise ValueError(f"line {sentence.line + i}: tag {tag!r} is not one of "
+                                 f"{', '.join(labels)}")
+            tag_ids.append(label_map[tag])
+        for window_index, (start, end) in enumerate(
+                _windows([len(p) for p in word_pieces], budget)):
+            tokens, label_ids, word_ids = [cls_id], [0], [-1]
+            for word in range(start, end):
+                n = len(word_pieces[word])
+                tokens += word_pieces[word]
+                label_ids += [tag_ids[word]] + [0] * (n - 1)
+                word_ids += [word] + [-1] * (n - 1)
+            tokens.append(sep_id)
+            pad = max_seq_length - len(tokens)
+            features.append(InputFeatures(
+                input_ids=tokens + [0] * pad, input_mask=[1] * len(tokens) + [0] * pad,
+                segment_ids=[0] * max_seq_length, label_ids=label_ids + [0] * (pad + 1),
+                word_ids=word_ids + [-1] * (pad + 1), sentence_index=sentence_index,
+                window_index=window_index))
+    return features
+
+
+def convert_sentence(sentence: Sentence, labels: Sequence[str], max_seq_length: int,
+                     tokenizer: FullTokenizer) -> list[InputFeatures]:
+    """One sentence's windows (see `convert_sentences`); their sentence_index is 0."""
+    return convert_sentences([sentence], labels, max_seq_length, tokenizer)
+
+
+_SERIALIZER = ExampleSerializer(
+    ["input_ids", "input_mask", "segment_ids", "label_ids", "sentence_index", "first_word"],
+    ["label_weights"])
+
+
+def write_tfrecord(sentences: Sequence[Sentence], labels: Sequence[str], max_seq_length: int,
+                   tokenizer: FullTokenizer, output_file: str, pad_to_multiple: int = 1) -> int:
+    """Writes one record per feature (the format in the module docstring); returns the count of
+    features, padding records not included.
+
+    Args:
+      pad_to_multiple: append all-0 records until the record count is a multiple of this (the
+        batch size, where every batch must be full).
+
+    The file appears only when complete: a failure (a tag outside `labels`, say) leaves none.
+    """
+    if pad_to_multiple < 1:
+        raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
+    count = 0
+    with atomic_path(output_file) as tmp, tf.io.TFRecordWriter(tmp) as writer:
+        for start in range(0, len(sentences), _CHUNK):
+            features = convert_sentences(sentences[start:start + _CHUNK], labels,
+                                         max_seq_length, tokenizer)
+            if not features:  # sentences without words
+                continue
+            batch = {key: np.array([getattr(f, key) for f in features], np.int64)
+                     for key in ("input_ids", "input_mask", "segment_ids", "label_ids")}
+            batch["label_weights"] = np.array([f.label_weights for f in features], np.float32)
+            batch["sentence_index"] = np.array([[start + f.sentence_index] for f in features],
+                                               np.int64)
+            batch["first_word"] = np.array([[f.first_word] for f in features], np.int64)
+            for record in _SERIALIZER.serialize(batch):
+                writer.write(record)
+            count += len(features)
+        padding = -count % pad_to_multiple
+        if padding:
+            zeros = {key: np.zeros((padding, max_seq_length), np.int64)
+                     for key in ("input_ids", "input_mask", "segment_ids", "label_ids")}
+            zeros["label_weights"] = np.zeros((padding, max_seq_length), np.float32)
+            zeros["sentence_index"] = zeros["first_word"] = np.zeros((padding, 1), np.int64)
+            for record in _SERIALIZER.serialize(zeros):
+                writer.write(record)
+    return count
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordFile:
+    """A CoNLL file's TFRecord file made by `cached_tfrecord`.
+
+    Attributes:
+      path: the TFRecord file.
+      num_sentences: the data file's sentences.
+      num_features: the real records (windows); what sets the number of training steps.
+      num_records: records in the file: the features plus any padding records.
+      reused: True if the file was already there for the same settings.
+    """
+    path: str
+    num_sentences: int
+    num_features: int
+    num_records: int
+    reused: bool
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenizer,
+                    output_dir: str, labels: Sequence[str] = LABELS,
+                    pad_to_multiple: int = 1) -> RecordFile:
+    """The records of `data_file` in `output_dir/<its name>.tf_record`, made only when needed.
+
+    Beside it, `<its name>.tf_record.json` holds the key the file was made for: the labels,
+    max_seq_length, do_lower_case, pad_to_multiple, the format version and the sha256 of the
+    vocab file and of the data file (contents, not dates). Same key: the file is reused;
+    otherwise it is rebuilt.
+    """
+    if not os.path.isfile(data_file):
+        raise ConllError(f"{data_file}: no such file")
+    key = {"format": _FORMAT_VERSION, "labels": list(labels), "max_seq_length": max_seq_length,
+           "do_lower_case": tokenizer.do_lower_case, "pad_to_multiple": pad_to_multiple,
+           "vocab_sha256": _sha256(tokenizer.vocab_file), "data_sha256": _sha256(data_file)}
+    path = os.path.join(output_dir, os.path.basename(data_file) + ".tf_record")
+    key_file = path + ".json"
+    if os.path.exists(path) and os.path.exists(key_file):
+        with open(key_file, encoding="utf-8") as f:
+            made = json.load(f)
+        if made["key"] == key:
+            return RecordFile(path, made["num_sentences"], made["num_features"],
+                              made["num_records"], reused=True)
+    # The old key goes first: were the run to stop between writing the records and the key,
+    # the next run would otherwise trust new records under the old key.
+    if os.path.exists(key_file):
+        os.unlink(key_file)
+    sentences = read_conll(data_file, labels)
+    num_features = write_tfrecord(sentences, labels, max_seq_length, tokenizer, path,
+                                  pad_to_multiple)
+    num_records = num_features + -num_features % pad_to_multiple
+    with open_atomically(key_file) as f:
+        json.dump({"key": key, "data_file": data_file, "num_sentences": len(sentences),
+                   "num_features": num_features, "num_records": num_records}, f, indent=2)
+        f.write("\n")
+    return RecordFile(path, len(sentences), num_features, num_records, reused=False)
+
+
+def write_predictions(sentences: Sequence[Sentence], predicted_tags: Sequence[Sequence[str]],
+                      path: str) -> None:
+    """Writes "word gold predicted" per word, a blank line after each sentence: the input of
+    CoNLL's conlleval script (gold in IOB2, as read). Written atomically.
+
+    Raises:
+      ValueError: the sentences and predictions differ in number, or a sentence's word count
+        and its tag count differ.
+    """
+    if len(sentences) != len(predicted_tags):
+        raise ValueError(f"{len(sentences)} sentences but {len(predicted_tags)} predicted")
+    for index, (sentence, tags) in enumerate(zip(sentences, predicted_tags)):
+        if len(tags) != len(sentence.words):
+            raise ValueError(f"sentence {index} (line {sentence.line}): {len(sentence.words)} "
+                             f"words but {len(tags)} predicted tags")
+    with open_atomically(path) as f:
+        for sentence, tags in zip(sentences, predicted_tags):
+            f.writelines(f"{word} {gold} {predicted}\n"
+                         for word, gold, predicted in zip(sentence.words, sentence.tags, tags))
+            f.write("\n")
