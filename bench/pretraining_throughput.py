@@ -50,13 +50,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "..", "shared", "data", "pretraining_text", "gutenberg_sentences.txt")
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
 
-BATCH, SEQ_LEN, PREDICTIONS, VOCAB_SIZE = 16, 128, 20, 30522
+BATCH, SEQ_LEN, PREDICTIONS = 16, 128, 20
 SEED = 12345
 LEARNING_RATE = 1e-4
 # (warm-up steps, timed steps) when --warmup / --steps are not given; other sizes get (2, 3).
-# A Base float32 step takes ~25 s on 2 cores (1.1 TFLOP at ~45 GFLOP/s), so Base gets one
-# warm-up step (it traces or compiles; later steps are steady) and three timed ones, which keeps
-# the default run near 30 minutes; step-to-step variation is a few % at these lengths.
+# A Base float32 step is 1.1 TFLOP, ~12 s on 2 idle cores (twice that while other processes
+# share them), so Base gets one warm-up step (it traces or compiles; the next are steady) and
+# three timed ones; the default run then takes ~22 minutes. Step times of this length vary by a
+# few % on an idle machine.
 DEFAULT_STEPS = {"small": (2, 6), "base": (1, 3)}
 # The issue's targets.
 TARGET_FP32_VS_KERAS_HUB = 1.1
@@ -179,7 +180,11 @@ def _release() -> None:
 def make_trainer(config: BertConfig, dtype: str, jit: bool, output_dir: str,
                  num_train_steps: int, num_warmup_steps: int,
                  learning_rate: float = LEARNING_RATE) -> Trainer:
-    """Our training setup as run_pretraining builds it (official/training/pretraining.py)."""
+    """Our training setup as run_pretraining builds it (official/training/pretraining.py).
+
+    run() also turns on op determinism on a machine without a GPU; that is process-wide (it would
+    apply to the keras-hub peer too), so it is left off here.
+    """
     keras.utils.set_random_seed(SEED)
     strategy = tf.distribute.get_strategy()
     with strategy.scope():
@@ -426,8 +431,8 @@ def print_table(sizes: list[str], runs: Runs, peak: float) -> dict:
     """The results table; returns {(size, "float32" | "bfloat16" | "keras-hub" | "HF"): seq/s},
     ours and keras-hub at their faster jit setting."""
     print(f"\nbatch {BATCH}, seq {SEQ_LEN}, {PREDICTIONS} predictions; seq/s = batch / median "
-          f"step; 'vs keras-hub' against its faster float32 run; % peak = training FLOP/s / "
-          f"float32 tf.matmul peak")
+          f"step; 'vs keras-hub' against its faster float32 run; % peak = training FLOP/s "
+          f"(HF: with its 128 projected positions) / float32 tf.matmul peak")
     print(f"{'size':<6} {'peer':<10} {'dtype':<9} {'jit':<4} {'first s':>8} {'seq/s':>7} "
           f"{'vs keras-hub':>12} {'vs HF':>6} {'% peak':>7}")
     best = {}

@@ -115,7 +115,15 @@ class Trainer:
             optimizer.build(model.trainable_variables)
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step",
                                     aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
-        self._gradients_fn = tf.function(self._gradients, jit_compile=options.jit_compile or None)
+        # Under jit_compile, XLA compiles as much of the update as it can: on one replica the
+        # whole update (gradients, accumulation and the optimiser's element-wise work, which is
+        # otherwise hundreds of small ops); across replicas only the gradients, since the
+        # all-reduce between them cannot be inside an XLA cluster.
+        whole_update = options.jit_compile and replicas == 1
+        self._gradients_fn = tf.function(
+            self._gradients, jit_compile=(options.jit_compile and not whole_update) or None)
+        self._update_fn = (tf.function(self._replica_update, jit_compile=True) if whole_update
+                           else self._replica_update)
         self._stop_requested = False
         self.is_chief = is_chief(strategy)
 
@@ -149,7 +157,7 @@ class Trainer:
         return stats
 
     def _reduced_update(self, features):
-        stats = self.strategy.run(self._replica_update, args=(features,))
+        stats = self.strategy.run(self._update_fn, args=(features,))
         self.step.assign_add(1)
         return self._sum_over_replicas(stats)
 
