@@ -9,7 +9,7 @@ DEMO_OUT := demo_output
 
 $(STAMP): requirements.txt requirements-dev.txt build-constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	PIP_CONSTRAINT=build-constraints.txt $(PY) -m pip install --quiet --disable-pip-version-check \
+	PIP_CONSTRAINT=$(CURDIR)/build-constraints.txt $(PY) -m pip install --quiet --disable-pip-version-check \
 	  -r requirements-dev.txt
 	touch $(STAMP)
 
