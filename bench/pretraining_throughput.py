@@ -43,7 +43,7 @@ from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
 from official.tasks.pretraining import PretrainingTask
 from official.training.optimization import create_optimizer, decay_exempt_variables
-from official.training.pretraining import DTYPE_POLICIES
+from official.training.job_setup import DTYPE_POLICIES
 from official.training.trainer import LoopOptions, Trainer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

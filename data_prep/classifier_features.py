@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from data_prep.example_bytes import ExampleSerializer
-from data_prep.glue import InputExample, TaskProcessor, TsvError
+from data_prep.glue import InputExample, TaskProcessor, TsvError, read_tfds
 from official.atomic_files import atomic_path, open_atomically
 from official.text.tokenizer import FullTokenizer
 
@@ -177,6 +177,19 @@ def write_tfrecord(examples: Iterable[InputExample | PaddingInputExample],
     return count
 
 
+def parse_spec(max_seq_length: int, regression: bool = False) -> dict[str, tf.io.FixedLenFeature]:
+    """The reader's side of the records (the original's `name_to_features`, with a float label
+    for regression)."""
+    seq = [max_seq_length]
+    return {
+        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
+        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64),
+        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 class RecordFile:
     """A task split's TFRecord file made by `cached_tfrecord`.
@@ -201,31 +214,43 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def cached_tfrecord(processor: TaskProcessor, data_dir: str, split: str, max_seq_length: int,
-                    tokenizer: FullTokenizer, output_dir: str,
-                    pad_to_multiple: int = 1) -> RecordFile:
+def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
+                    max_seq_length: int, tokenizer: FullTokenizer, output_dir: str,
+                    pad_to_multiple: int = 1, tfds_data_dir: str | None = None) -> RecordFile:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
     Beside it, `<task>-<split>.tf_record.json` holds the key the file was made for: the task,
-    split, max_seq_length, do_lower_case, pad_to_multiple, the format version and the sha256 of
-    the vocab file and of the split's data file (contents, not dates: a copied dataset is
-    still the same data, and a file edited within a second is not). Same key: the file is
-    reused; otherwise it is rebuilt. Hashing reads the data once (about a second for MNLI's
-    train set), far less than tokenizing it again.
+    split, max_seq_length, do_lower_case, pad_to_multiple, the format version, the sha256 of
+    the vocab file and the sha256 of the data: of the split's TSV file (contents, not dates: a
+    copied dataset is still the same data, and a file edited within a second is not), or, for
+    TensorFlow Datasets' data, of the examples read from it. Same key: the file is reused;
+    otherwise it is rebuilt. Hashing reads the data once (about a second for MNLI's train set),
+    far less than tokenizing it again.
 
     Args:
+      data_dir: the GLUE download's task folder; ignored when `tfds_data_dir` is given.
       pad_to_multiple: append `PaddingInputExample`s until the record count is a multiple of
         this (the batch size, where every batch must be full).
+      tfds_data_dir: read the split from TensorFlow Datasets' prepared `glue/*` data there
+        (`read_tfds`) instead of the TSV files.
     """
     if pad_to_multiple < 1:
         raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
-    data_file = processor.path(data_dir, split)
-    if not os.path.isfile(data_file):
-        raise TsvError(f"{data_file}: no such file")
+    examples: list[InputExample] | None = None
+    if tfds_data_dir is not None:
+        examples = read_tfds(processor.name, split, tfds_data_dir)
+        data_file = f"tensorflow_datasets glue ({tfds_data_dir})"
+        data_hash = hashlib.sha256(json.dumps(
+            [dataclasses.astuple(e) for e in examples]).encode("utf-8")).hexdigest()
+    else:
+        data_file = processor.path(data_dir, split)
+        if not os.path.isfile(data_file):
+            raise TsvError(f"{data_file}: no such file")
+        data_hash = _sha256(data_file)
     key = {"format": _FORMAT_VERSION, "task": processor.name, "split": split,
            "max_seq_length": max_seq_length, "do_lower_case": tokenizer.do_lower_case,
            "pad_to_multiple": pad_to_multiple, "vocab_sha256": _sha256(tokenizer.vocab_file),
-           "data_sha256": _sha256(data_file)}
+           "data_sha256": data_hash}
     path = os.path.join(output_dir, f"{processor.name}-{split}.tf_record")
     key_file = path + ".json"
     if os.path.exists(path) and os.path.exists(key_file):
@@ -237,12 +262,11 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str, split: str, max_seq
     # the next run would otherwise trust new records under the old key.
     if os.path.exists(key_file):
         os.unlink(key_file)
-    examples: list[InputExample | PaddingInputExample] = list(
-        processor.get_examples(data_dir, split))
+    if examples is None:
+        examples = processor.get_examples(data_dir, split)
     num_examples = len(examples)
-    examples += [PaddingInputExample()] * (-num_examples % pad_to_multiple)
-    num_records = write_tfrecord(examples, processor.get_labels(), max_seq_length, tokenizer,
-                                 path)
+    padded = list(examples) + [PaddingInputExample()] * (-num_examples % pad_to_multiple)
+    num_records = write_tfrecord(padded, processor.get_labels(), max_seq_length, tokenizer, path)
     with open_atomically(key_file) as f:
         json.dump({"key": key, "data_file": data_file, "num_examples": num_examples,
                    "num_records": num_records}, f, indent=2)

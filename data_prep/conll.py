@@ -328,6 +328,20 @@ def write_tfrecord(sentences: Sequence[Sentence], labels: Sequence[str], max_seq
     return count
 
 
+def parse_spec(max_seq_length: int) -> dict[str, tf.io.FixedLenFeature]:
+    """The reader's side of the records (the format in the module docstring)."""
+    seq = [max_seq_length]
+    return {
+        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
+        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "label_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "label_weights": tf.io.FixedLenFeature(seq, tf.float32),
+        "sentence_index": tf.io.FixedLenFeature([1], tf.int64),
+        "first_word": tf.io.FixedLenFeature([1], tf.int64),
+    }
+
+
 @dataclasses.dataclass(frozen=True)
 class RecordFile:
     """A CoNLL file's TFRecord file made by `cached_tfrecord`.

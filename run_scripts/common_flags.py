@@ -6,6 +6,10 @@ is then read as `flags.FLAGS.vocab_file` and so on.
 
 from absl import flags
 
+from official.training import distribution, job_setup
+from official.training.finetuning import FinetuningOptions
+from official.training.optimization import OPTIMIZERS
+
 # Ends the help of flags accepted only so that command lines written for the original run
 # unchanged (TF2 places the model on whatever accelerator it finds).
 IGNORED_HELP = " Ignored: accepted for command-line compatibility with the original."
@@ -54,3 +58,103 @@ def define_tpu_flags() -> None:
     flags.DEFINE_integer(
         "num_tpu_cores", 8,
         "Only used if `use_tpu` is True. Total number of TPU cores to use." + IGNORED_HELP)
+
+
+def define_training_flags(defaults) -> None:
+    """The flags of every entry point that trains, with the defaults of `defaults` (an options
+    dataclass: PretrainingOptions or FinetuningOptions). Read them back with
+    `training_options()`."""
+    flags.DEFINE_integer("train_batch_size", defaults.train_batch_size,
+                         "Total batch size for training (over all replicas, per update).")
+    flags.DEFINE_integer("eval_batch_size", defaults.eval_batch_size, "Total batch size for eval.")
+    flags.DEFINE_float("learning_rate", defaults.learning_rate,
+                       "The initial learning rate for Adam.")
+    flags.DEFINE_integer("save_checkpoints_steps", defaults.save_checkpoints_steps,
+                         "How often to save the model checkpoint.")
+    flags.DEFINE_integer("iterations_per_loop", defaults.steps_per_loop,
+                         "How many steps to make in each call to the training loop (the "
+                         "original's name for --steps_per_loop).")
+    flags.DEFINE_integer("steps_per_loop", None,
+                         "Steps run inside one tf.function call; overrides --iterations_per_loop.")
+    flags.DEFINE_integer("log_steps", defaults.log_steps,
+                         "Log a progress line every this many steps.")
+    flags.DEFINE_integer("keep_checkpoint_max", defaults.keep_checkpoint_max,
+                         "How many of the newest checkpoints to keep.")
+    flags.DEFINE_enum("optimizer", defaults.optimizer, list(OPTIMIZERS),
+                      "adamw: the original AdamWeightDecay; lamb: LAMB, for large batches.")
+    flags.DEFINE_float("weight_decay_rate", defaults.weight_decay_rate,
+                       "Decoupled weight decay (not for LayerNorm and bias variables).")
+    flags.DEFINE_integer("gradient_accumulation_steps", defaults.gradient_accumulation_steps,
+                         "Split each train_batch_size batch into this many micro-batches and sum "
+                         "their gradients: the same update with less memory.")
+    flags.DEFINE_enum("dtype", defaults.dtype, list(job_setup.DTYPE_POLICIES),
+                      "Compute dtype: float32, or mixed precision bfloat16 / float16 (float16 "
+                      "with dynamic loss scaling). Variables stay float32.")
+    flags.DEFINE_bool("jit_compile", defaults.jit_compile,
+                      "Compile each forward and backward pass with XLA.")
+    flags.DEFINE_enum("distribution_strategy", defaults.distribution_strategy,
+                      distribution.STRATEGIES,
+                      "default: one device; mirrored: --num_gpus local GPUs; "
+                      "multi_worker_mirrored: hosts listed in TF_CONFIG; tpu: --tpu_name.")
+    flags.DEFINE_integer("num_gpus", defaults.num_gpus,
+                         "GPUs for --distribution_strategy=mirrored.")
+    flags.DEFINE_integer("seed", defaults.seed,
+                         "Random seed of initialisation, dropout and input order.")
+    flags.DEFINE_bool("use_tpu", False,
+                      "Whether to use TPU (same as --distribution_strategy=tpu).")
+    flags.DEFINE_string("tpu_name", None,
+                        "The Cloud TPU to use for training: a name or an address.")
+    flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU." + IGNORED_HELP)
+    flags.DEFINE_string("gcp_project", None, "Project name of the Cloud TPU." + IGNORED_HELP)
+    flags.DEFINE_string("master", None, "TensorFlow master URL." + IGNORED_HELP)
+    flags.DEFINE_integer("num_tpu_cores", 8, "Total number of TPU cores." + IGNORED_HELP)
+
+
+def training_options() -> dict:
+    """The option fields `define_training_flags` defines, from the parsed flags."""
+    f = flags.FLAGS
+    return dict(
+        train_batch_size=f.train_batch_size, eval_batch_size=f.eval_batch_size,
+        learning_rate=f.learning_rate, save_checkpoints_steps=f.save_checkpoints_steps,
+        steps_per_loop=f.steps_per_loop or f.iterations_per_loop, log_steps=f.log_steps,
+        keep_checkpoint_max=f.keep_checkpoint_max, optimizer=f.optimizer,
+        weight_decay_rate=f.weight_decay_rate,
+        gradient_accumulation_steps=f.gradient_accumulation_steps, dtype=f.dtype,
+        jit_compile=f.jit_compile,
+        distribution_strategy="tpu" if f.use_tpu else f.distribution_strategy,
+        num_gpus=f.num_gpus, tpu_address=f.tpu_name, seed=f.seed)
+
+
+def define_finetuning_flags(max_seq_length: int = 128) -> None:
+    """Everything run_classifier, run_squad and run_ner share: model, tokenizer, what to do,
+    the schedule in epochs, and the training flags (FinetuningOptions' defaults)."""
+    defaults = FinetuningOptions
+    define_model_flags()
+    define_tokenizer_flags()
+    define_max_seq_length_flag(max_seq_length)
+    define_training_flags(defaults)
+    flags.DEFINE_string("output_dir", None,
+                        "The output directory where the model checkpoints will be written.")
+    flags.DEFINE_bool("do_train", False, "Whether to run training.")
+    flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set (after every "
+                      "epoch when training; the best checkpoint is kept in output_dir/best).")
+    flags.DEFINE_bool("do_predict", False,
+                      "Whether to run the model in inference mode on the test set.")
+    flags.DEFINE_integer("predict_batch_size", defaults.predict_batch_size,
+                         "Total batch size for predict.")
+    flags.DEFINE_float("num_train_epochs", defaults.num_train_epochs,
+                       "Total number of training epochs to perform.")
+    flags.DEFINE_float("warmup_proportion", defaults.warmup_proportion,
+                       "Proportion of training to perform linear learning rate warmup for. "
+                       "E.g., 0.1 = 10% of training.")
+
+
+def finetuning_options() -> FinetuningOptions:
+    """The options the flags `define_finetuning_flags` defines say."""
+    f = flags.FLAGS
+    return FinetuningOptions(
+        bert_config_file=f.bert_config_file, output_dir=f.output_dir,
+        init_checkpoint=f.init_checkpoint, max_seq_length=f.max_seq_length,
+        do_train=f.do_train, do_eval=f.do_eval, do_predict=f.do_predict,
+        predict_batch_size=f.predict_batch_size, num_train_epochs=f.num_train_epochs,
+        warmup_proportion=f.warmup_proportion, **training_options())

@@ -157,6 +157,27 @@ _TASK_METRICS: dict[str, Callable[[ArrayLike, ArrayLike], dict[str, float]]] = {
 }
 
 
+# The one figure each kind of task enters the GLUE score with.
+_SCORE_METRIC = {_mcc: "mcc", _accuracy_metrics: "accuracy", _f1_and_accuracy: "combined",
+                 _correlations: "combined"}
+
+
+def _metrics_fn(task_name: str) -> Callable[[ArrayLike, ArrayLike], dict[str, float]]:
+    key = re.sub(r"[^a-z0-9]", "", task_name.lower().removeprefix("glue/"))
+    if key.startswith("xnli"):  # every language: "xnli-fr", ...
+        key = "xnli"
+    if key not in _TASK_METRICS:
+        raise ValueError(f"no GLUE metrics for task {task_name!r}; known: "
+                         f"{', '.join(sorted(_TASK_METRICS))}")
+    return _TASK_METRICS[key]
+
+
+def score_metric(task_name: str) -> str:
+    """The name of the metric `task_metrics` gives that GLUE scores the task by ("mcc" for
+    CoLA, "combined" for MRPC, QQP and STS-B, else "accuracy"): the one to pick a checkpoint by."""
+    return _SCORE_METRIC[_metrics_fn(task_name)]
+
+
 def task_metrics(task_name: str, labels: ArrayLike, predictions: ArrayLike) -> dict[str, float]:
     """The metrics GLUE reports for `task_name`, by name (see the module docstring).
 
@@ -164,8 +185,4 @@ def task_metrics(task_name: str, labels: ArrayLike, predictions: ArrayLike) -> d
         task_metrics("MRPC", [1, 0, 1, 1], [1, 0, 0, 1])
         # {"f1": 0.8, "accuracy": 0.75, "combined": 0.775}
     """
-    key = re.sub(r"[^a-z0-9]", "", task_name.lower().removeprefix("glue/"))
-    if key not in _TASK_METRICS:
-        raise ValueError(f"no GLUE metrics for task {task_name!r}; known: "
-                         f"{', '.join(sorted(_TASK_METRICS))}")
-    return _TASK_METRICS[key](labels, predictions)
+    return _metrics_fn(task_name)(labels, predictions)

@@ -1,6 +1,6 @@
 """run_pretraining's library half: from options to a pretrained checkpoint and eval results.
 
-    options -> strategy -> BertPretrainer (+ init checkpoint) -> optimiser -> Trainer
+    options -> job_setup (strategy, BertPretrainer + init checkpoint, optimiser) -> Trainer
             -> output_dir/model.ckpt-N (+ bert_config.json) and eval_results.txt
 
 output_dir then serves as `--init_checkpoint` (and its bert_config.json as `--bert_config_file`)
@@ -12,24 +12,17 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import keras
-import tensorflow as tf
 from absl import logging
 
-from official import checkpoints
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
-from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
-from official.training import distribution, optimization
+from official.training import job_setup
 from official.training.pretraining_input import (DynamicMasking, expand_input_files,
                                                  pretraining_dataset)
 from official.training.trainer import LoopOptions, Trainer
-
-# --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
-DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +47,7 @@ class PretrainingOptions:
     max_eval_steps: int = 100
     log_steps: int = 100
     keep_checkpoint_max: int = 5
-    optimizer: str = "adamw"
+    optimizer: str = "adamw"  # or "lamb"
     weight_decay_rate: float = 0.01
     gradient_accumulation_steps: int = 1
     dtype: str = "float32"
@@ -77,33 +70,15 @@ def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
     """
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of do_train or do_eval must be True")
-    if options.dtype not in DTYPE_POLICIES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
-    config = BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"max_seq_length={options.max_seq_length} is more than the "
-                         f"max_position_embeddings={config.max_position_embeddings} of "
-                         f"{options.bert_config_file}")
     input_files = expand_input_files(options.input_file)
+    config = BertConfig.from_json_file(options.bert_config_file)
     masking = _dynamic_masking(options, config) if options.dynamic_masking else None
     objective = data_objective(input_files)
-
-    keras.utils.set_random_seed(options.seed)
-    if not tf.config.list_physical_devices("GPU"):
-        tf.config.experimental.enable_op_determinism()  # the same weights from the same seed
-    strategy = distribution.get_strategy(options.distribution_strategy, options.num_gpus,
-                                         options.tpu_address)
-    with strategy.scope():
-        model = BertPretrainer(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
-        if options.init_checkpoint:
-            checkpoints.load_init_checkpoint(options.init_checkpoint, model)
-        optimizer = optimization.create_optimizer(
-            options.optimizer, options.learning_rate, options.num_train_steps,
-            options.num_warmup_steps, options.weight_decay_rate,
-            decay_exempt=optimization.decay_exempt_variables(model))
-        if options.dtype == "float16":
-            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    trainer = Trainer(strategy, model, optimizer, PretrainingTask(objective != "none"), LoopOptions(
+    job = job_setup.set_up(options, BertPretrainer, options.num_train_steps,
+                           options.num_warmup_steps)
+    strategy = job.strategy
+    task = PretrainingTask(next_sentence=objective != "none")
+    trainer = Trainer(strategy, job.model, job.optimizer, task, LoopOptions(
         output_dir=options.output_dir, num_train_steps=options.num_train_steps,
         train_batch_size=options.train_batch_size, steps_per_loop=options.steps_per_loop,
         save_checkpoints_steps=options.save_checkpoints_steps,

@@ -28,7 +28,7 @@ import os
 import shutil
 import signal
 import time
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
 import keras
 import numpy as np
@@ -43,6 +43,8 @@ EVAL_RESULTS_FILE = "eval_results.txt"
 
 # (input context, per-replica batch size, step the input starts at) -> dataset of feature dicts.
 DatasetFn = Callable[[tf.distribute.InputContext, int, int], tf.data.Dataset]
+# (step, prefix of the checkpoint just saved at that step) -> None; see Trainer.train.
+CheckpointCallback = Callable[[int, str], None]
 
 
 class Task(Protocol):
@@ -177,9 +179,14 @@ class Trainer:
 
     # ---- the loop ----------------------------------------------------------------------------
 
-    def train(self, dataset_fn: DatasetFn) -> dict[str, float]:
+    def train(self, dataset_fn: DatasetFn, evaluate_at: Sequence[int] = (),
+              on_evaluate: CheckpointCallback | None = None) -> dict[str, float]:
         """Trains to num_train_steps, resuming from output_dir's newest checkpoint if any.
 
+        Args:
+          evaluate_at: steps (an epoch's end, say) at which to save a checkpoint and call
+            `on_evaluate(step, checkpoint_prefix)` before training on; steps a resumed run has
+            already passed are not revisited.
         Returns the metrics of the last logged window.
         Raises:
           Preempted: SIGTERM arrived; the state was saved first.
@@ -211,12 +218,13 @@ class Trainer:
         writer = self._summary_writer("train")
         previous_handler = signal.signal(signal.SIGTERM, self._request_stop)
         try:
-            return self._run(iterator, manager, writer)
+            return self._run(iterator, manager, writer, sorted(set(evaluate_at)), on_evaluate)
         finally:
             signal.signal(signal.SIGTERM, previous_handler)
             self._clean_write_dir(opts.output_dir)
 
-    def _run(self, iterator, manager, writer) -> dict[str, float]:
+    def _run(self, iterator, manager, writer, evaluate_at: list[int],
+             on_evaluate: CheckpointCallback | None) -> dict[str, float]:
         opts = self.options
         step = int(self.step.numpy())
         metrics: dict[str, float] = {}
@@ -225,7 +233,8 @@ class Trainer:
             if self._stop_requested:
                 manager.save(checkpoint_number=step)
                 raise Preempted(step)
-            n = min(opts.steps_per_loop, opts.num_train_steps - step,
+            next_evaluation = next((s for s in evaluate_at if s > step), opts.num_train_steps)
+            n = min(opts.steps_per_loop, opts.num_train_steps - step, next_evaluation - step,
                     _to_next_multiple(step, opts.log_steps),
                     _to_next_multiple(step, opts.save_checkpoints_steps))
             stats = self._train_loop(iterator, tf.constant(n))
@@ -236,8 +245,14 @@ class Trainer:
                 seconds = time.perf_counter() - window_start
                 metrics = self._report(step, window, step - window_first_step, seconds, writer)
                 window, window_start, window_first_step = None, time.perf_counter(), step
-            if step % opts.save_checkpoints_steps == 0 or step == opts.num_train_steps:
-                manager.save(checkpoint_number=step)
+            evaluate = step in evaluate_at and on_evaluate is not None
+            if (step % opts.save_checkpoints_steps == 0 or step == opts.num_train_steps
+                    or evaluate):
+                prefix = manager.save(checkpoint_number=step)
+                if evaluate:
+                    started = time.perf_counter()
+                    on_evaluate(step, prefix)
+                    window_start += time.perf_counter() - started  # examples/s: training only
         return metrics
 
     def _report(self, step: int, stats: dict, steps: int, seconds: float, writer) -> dict:
@@ -258,10 +273,10 @@ class Trainer:
         return dict(metrics, learning_rate=learning_rate,
                     examples_per_second=examples_per_second)
 
-    def restore_model(self) -> bool:
-        """Loads the model weights and step of output_dir's newest checkpoint, for evaluating
-        without training; False when there is none."""
-        latest = tf.train.latest_checkpoint(self.options.output_dir)
+    def restore_model(self, checkpoint_dir: str | None = None) -> bool:
+        """Loads the model weights and step of the newest checkpoint in `checkpoint_dir`
+        (default output_dir), for evaluating without training; False when there is none."""
+        latest = tf.train.latest_checkpoint(checkpoint_dir or self.options.output_dir)
         if latest is None:
             return False
         tf.train.Checkpoint(**model_roots(self.model), step=self.step).read(
@@ -309,6 +324,39 @@ class Trainer:
         logging.info("eval at step %d over %d batches: %s", step, steps,
                      "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
         return metrics
+
+    # ---- prediction ----------------------------------------------------------------------------
+
+    def predict(self, dataset: tf.data.Dataset,
+                keep: Sequence[str] = ()) -> dict[str, np.ndarray]:
+        """The model's outputs (training=False) on every row of `dataset`, in its order.
+
+        Args:
+          dataset: batches of feature dicts (the global batch; a last partial batch is fine),
+            holding the model's inputs and the `keep` features.
+          keep: features to return beside the outputs (ids that tie rows to examples).
+        Returns:
+          {output name (or "logits" for a model with one output) or kept feature: numpy array
+          with one row per dataset row}.
+        """
+        results: dict[str, list[np.ndarray]] = {}
+        for features in self.strategy.experimental_distribute_dataset(dataset):
+            for name, value in self._predict_step(features, tuple(keep)).items():
+                results.setdefault(name, []).append(value.numpy())
+        if not results:
+            raise ValueError("the prediction data holds no rows")
+        return {name: np.concatenate(values) for name, values in results.items()}
+
+    @tf.function
+    def _predict_step(self, features, keep: tuple[str, ...]):
+        def replica(features):
+            outputs = self.model({k: features[k] for k in self._input_names}, training=False)
+            if not isinstance(outputs, dict):
+                outputs = {"logits": outputs}
+            return dict(outputs, **{name: features[name] for name in keep})
+        per_replica = self.strategy.run(replica, args=(features,))
+        # Replicas hold consecutive slices of the batch; gathering restores its row order.
+        return {name: self.strategy.gather(value, axis=0) for name, value in per_replica.items()}
 
     # ---- plumbing ----------------------------------------------------------------------------
 

@@ -1,0 +1,116 @@
+"""Sentence (pair) classification and regression: the loss, its running metrics, and results.
+
+    ClassificationTask   the training loss (the original run_classifier's mean cross-entropy;
+                         mean squared error for a regression task such as STS-B)
+    evaluation_metrics   dev-set figures from predicted logits: eval_loss and the task's GLUE
+                         metrics (official/tasks/glue_metrics.py) with the original's eval_ prefix
+    write_test_results   the original's test_results.tsv: each example's class probabilities
+    write_submission     a GLUE leaderboard file: index and predicted label per test example
+
+Records carry `is_real_example` (0 for the original's padding examples), which weights every
+sum, as the original's metric_fn does.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from official.atomic_files import open_atomically
+from official.tasks import glue_metrics
+
+
+class ClassificationTask:
+    """The loss of `BertClassifier` logits (float32 [batch, num_labels]) against `label_ids`.
+
+    Args:
+      num_labels: the classes; 1 means regression (the single logit is the score).
+
+    Features: label_ids int32 [batch] (float32 for regression), is_real_example int32 [batch].
+    """
+
+    def __init__(self, num_labels: int):
+        self.regression = num_labels == 1
+
+    def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """The batch's real examples: the loss is a mean over the whole global batch."""
+        return {"examples": tf.reduce_sum(tf.cast(features["is_real_example"], tf.float32))}
+
+    def loss_and_stats(self, logits: tf.Tensor, features: Mapping[str, tf.Tensor],
+                       normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
+        """This batch's share of the mean loss, and its sums (loss, correct, examples)."""
+        real = tf.cast(features["is_real_example"], tf.float32)
+        per_example = example_losses(logits, features["label_ids"], self.regression)
+        stats = {"loss_sum": tf.reduce_sum(real * per_example),
+                 "examples": tf.reduce_sum(real)}
+        if not self.regression:
+            correct = tf.equal(tf.argmax(logits, axis=-1, output_type=tf.int32),
+                               tf.cast(features["label_ids"], tf.int32))
+            stats["correct"] = tf.reduce_sum(real * tf.cast(correct, tf.float32))
+        return stats["loss_sum"] / tf.maximum(normalizers["examples"], 1.0), stats
+
+    def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
+        examples = max(float(stats["examples"]), 1e-12)
+        result = {"loss": float(stats["loss_sum"]) / examples}
+        if not self.regression:
+            result["accuracy"] = float(stats["correct"]) / examples
+        return result
+
+
+def example_losses(logits: tf.Tensor, labels: tf.Tensor, regression: bool) -> tf.Tensor:
+    """float32 [batch]: cross-entropy of the label, or the squared error of the score."""
+    if regression:
+        return tf.square(logits[:, 0] - tf.cast(labels, tf.float32))
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.cast(labels, tf.int32),
+                                                          logits=logits)
+
+
+def evaluation_metrics(task_name: str, logits: np.ndarray, labels: np.ndarray,
+                       is_real_example: np.ndarray) -> dict[str, float]:
+    """The original's eval_results.txt figures for the real examples, plus GLUE's metrics.
+
+    Args:
+      logits: float [examples, num_labels] (num_labels 1: regression scores).
+      labels: the label ids (scores for regression).
+    Returns:
+      {"eval_loss", "loss" (the same mean, as the original's Estimator reported it),
+       "eval_<metric>" for each of glue_metrics.task_metrics(task_name, ...)}: e.g. eval_accuracy,
+      eval_f1, eval_matthews_corrcoef, eval_pearson.
+    """
+    real = np.asarray(is_real_example) > 0
+    logits, labels = np.asarray(logits)[real], np.asarray(labels)[real]
+    regression = logits.shape[-1] == 1
+    loss = float(np.mean(example_losses(tf.constant(logits, tf.float32), tf.constant(labels),
+                                        regression).numpy()))
+    predictions = logits[:, 0] if regression else np.argmax(logits, axis=-1)
+    result = {"eval_loss": loss, "loss": loss}
+    for name, value in glue_metrics.task_metrics(task_name, labels, predictions).items():
+        result[f"eval_{name}"] = value
+    return result
+
+
+def probabilities(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of float [examples, num_labels] logits, computed stably in float64."""
+    shifted = np.asarray(logits, np.float64) - np.max(logits, axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def write_test_results(path: str, logits: np.ndarray) -> None:
+    """The original's test_results.tsv: one line per example, its class probabilities separated
+    by tabs (for regression, the predicted score alone)."""
+    values = np.asarray(logits) if np.shape(logits)[-1] == 1 else probabilities(logits)
+    with open_atomically(path) as f:
+        for row in values:
+            f.write("\t".join(str(float(v)) for v in row) + "\n")
+
+
+def write_submission(path: str, predictions: Sequence[str]) -> None:
+    """A GLUE leaderboard file: "index<TAB>prediction", then one line per test example in file
+    order (a label string, or the score of a regression task)."""
+    with open_atomically(path) as f:
+        f.write("index\tprediction\n")
+        for index, prediction in enumerate(predictions):
+            f.write(f"{index}\t{prediction}\n")

@@ -1,0 +1,204 @@
+"""run_classifier end to end, as a user runs it: a learnable toy GLUE task in the official file
+layouts, per-epoch evaluation with the best checkpoint kept, predicting from a finished run,
+determinism, and bad input.
+
+Each run is a subprocess (the entry point turns on TensorFlow's op determinism for the whole
+process). The toy tasks: SST-2's layout ("sentence<TAB>label" after a header), label 1 exactly
+when the sentence holds one of three cue words; STS-B's layout (regression), score 1 or 0 by the
+same rule (a tiny model from scratch needs long to stretch its output to STS-B's 0..5). A model that learns the rule beats the majority class (accuracy 0.5) by far.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.configs import BertConfig
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+CUES = ("good", "great", "fine")
+FILLERS = ("the", "a", "movie", "plot", "was", "is", "actor", "scene", "story", "and", "very",
+           "long", "dark", "music", "ending", "film", "cast", "slow", "loud", "old")
+
+
+def sentence(rng, positive):
+    words = list(rng.choice(FILLERS, size=rng.integers(4, 9)))
+    if positive:
+        words.insert(rng.integers(0, len(words) + 1), str(rng.choice(CUES)))
+    return " ".join(words)
+
+
+def write_sst2(data_dir, rng, sizes=(("train", 320), ("dev", 64), ("test", 40))):
+    os.makedirs(data_dir, exist_ok=True)
+    for split, size in sizes:
+        positives = rng.permutation(np.arange(size) % 2 == 0)
+        with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
+            if split == "test":
+                f.write("index\tsentence\n")
+                f.writelines(f"{i}\t{sentence(rng, p)}\n" for i, p in enumerate(positives))
+            else:
+                f.write("sentence\tlabel\n")
+                f.writelines(f"{sentence(rng, p)}\t{int(p)}\n" for p in positives)
+
+
+def write_stsb(data_dir, rng, sizes=(("train", 320), ("dev", 64))):
+    os.makedirs(data_dir, exist_ok=True)
+    header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2"
+    for split, size in sizes:
+        with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
+            f.write(header + "\tscore\n")
+            for i, positive in enumerate(rng.permutation(np.arange(size) % 2 == 0)):
+                f.write(f"{i}\tmain\tx\t2012\t{i}\tnone\tnone\t{sentence(rng, positive)}\t"
+                        f"{sentence(rng, False)}\t{1.0 if positive else 0.0:.3f}\n")
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("classifier_model")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CUES, *FILLERS]
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=32).to_json_file(
+                   str(root / "bert_config.json"))
+    return {"vocab_file": str(root / "vocab.txt"), "bert_config_file": str(root / "bert_config.json")}
+
+
+def run(model_files, data_dir, output_dir, *flags, task="SST-2"):
+    return subprocess.run(
+        [sys.executable, "-m", "run_scripts.run_classifier", f"--task_name={task}",
+         f"--data_dir={data_dir}", f"--output_dir={output_dir}",
+         f"--vocab_file={model_files['vocab_file']}",
+         f"--bert_config_file={model_files['bert_config_file']}", "--max_seq_length=16",
+         "--train_batch_size=16", "--eval_batch_size=24", "--predict_batch_size=7",
+         "--learning_rate=2e-3", "--num_train_epochs=3", "--log_steps=10", *flags],
+        cwd=REPO, capture_output=True, text=True, env=ENV)
+
+
+def succeeded(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    return result.stderr
+
+
+def failed(result):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    return result.stderr.strip().splitlines()[-1]
+
+
+def eval_results(path):
+    return dict(line.split(" = ") for line in open(path).read().splitlines())
+
+
+def logged_evals(log, metric):
+    """{step: value} of the per-epoch evaluation lines."""
+    return {int(step): float(value) for step, value in
+            re.findall(rf"eval at step (\d+): .*?{metric} ([0-9.]+)", log)}
+
+
+@pytest.fixture(scope="module")
+def sst2_run(model_files, tmp_path_factory):
+    root = tmp_path_factory.mktemp("sst2")
+    write_sst2(str(root / "data"), np.random.default_rng(0))
+    log = succeeded(run(model_files, root / "data", root / "out", "--do_train", "--do_eval",
+                        "--do_predict"))
+    return {"data": root / "data", "out": root / "out", "log": log}
+
+
+def test_fine_tuning_learns_the_task_and_evaluates_every_epoch(sst2_run):
+    out, log = sst2_run["out"], sst2_run["log"]
+    # 320 examples / 16 = 20 steps an epoch: evaluated at 20, 40 and 60.
+    accuracy = logged_evals(log, "eval_accuracy")
+    assert sorted(accuracy) == [20, 40, 60]
+    results = eval_results(out / "eval_results.txt")
+    assert set(results) == {"eval_accuracy", "eval_loss", "global_step", "loss"}
+    assert results["global_step"] == "60"
+    assert float(results["eval_accuracy"]) >= 0.9  # the majority class gets 0.5
+    assert float(results["eval_loss"]) == float(results["loss"])
+
+
+def test_the_best_checkpoint_is_kept_with_its_results(sst2_run):
+    best = sst2_run["out"] / "best"
+    accuracy = logged_evals(sst2_run["log"], "eval_accuracy")
+    kept = eval_results(best / "eval_results.txt")
+    best_step = int(kept["global_step"])
+    assert float(kept["eval_accuracy"]) == pytest.approx(max(accuracy.values()), abs=1e-4)
+    # The earliest step of the best value: a tie does not replace the kept one.
+    assert best_step == min(s for s, v in accuracy.items() if v == max(accuracy.values()))
+    assert (best / f"model.ckpt-{best_step}.index").exists()
+    assert (best / "bert_config.json").exists() and (best / "checkpoint").exists()
+
+
+def test_test_predictions_and_the_submission_file(sst2_run):
+    out = sst2_run["out"]
+    probabilities = np.loadtxt(out / "test_results.tsv", delimiter="\t")
+    assert probabilities.shape == (40, 2)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-6)
+    lines = (out / "SST-2.tsv").read_text().splitlines()
+    assert lines[0] == "index\tprediction"
+    predicted = [line.split("\t") for line in lines[1:]]
+    assert [int(i) for i, _ in predicted] == list(range(40))
+    assert [int(p) for _, p in predicted] == list(probabilities.argmax(axis=1))
+    # Test sentences follow the rule too: the predictions should.
+    sentences = [line.split("\t")[1] for line in
+                 (sst2_run["data"] / "test.tsv").read_text().splitlines()[1:]]
+    truth = [int(any(cue in s.split() for cue in CUES)) for s in sentences]
+    assert np.mean(np.array(truth) == probabilities.argmax(axis=1)) >= 0.9
+
+
+def test_a_finished_run_predicts_again_from_its_checkpoint(model_files, sst2_run, tmp_path):
+    out = sst2_run["out"]
+    before = (out / "test_results.tsv").read_text()
+    checkpoints = sorted(os.listdir(out))
+    (out / "test_results.tsv").unlink()
+    log = succeeded(run(model_files, sst2_run["data"], out, "--do_predict"))
+    assert "cached records reused" in log and "Restored" in log
+    assert (out / "test_results.tsv").read_text() == before
+    assert sorted(os.listdir(out)) == checkpoints  # nothing trained or written anew
+
+
+def test_regression_and_determinism(model_files, tmp_path):
+    write_stsb(str(tmp_path / "data"), np.random.default_rng(1))
+    first = [succeeded(run(model_files, tmp_path / "data", tmp_path / name, "--do_train",
+                           "--do_eval", "--num_train_epochs=6", task="STS-B"))
+             for name in ("a", "b")]
+    results = [eval_results(tmp_path / name / "eval_results.txt") for name in ("a", "b")]
+    assert set(results[0]) >= {"eval_pearson", "eval_spearman", "eval_combined", "eval_loss"}
+    assert float(results[0]["eval_pearson"]) > 0.9
+    # The same flags and seed: the same numbers to the last digit, and the same checkpoint.
+    assert results[0] == results[1]
+    assert logged_evals(first[0], "eval_pearson") == logged_evals(first[1], "eval_pearson")
+    readers = [tf.train.load_checkpoint(str(tmp_path / name / "model.ckpt-120"))
+               for name in ("a", "b")]
+    names = [n for n in readers[0].get_variable_to_shape_map() if not n.startswith("iterator")]
+    assert any(n.startswith("encoder/") for n in names)
+    for name in names:  # (the iterator's state names its file, which differs)
+        np.testing.assert_array_equal(readers[0].get_tensor(name), readers[1].get_tensor(name))
+
+
+@pytest.mark.parametrize("problem, expected", [
+    ("bad_label", r"train\.tsv:3: label '7' is not one of 0, 1"),
+    ("short_row", r"train\.tsv:2: .*column"),
+    ("missing", r"dev\.tsv: no such file"),
+])
+def test_bad_input_is_one_line_naming_the_file(model_files, tmp_path, problem, expected):
+    data = tmp_path / "data"
+    write_sst2(str(data), np.random.default_rng(2), sizes=(("train", 8), ("dev", 4)))
+    lines = (data / "train.tsv").read_text().splitlines()
+    if problem == "bad_label":
+        lines[2] = lines[2].rsplit("\t", 1)[0] + "\t7"
+    elif problem == "short_row":
+        lines[1] = "no label column here"
+    else:
+        (data / "dev.tsv").unlink()
+    (data / "train.tsv").write_text("\n".join(lines) + "\n")
+    message = failed(run(model_files, data, tmp_path / "out", "--do_train", "--do_eval",
+                         "--train_batch_size=4"))
+    assert message.startswith("run_classifier: ")
+    assert re.search(expected, message), message
+    assert not [name for name in os.listdir(tmp_path / "out") if name.endswith(".tmp")]
