@@ -30,9 +30,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import tensorflow as tf
 
+from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.glue import InputExample, TaskProcessor, TsvError, read_tfds
-from official.atomic_files import atomic_path, open_atomically
+from official.atomic_files import atomic_path
 from official.text.tokenizer import FullTokenizer
 
 # Examples tokenized per op call: big enough that the op's overhead vanishes, small enough
@@ -206,26 +207,16 @@ class RecordFile:
     reused: bool
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                     max_seq_length: int, tokenizer: FullTokenizer, output_dir: str,
                     pad_to_multiple: int = 1, tfds_data_dir: str | None = None) -> RecordFile:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
-    Beside it, `<task>-<split>.tf_record.json` holds the key the file was made for: the task,
-    split, max_seq_length, do_lower_case, pad_to_multiple, the format version, the sha256 of
-    the vocab file and the sha256 of the data: of the split's TSV file (contents, not dates: a
-    copied dataset is still the same data, and a file edited within a second is not), or, for
-    TensorFlow Datasets' data, of the examples read from it. Same key: the file is reused;
-    otherwise it is rebuilt. Hashing reads the data once (about a second for MNLI's train set),
-    far less than tokenizing it again.
+    The key it is cached under (data_prep/record_cache.py) holds the task, split,
+    max_seq_length, do_lower_case, pad_to_multiple, the format version, the sha256 of the vocab
+    file and the sha256 of the data: of the split's TSV file, or, for TensorFlow Datasets' data,
+    of the examples read from it. Hashing reads the data once (about a second for MNLI's train
+    set), far less than tokenizing it again.
 
     Args:
       data_dir: the GLUE download's task folder; ignored when `tfds_data_dir` is given.
@@ -246,29 +237,20 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
         data_file = processor.path(data_dir, split)
         if not os.path.isfile(data_file):
             raise TsvError(f"{data_file}: no such file")
-        data_hash = _sha256(data_file)
+        data_hash = record_cache.sha256_of_file(data_file)
     key = {"format": _FORMAT_VERSION, "task": processor.name, "split": split,
            "max_seq_length": max_seq_length, "do_lower_case": tokenizer.do_lower_case,
-           "pad_to_multiple": pad_to_multiple, "vocab_sha256": _sha256(tokenizer.vocab_file),
+           "pad_to_multiple": pad_to_multiple,
+           "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
            "data_sha256": data_hash}
     path = os.path.join(output_dir, f"{processor.name}-{split}.tf_record")
-    key_file = path + ".json"
-    if os.path.exists(path) and os.path.exists(key_file):
-        with open(key_file, encoding="utf-8") as f:
-            made = json.load(f)
-        if made["key"] == key:
-            return RecordFile(path, made["num_examples"], made["num_records"], reused=True)
-    # The old key goes first: were the run to stop between writing the records and the key,
-    # the next run would otherwise trust new records under the old key.
-    if os.path.exists(key_file):
-        os.unlink(key_file)
-    if examples is None:
-        examples = processor.get_examples(data_dir, split)
-    num_examples = len(examples)
-    padded = list(examples) + [PaddingInputExample()] * (-num_examples % pad_to_multiple)
-    num_records = write_tfrecord(padded, processor.get_labels(), max_seq_length, tokenizer, path)
-    with open_atomically(key_file) as f:
-        json.dump({"key": key, "data_file": data_file, "num_examples": num_examples,
-                   "num_records": num_records}, f, indent=2)
-        f.write("\n")
-    return RecordFile(path, num_examples, num_records, reused=False)
+
+    def make() -> dict:
+        read = examples if examples is not None else processor.get_examples(data_dir, split)
+        padded = list(read) + [PaddingInputExample()] * (-len(read) % pad_to_multiple)
+        num_records = write_tfrecord(padded, processor.get_labels(), max_seq_length, tokenizer,
+                                     path)
+        return {"data_file": data_file, "num_examples": len(read), "num_records": num_records}
+
+    facts, reused = record_cache.cached(path, key, make)
+    return RecordFile(path, facts["num_examples"], facts["num_records"], reused)

@@ -97,15 +97,23 @@ def run(options: FinetuningOptions, task_name: str, data_dir: str | None,
     if options.do_predict:
         job.restore()
         logits = predict(test, options.predict_batch_size)["logits"]
-        classification.write_test_results(
-            os.path.join(options.output_dir, TEST_RESULTS_FILE), logits)
-        if processor.submission_name is not None:
-            predicted = ([str(float(score)) for score in logits[:, 0]] if labels is None
-                         else [labels[i] for i in logits.argmax(axis=-1)])
-            path = os.path.join(options.output_dir, glue.submission_file(processor.name))
-            classification.write_submission(path, predicted)
-            logging.info("Wrote %d test predictions to %s", len(predicted), path)
+        if job.is_chief:
+            write_test_outputs(processor, logits, options.output_dir)
     return metrics
+
+
+def write_test_outputs(processor: glue.TaskProcessor, logits, output_dir: str) -> None:
+    """test_results.tsv (the original's probabilities) and, for a GLUE task, its submission
+    file (label strings, or scores for regression)."""
+    classification.write_test_results(os.path.join(output_dir, TEST_RESULTS_FILE), logits)
+    if processor.submission_name is None:
+        return
+    labels = processor.get_labels()
+    predicted = ([str(float(score)) for score in logits[:, 0]] if labels is None
+                 else [labels[i] for i in logits.argmax(axis=-1)])
+    path = os.path.join(output_dir, glue.submission_file(processor.name))
+    classification.write_submission(path, predicted)
+    logging.info("Wrote %d test predictions to %s", len(predicted), path)
 
 
 def main(argv: list[str]) -> None:

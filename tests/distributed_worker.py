@@ -46,16 +46,22 @@ def dataset_fn(context: tf.distribute.InputContext, batch_size: int, start_step:
     return tf.data.Dataset.from_tensor_slices(rows)
 
 
-def train(output_dir: str, strategy_name: str = "default", gradient_accumulation_steps: int = 1,
-          task: PretrainingTask | None = None) -> np.ndarray:
-    """Trains STEPS updates from a fixed initialisation; returns all trainable weights, flat."""
+def build_model() -> BertPretrainer:
+    """The tiny pretrainer, initialised the same way every time (dropout off)."""
     keras.utils.set_random_seed(1)
-    strategy = distribution.get_strategy(strategy_name)
     config = BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=4, intermediate_size=64, max_position_embeddings=SEQ,
                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertPretrainer(build_encoder(config))
+
+
+def train_model(output_dir: str, strategy_name: str = "default",
+                gradient_accumulation_steps: int = 1,
+                task: PretrainingTask | None = None) -> BertPretrainer:
+    """Trains STEPS updates from `build_model()`'s initialisation; returns the model."""
+    strategy = distribution.get_strategy(strategy_name)
     with strategy.scope():
-        model = BertPretrainer(build_encoder(config))
+        model = build_model()
         # A high rate and gradients above norm 1 exercise clipping of the global gradient.
         optimizer = optimization.create_optimizer(
             "adamw", 1e-2, STEPS, 1, decay_exempt=optimization.decay_exempt_variables(model))
@@ -64,8 +70,18 @@ def train(output_dir: str, strategy_name: str = "default", gradient_accumulation
         steps_per_loop=STEPS, log_steps=STEPS, save_checkpoints_steps=STEPS,
         gradient_accumulation_steps=gradient_accumulation_steps))
     trainer.train(dataset_fn)
+    return model
+
+
+def flat_weights(model: keras.Model) -> np.ndarray:
     return np.concatenate([np.ravel(keras.ops.convert_to_numpy(v))
                            for v in model.trainable_variables])
+
+
+def train(output_dir: str, strategy_name: str = "default", gradient_accumulation_steps: int = 1,
+          task: PretrainingTask | None = None) -> np.ndarray:
+    """`train_model`'s trainable weights, flat."""
+    return flat_weights(train_model(output_dir, strategy_name, gradient_accumulation_steps, task))
 
 
 if __name__ == "__main__":

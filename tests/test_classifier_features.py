@@ -180,3 +180,21 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, tokenizer):
 
     with pytest.raises(glue.TsvError, match="test.tsv: no such file"):
         cf.cached_tfrecord(mrpc, str(data_dir), "test", 16, tokenizer, out)
+
+
+def test_tensorflow_datasets_records_hold_the_examples_read_from_there(tmp_path, tokenizer):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    sst2, out = glue.get_processor("sst-2"), str(tmp_path / "out")
+    with tfds.testing.mock_data(num_examples=5):
+        examples = glue.read_tfds("sst-2", "train", data_dir=None)
+        made = cf.cached_tfrecord(sst2, None, "train", 16, tokenizer, out,
+                                  tfds_data_dir=str(tmp_path))
+        again = cf.cached_tfrecord(sst2, None, "train", 16, tokenizer, out,
+                                   tfds_data_dir=str(tmp_path))
+    assert (made.num_examples, made.reused, again.reused) == (5, False, True)
+    expected = cf.convert_examples(examples, sst2.get_labels(), 16, tokenizer)
+    records = read_records(made.path)
+    assert [list(r.features.feature["input_ids"].int64_list.value) for r in records] == [
+        f.input_ids for f in expected]
+    assert [r.features.feature["label_ids"].int64_list.value[0] for r in records] == [
+        f.label_id for f in expected]

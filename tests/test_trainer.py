@@ -4,6 +4,7 @@
 test_distributed_training.py.)
 """
 
+import keras
 import numpy as np
 
 from official.tasks.pretraining import PretrainingTask
@@ -32,6 +33,19 @@ def test_accumulated_micro_batches_give_the_big_batch_update(tmp_path):
     assert set(spy.batch_sizes) == {distributed_worker.GLOBAL_BATCH // 4}
     # ... and three updates of clipped AdamW agree with the one-batch run.
     np.testing.assert_allclose(accumulated, whole, atol=2e-6)
+
+
+def test_variables_the_loss_does_not_use_are_left_alone(tmp_path):
+    """Without the next-sentence loss the pooler and its head get no gradient: as with the
+    original's optimiser, they are not updated, not even by weight decay."""
+    initial = distributed_worker.build_model()
+    trained = distributed_worker.train_model(
+        str(tmp_path), gradient_accumulation_steps=2, task=PretrainingTask(next_sentence=False))
+    for before, after in zip(initial.weights, trained.weights):
+        unused = "pooler" in after.path or "next_sentence" in after.path
+        same = np.array_equal(keras.ops.convert_to_numpy(before),
+                              keras.ops.convert_to_numpy(after))
+        assert same == unused, after.path
 
 
 def test_eval_results_are_written_as_the_original_does(tmp_path):

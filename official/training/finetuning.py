@@ -135,6 +135,16 @@ class FinetuningRun:
     def strategy(self) -> tf.distribute.Strategy:
         return self.trainer.strategy
 
+    @property
+    def is_chief(self) -> bool:
+        """True on the worker that writes results (see official.training.distribution)."""
+        return self.trainer.is_chief
+
+    @property
+    def step(self) -> int:
+        """The update the weights are at (after `train` or `restore`)."""
+        return int(self.trainer.step.numpy())
+
     def train(self, dataset_fn: DatasetFn,
               evaluate: Callable[[], dict[str, float]] | None = None,
               metric: str | None = None) -> dict[str, float] | None:
@@ -160,7 +170,7 @@ class FinetuningRun:
 
     def evaluate(self, evaluate: Callable[[], dict[str, float]]) -> dict[str, float]:
         """Evaluates the current weights once and writes the results (as `train` does)."""
-        return self._evaluated(evaluate, int(self.trainer.step.numpy()))
+        return self._evaluated(evaluate, self.step)
 
     def restore(self) -> None:
         """Loads output_dir/best if a run kept one, else output_dir's newest checkpoint; with

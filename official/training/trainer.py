@@ -138,7 +138,7 @@ class Trainer:
             loss, stats = self.task.loss_and_stats(outputs, features, normalizers)
             scaled_loss = self.optimizer.scale_loss(loss)
         grads = tape.gradient(scaled_loss, self.model.trainable_variables)
-        return [tf.convert_to_tensor(g) for g in grads], stats
+        return [None if g is None else tf.convert_to_tensor(g) for g in grads], stats
 
     def _replica_update(self, features):
         k = self.options.gradient_accumulation_steps
@@ -148,14 +148,18 @@ class Trainer:
         # [k * b, ...] -> [k, b, ...]: micro-batch i is micro[i].
         micro = {name: tf.reshape(t, [k, -1, *t.shape[1:]]) for name, t in features.items()}
         grads, stats = self._gradients_fn({n: t[0] for n, t in micro.items()}, normalizers)
+        # Variables without a gradient (the pooler, under a span or token head) are left alone,
+        # weight decay included, as the original's optimiser skips a None gradient.
+        used = [i for i, g in enumerate(grads) if g is not None]
+        grads = [grads[i] for i in used]
         if k > 1:
             for i in tf.range(1, k):
                 more_grads, more_stats = self._gradients_fn(
                     {n: t[i] for n, t in micro.items()}, normalizers)
-                grads = [a + b for a, b in zip(grads, more_grads)]
+                grads = [a + more_grads[j] for a, j in zip(grads, used)]
                 stats = {name: stats[name] + more_stats[name] for name in stats}
         grads = replica.all_reduce(tf.distribute.ReduceOp.SUM, grads)
-        self.optimizer.apply(grads, self.model.trainable_variables)
+        self.optimizer.apply(grads, [self.model.trainable_variables[i] for i in used])
         return stats
 
     def _reduced_update(self, features):

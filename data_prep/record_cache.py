@@ -1,0 +1,51 @@
+"""TFRecord files made once per setting: a key file beside each says what it was made from.
+
+    cached(path, key, make) -> (facts, reused)
+
+run_classifier, run_squad and run_ner convert their data in output_dir; a rerun with the same
+settings (a predict-only run after training, say) reuses the files instead of tokenizing again.
+The key holds every setting that changes the records and the sha256 of the inputs (contents, not
+dates: a copied dataset is still the same data, and a file edited within a second is not).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any, Callable
+
+from official.atomic_files import open_atomically
+
+
+def sha256_of_file(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def cached(path: str, key: dict[str, Any],
+           make: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+    """The facts of the records at `path` (counts, say), made by `make()` unless `path` and its
+    key file `<path>.json` are there for the same `key`.
+
+    Args:
+      key: JSON-serialisable settings and input hashes the records depend on.
+      make: writes `path` (atomically) and returns JSON-serialisable facts about it.
+    Returns:
+      (facts, reused): reused is True when the file was already there for `key`.
+    """
+    key_file = path + ".json"
+    if os.path.exists(path) and os.path.exists(key_file):
+        with open(key_file, encoding="utf-8") as f:
+            made = json.load(f)
+        if made.pop("key") == key:
+            return made, True
+    # The old key goes first: were the run to stop between writing the records and the key,
+    # the next run would otherwise trust new records under the old key.
+    if os.path.exists(key_file):
+        os.unlink(key_file)
+    facts = make()
+    with open_atomically(key_file) as f:
+        json.dump({"key": key, **facts}, f, indent=2)
+        f.write("\n")
+    return facts, False
