@@ -1,0 +1,176 @@
+"""Token classification (CoNLL-2003 NER): the loss, and logits back to one tag per word.
+
+    NerTask             the training loop's Task: sum(w * cross-entropy) / sum(w) over the
+                        global batch, w = label_weights (1.0 at each word's first piece)
+    word_label_ids      windows' per-position predictions -> each sentence's per-word label ids
+    predicted_tags      model outputs -> each sentence's per-word tags
+    evaluate            model outputs + gold tags -> conlleval's entity P/R/F1 and the loss
+
+The features are data_prep.conll's records (read through official.training.finetuning_input):
+only a word's first piece is predicted, and a long sentence is split into windows of whole
+words that do not overlap. A window's k-th position of weight 1 predicts word
+`first_word + k` of sentence `sentence_index`, so the windows of a sentence together predict
+each of its words exactly once; `word_label_ids` checks that they do. Padding records (all
+weights 0) predict nothing.
+
+The loss is the pretraining masked-LM loss's pattern (official/tasks/pretraining.py): the
+denominator sum(w) is summed over every micro-batch and replica first (`normalizers`), so the
+loss is that of one big batch however the batch is split. Unlike masked-LM there is no epsilon:
+a batch without any weight (padding records only) has a loss of 0, not 0/eps.
+
+This module takes plain arrays and tag lists, not data_prep's classes (the library does not
+import data_prep): a sentence here is its gold tags, one per word.
+
+Example:
+    outputs = run.predict(dataset, keep=PREDICT_FEATURES)     # official.training.finetuning
+    tags = predicted_tags(outputs, [len(s.words) for s in sentences], LABELS)
+    scores = evaluate(outputs, [s.tags for s in sentences], LABELS)   # {"f1": ..., ...}
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from official.tasks.ner_metrics import entity_scores
+
+# The features `FinetuningRun.predict` must keep beside the logits for `predicted_tags`
+# (label_ids too, for `evaluate`'s loss).
+PREDICT_FEATURES = ("label_weights", "sentence_index", "first_word", "label_ids")
+
+
+class NerTask:
+    """Loss and running metrics of token classification with per-position weights.
+
+    Features: label_ids int32 [batch, seq_len], label_weights float32 [batch, seq_len].
+    Outputs (of BertTokenClassifier): float32 logits [batch, seq_len, num_labels].
+    Stats: loss_sum and correct (weighted sums over predicted positions), label_weight,
+    examples. Metrics: loss and accuracy over predicted positions (words, not pieces).
+    """
+
+    def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """This batch's share of the loss denominator: float32 scalars that add across batches."""
+        weights = features["label_weights"]
+        return {"label_weight": tf.reduce_sum(weights),
+                "examples": tf.cast(tf.shape(weights)[0], tf.float32)}
+
+    def loss_and_stats(self, outputs: tf.Tensor, features: Mapping[str, tf.Tensor],
+                       normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
+        """This batch's part of the global loss, and its statistics as sums.
+
+        Args:
+          outputs: logits [batch, seq_len, num_labels].
+          normalizers: `normalizers` summed over every batch of the update.
+        """
+        weights = features["label_weights"]
+        labels = features["label_ids"]
+        logits = tf.cast(outputs, tf.float32)
+        cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
+                                                                       logits=logits)
+        correct = tf.cast(tf.equal(tf.argmax(logits, axis=-1, output_type=labels.dtype), labels),
+                          tf.float32)
+        stats = {
+            "loss_sum": tf.reduce_sum(weights * cross_entropy),
+            "correct": tf.reduce_sum(weights * correct),
+            "label_weight": tf.reduce_sum(weights),
+            "examples": tf.cast(tf.shape(weights)[0], tf.float32),
+        }
+        loss = tf.math.divide_no_nan(stats["loss_sum"], normalizers["label_weight"])
+        return loss, stats
+
+    def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
+        """Loss and accuracy per predicted word, from summed stats."""
+        weight = max(float(stats["label_weight"]), 1e-12)
+        return {"accuracy": float(stats["correct"]) / weight,
+                "loss": float(stats["loss_sum"]) / weight}
+
+
+def word_label_ids(position_ids: np.ndarray, label_weights: np.ndarray,
+                   sentence_index: np.ndarray, first_word: np.ndarray,
+                   sentence_lengths: Sequence[int]) -> list[np.ndarray]:
+    """Each sentence's per-word values from its windows' per-position ones.
+
+    Args:
+      position_ids: [windows, seq_len] a value per position (the predicted label id).
+      label_weights: [windows, seq_len] > 0 at the positions that predict a word.
+      sentence_index: [windows] the sentence each window belongs to.
+      first_word: [windows] the word predicted by each window's first weighted position.
+      sentence_lengths: words per sentence, for every sentence of the data.
+    Returns:
+      one int array [sentence_lengths[i]] per sentence.
+    Raises:
+      ValueError: a window points outside its sentence, two windows predict the same word, or
+        a word is predicted by none: the predictions do not belong to these sentences.
+    """
+    position_ids, label_weights = np.asarray(position_ids), np.asarray(label_weights)
+    sentence_index, first_word = np.asarray(sentence_index), np.asarray(first_word)
+    if not (len(position_ids) == len(label_weights) == len(sentence_index) == len(first_word)):
+        raise ValueError(f"predictions of different lengths: {len(position_ids)} windows of ids, "
+                         f"{len(label_weights)} of weights, {len(sentence_index)} sentence "
+                         f"indices, {len(first_word)} first words")
+    words = [np.full(n, -1, np.int64) for n in sentence_lengths]
+    for row in range(len(position_ids)):
+        positions = np.flatnonzero(label_weights[row] > 0)
+        if positions.size == 0:
+            continue  # a padding record
+        sentence, start = int(sentence_index[row]), int(first_word[row])
+        end = start + positions.size
+        if not 0 <= sentence < len(words) or start < 0 or end > len(words[sentence]):
+            raise ValueError(f"window {row} predicts words [{start}, {end}) of sentence "
+                             f"{sentence}, which is not among the {len(words)} sentences or "
+                             "has fewer words")
+        target = words[sentence][start:end]
+        if (target >= 0).any():
+            word = start + int(np.flatnonzero(target >= 0)[0])
+            raise ValueError(f"window {row} predicts word {word} of sentence {sentence} again")
+        target[:] = position_ids[row, positions]
+    for sentence, values in enumerate(words):
+        if (values < 0).any():
+            raise ValueError(f"word {int(np.flatnonzero(values < 0)[0])} of sentence {sentence} "
+                             "has no prediction")
+    return words
+
+
+def predicted_tags(outputs: Mapping[str, np.ndarray], sentence_lengths: Sequence[int],
+                   labels: Sequence[str]) -> list[list[str]]:
+    """Each sentence's predicted tags, one per word: the arg-max label at each word's first piece.
+
+    Args:
+      outputs: `FinetuningRun.predict`'s arrays: logits [windows, seq_len, num_labels] and the
+        kept label_weights, sentence_index, first_word.
+      sentence_lengths: words per sentence, every sentence of the predicted data.
+      labels: the tag set (a label id is its index).
+    """
+    ids = np.argmax(outputs["logits"], axis=-1)
+    words = word_label_ids(ids, outputs["label_weights"], outputs["sentence_index"],
+                           outputs["first_word"], sentence_lengths)
+    return [[labels[i] for i in sentence] for sentence in words]
+
+
+def weighted_loss(outputs: Mapping[str, np.ndarray]) -> float:
+    """NerTask's loss over all predicted rows: sum(w * cross-entropy) / sum(w)."""
+    logits = np.asarray(outputs["logits"], np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    gold = np.take_along_axis(log_probs, outputs["label_ids"][..., None].astype(np.int64),
+                              axis=-1)[..., 0]
+    weights = np.asarray(outputs["label_weights"], np.float64)
+    return float(-(weights * gold).sum() / max(weights.sum(), 1e-12))
+
+
+def evaluate(outputs: Mapping[str, np.ndarray], gold_tags: Sequence[Sequence[str]],
+             labels: Sequence[str]) -> tuple[dict[str, float], list[list[str]]]:
+    """conlleval's entity scores of the predictions against the gold tags, and the loss.
+
+    Args:
+      outputs: `FinetuningRun.predict`'s arrays with PREDICT_FEATURES kept.
+      gold_tags: each sentence's gold tags, every sentence of the predicted data.
+    Returns:
+      ({"precision", "recall", "f1", "<TYPE>_f1", ..., "loss"}, the predicted tags per sentence).
+    """
+    tags = predicted_tags(outputs, [len(t) for t in gold_tags], labels)
+    scores = entity_scores(gold_tags, tags).as_dict()
+    scores["loss"] = weighted_loss(outputs)
+    return scores, tags

@@ -1,0 +1,222 @@
+"""run_ner end to end, as a user runs it: train with per-epoch entity F1, predict, rerun, bad input.
+
+Each run is a subprocess (the entry point turns on TensorFlow's op determinism for the whole
+process). The data is a learnable toy CoNLL-2003 set made here: names from fixed lists are
+PER, LOC or ORG whatever their context, in the files' layout (-DOCSTART- lines, 4 columns,
+IOB1 tags), with a tiny BERT and a small cased vocab ("Stockholm" is two pieces).
+"""
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from official import checkpoints
+from official.configs import BertConfig
+from official.tasks.ner_metrics import entity_scores
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+
+FIRST_NAMES = ["Alice", "Bob", "Carol", "David", "Emma", "Frank", "Grace", "Henry"]
+SURNAMES = ["Smith", "Jones", "Brown", "Taylor"]
+PLACES = [["Paris"], ["London"], ["Berlin"], ["Rome"], ["Stockholm"], ["New", "York"]]
+ORGANISATIONS = [["Reuters"], ["Acme", "Corp"], ["United", "Nations"]]
+OTHER_WORDS = ["the", "a", "visited", "met", "in", "with", "said", "on", "Monday", "yesterday",
+               "lives", "works", "for", "and", "today", ".", ","]
+VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Stock", "##holm"] + FIRST_NAMES
+         + SURNAMES + [w for name in PLACES + ORGANISATIONS for w in name if w != "Stockholm"]
+         + OTHER_WORDS)
+# 56 words, 60 pieces: at max_seq_length 32 (30 pieces a window) two windows of 28 words.
+LONG_SENTENCE = [
+    ("Alice", "B-PER"), ("Smith", "I-PER"), ("visited", "O"), ("New", "B-LOC"),
+    ("York", "I-LOC"), ("with", "O"), ("Bob", "B-PER"), ("and", "O"), ("the", "O"),
+    ("Acme", "B-ORG"), ("Corp", "I-ORG"), ("in", "O"), ("Stockholm", "B-LOC"), (".", "O"),
+] * 4
+MAX_SEQ_LENGTH = 32
+TRAIN_STEPS = 30  # 240 sentences / batch 16 * 2 epochs
+
+
+def toy_sentence(rng):
+    """[(word, IOB2 tag)]: other words, and entities never next to each other."""
+    rows, after_entity, length = [], True, rng.randint(3, 12)
+    while len(rows) < length:
+        if not after_entity and rng.random() < 0.35:
+            kind = rng.choice(["PER", "LOC", "ORG"])
+            if kind == "PER":
+                words = [rng.choice(FIRST_NAMES)]
+                if rng.random() < 0.5:
+                    words.append(rng.choice(SURNAMES))
+            else:
+                words = rng.choice(PLACES if kind == "LOC" else ORGANISATIONS)
+            rows += [(w, ("B-" if i == 0 else "I-") + kind) for i, w in enumerate(words)]
+            after_entity = True
+        else:
+            rows.append((rng.choice(OTHER_WORDS), "O"))
+            after_entity = False
+    return rows
+
+
+def write_conll(path, sentences):
+    """The CoNLL-2003 layout: a -DOCSTART- every 10 sentences; IOB1, where an entity starts
+    with I- unless it follows one of its type (never, here)."""
+    lines = []
+    for i, rows in enumerate(sentences):
+        if i % 10 == 0:
+            lines += ["-DOCSTART- -X- -X- O", ""]
+        lines += [f"{word} NNP I-NP {'I' + tag[1:] if tag != 'O' else tag}" for word, tag in rows]
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    root = tmp_path_factory.mktemp("run_ner")
+    data = root / "conll"
+    data.mkdir()
+    rng = random.Random(0)
+    parts = {"eng.train": [toy_sentence(rng) for _ in range(240)],
+             "eng.testa": [toy_sentence(rng) for _ in range(30)],
+             "eng.testb": [toy_sentence(rng) for _ in range(30)]}
+    parts["eng.testb"].insert(3, LONG_SENTENCE)
+    for name, sentences in parts.items():
+        write_conll(data / name, sentences)
+    (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
+               num_attention_heads=2, intermediate_size=64,
+               max_position_embeddings=64).to_json_file(str(root / "bert_config.json"))
+    return {"root": root, "data_dir": data, "test": parts["eng.testb"]}
+
+
+def run(toy, output_dir, *flags, data_dir=None):
+    return subprocess.run(
+        [sys.executable, "-m", "run_scripts.run_ner", f"--data_dir={data_dir or toy['data_dir']}",
+         f"--vocab_file={toy['root'] / 'vocab.txt'}", "--do_lower_case=False",
+         f"--bert_config_file={toy['root'] / 'bert_config.json'}", f"--output_dir={output_dir}",
+         f"--max_seq_length={MAX_SEQ_LENGTH}", "--train_batch_size=16", "--eval_batch_size=16",
+         "--predict_batch_size=16", "--learning_rate=5e-3", "--num_train_epochs=2",
+         "--log_steps=5", "--iterations_per_loop=5", *flags],
+        cwd=REPO, capture_output=True, text=True, env=ENV)
+
+
+def succeeded(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    return result.stderr
+
+
+def results(path):
+    return {k: float(v) for k, v in (line.split(" = ") for line in path.read_text().splitlines())}
+
+
+def read_predictions(path):
+    """[[(word, gold, predicted)]] per sentence; every line must have the three columns."""
+    sentences = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        if block.strip():
+            rows = [tuple(line.split(" ")) for line in block.splitlines()]
+            assert all(len(row) == 3 for row in rows), block
+            sentences.append(rows)
+    return sentences
+
+
+@pytest.fixture(scope="module")
+def trained(toy):
+    out = toy["root"] / "out"
+    log = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict"))
+    return {"out": out, "log": log,
+            "predictions": (out / "test_predictions.txt").read_bytes(),
+            "checkpoints": {n: os.stat(out / n).st_mtime_ns for n in os.listdir(out)
+                            if n.startswith("model.ckpt")}}
+
+
+def test_train_eval_predict_learns_the_entities(toy, trained):
+    out, log = trained["out"], trained["log"]
+    assert f"step {TRAIN_STEPS}/{TRAIN_STEPS}" in log
+    assert {"bert_config.json", "eval_results.txt", "test_results.txt", "test_predictions.txt",
+            "best", "eng.train.tf_record", "eng.testa.tf_record", "eng.testb.tf_record",
+            f"model.ckpt-{TRAIN_STEPS}.index"} <= set(os.listdir(out))
+    assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
+
+    # Entity F1 on held-out sentences, against 0 for tagging everything O; evaluated after
+    # each of the 2 epochs, the best kept.
+    dev = results(out / "eval_results.txt")
+    assert dev["global_step"] == TRAIN_STEPS
+    assert dev["f1"] > 0.6, dev
+    assert {"precision", "recall", "PER_f1", "LOC_f1", "ORG_f1", "loss"} <= dev.keys()
+    assert len(re.findall(r"eval at step \d+", log)) == 2
+    assert results(out / "best" / "eval_results.txt")["f1"] >= dev["f1"]
+    test = results(out / "test_results.txt")
+    assert test["f1"] > 0.6, test
+
+    # The prediction file: every test sentence and word, with its gold tag in IOB2.
+    predicted = read_predictions(out / "test_predictions.txt")
+    assert [[(w, g) for w, g, _ in s] for s in predicted] == toy["test"]
+    gold = [[g for _, g, _ in s] for s in predicted]
+    tags = [[p for _, _, p in s] for s in predicted]
+    assert entity_scores(gold, tags).overall.f1 == pytest.approx(test["f1"], abs=1e-6)
+
+    # The long sentence was split into windows, and each window's words were predicted.
+    long = predicted[3]
+    assert len(long) == len(LONG_SENTENCE)
+    records = json.loads((out / "eng.testb.tf_record.json").read_text())
+    assert records["num_features"] == len(toy["test"]) + 1
+    for window in (long[:28], long[28:]):
+        window_gold, window_tags = [g for _, g, _ in window], [p for _, _, p in window]
+        assert entity_scores([window_gold], [window_tags]).overall.f1 > 0.5, window
+
+
+def test_a_finished_run_predicts_again_from_its_checkpoint(toy, trained):
+    out = trained["out"]
+    log = succeeded(run(toy, out, "--do_predict"))
+    assert re.search(r"Restored \S*best/model.ckpt-\d+", log), log[-2000:]
+    assert not re.search(r"step \d+/\d+", log)  # no training
+    assert (out / "test_predictions.txt").read_bytes() == trained["predictions"]
+    assert {n: os.stat(out / n).st_mtime_ns for n in os.listdir(out)
+            if n.startswith("model.ckpt")} == trained["checkpoints"]
+
+
+def test_same_seed_same_weights_with_or_without_evaluation(toy, trained, tmp_path):
+    """Deterministic on CPU: the same flags train the same weights again, and the per-epoch
+    evaluations (predictions on the dev file) do not disturb training."""
+    out = tmp_path / "out"
+    succeeded(run(toy, out, "--do_train"))
+    again = checkpoints.read_weights(str(out / f"model.ckpt-{TRAIN_STEPS}"))
+    first = checkpoints.read_weights(str(trained["out"] / f"model.ckpt-{TRAIN_STEPS}"))
+    assert again.keys() == first.keys()
+    for name in first:
+        np.testing.assert_array_equal(again[name], first[name], err_msg=name)
+
+
+def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
+    data = tmp_path / "conll"
+    data.mkdir()
+    for name in ("eng.train", "eng.testa"):
+        (data / name).write_bytes((toy["data_dir"] / name).read_bytes())
+    lines = (toy["data_dir"] / "eng.testb").read_text().splitlines()
+    bad = next(i for i, line in enumerate(lines) if i > 5 and line and line[0] != "-")
+    lines[bad] = "Mars NNP I-NP I-PLANET"
+    (data / "eng.testb").write_text("\n".join(lines) + "\n")
+
+    # A tag outside the label set in the test file: found before any training.
+    out = tmp_path / "out"
+    result = run(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
+    assert not out.exists() or not os.listdir(out)
+
+    # A missing file.
+    os.remove(data / "eng.train")
+    result = run(toy, out, "--do_train", data_dir=data)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == f"run_ner: {data / 'eng.train'}: no such file", last
+    assert not out.exists() or not os.listdir(out)
