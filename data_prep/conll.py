@@ -66,8 +66,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import re
 from typing import Iterator, Sequence
@@ -75,6 +73,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
+from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.input_errors import InputError
 from official.atomic_files import atomic_path, open_atomically
@@ -360,47 +359,34 @@ class RecordFile:
     reused: bool
 
 
-def _sha256(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenizer,
                     output_dir: str, labels: Sequence[str] = LABELS,
                     pad_to_multiple: int = 1) -> RecordFile:
     """The records of `data_file` in `output_dir/<its name>.tf_record`, made only when needed.
 
-    Beside it, `<its name>.tf_record.json` holds the key the file was made for: the labels,
-    max_seq_length, do_lower_case, pad_to_multiple, the format version and the sha256 of the
-    vocab file and of the data file (contents, not dates). Same key: the file is reused;
-    otherwise it is rebuilt.
+    The key it is cached under (data_prep/record_cache.py) holds the labels, max_seq_length,
+    do_lower_case, pad_to_multiple, the format version and the sha256 of the vocab file and of
+    the data file.
     """
     if not os.path.isfile(data_file):
         raise ConllError(f"{data_file}: no such file")
     key = {"format": _FORMAT_VERSION, "labels": list(labels), "max_seq_length": max_seq_length,
            "do_lower_case": tokenizer.do_lower_case, "pad_to_multiple": pad_to_multiple,
-           "vocab_sha256": _sha256(tokenizer.vocab_file), "data_sha256": _sha256(data_file)}
+           "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
+           "data_sha256": record_cache.sha256_of_file(data_file)}
     path = os.path.join(output_dir, os.path.basename(data_file) + ".tf_record")
-    key_file = path + ".json"
-    if os.path.exists(path) and os.path.exists(key_file):
-        with open(key_file, encoding="utf-8") as f:
-            made = json.load(f)
-        if made["key"] == key:
-            return RecordFile(path, made["num_sentences"], made["num_features"],
-                              made["num_records"], reused=True)
-    # The old key goes first: were the run to stop between writing the records and the key,
-    # the next run would otherwise trust new records under the old key.
-    if os.path.exists(key_file):
-        os.unlink(key_file)
-    sentences = read_conll(data_file, labels)
-    num_features = write_tfrecord(sentences, labels, max_seq_length, tokenizer, path,
-                                  pad_to_multiple)
-    num_records = num_features + -num_features % pad_to_multiple
-    with open_atomically(key_file) as f:
-        json.dump({"key": key, "data_file": data_file, "num_sentences": len(sentences),
-                   "num_features": num_features, "num_records": num_records}, f, indent=2)
-        f.write("\n")
-    return RecordFile(path, len(sentences), num_features, num_records, reused=False)
+
+    def make() -> dict:
+        sentences = read_conll(data_file, labels)
+        num_features = write_tfrecord(sentences, labels, max_seq_length, tokenizer, path,
+                                      pad_to_multiple)
+        return {"data_file": data_file, "num_sentences": len(sentences),
+                "num_features": num_features,
+                "num_records": num_features + -num_features % pad_to_multiple}
+
+    facts, reused = record_cache.cached(path, key, make)
+    return RecordFile(path, facts["num_sentences"], facts["num_features"], facts["num_records"],
+                      reused)
 
 
 def write_predictions(sentences: Sequence[Sentence], predicted_tags: Sequence[Sequence[str]],
