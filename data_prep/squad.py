@@ -8,6 +8,8 @@ with the original's):
     convert_examples_to_features  each example -> one `InputFeatures` per window of the
                                   WordPiece-tokenized context: [CLS] question [SEP] window [SEP]
     write_features                features -> TFRecords with the original's feature names
+    cached_tfrecord               a SQuAD file's TFRecords in an output_dir, made once per
+                                  setting (run_squad's data step)
 
 The records hold, per feature (int64; the last three only for training):
 
@@ -37,11 +39,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from typing import Any, Iterable, Iterator
+import os
+import random
+from typing import Any, Iterable, Iterator, Sequence
 
 from absl import logging
 import tensorflow as tf
 
+from data_prep import record_cache
 from data_prep.input_errors import InputError
 from official.atomic_files import atomic_path
 from official.text.tokenizer import FullTokenizer
@@ -51,6 +56,12 @@ FIRST_UNIQUE_ID = 1000000000
 # Examples tokenized per tokenizer call: big enough that op-call overhead vanishes, small enough
 # that the WordPieces of a whole training set are never held at once.
 _EXAMPLES_PER_CHUNK = 2000
+# The version of the records `cached_tfrecord` writes: a change of format or order bumps it, so
+# records cached by an older version are rebuilt.
+_FORMAT_VERSION = 1
+# The original run_squad shuffles the training examples with this seed before writing them, so
+# that a small shuffle buffer still mixes articles.
+_TRAIN_SHUFFLE_SEED = 12345
 
 
 @dataclasses.dataclass
@@ -480,3 +491,62 @@ def _to_example(feature: InputFeatures, is_training: bool) -> tf.train.Example:
     return tf.train.Example(features=tf.train.Features(feature={
         name: tf.train.Feature(int64_list=tf.train.Int64List(value=value))
         for name, value in values.items()}))
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordFile:
+    """A SQuAD file's TFRecord file made by `cached_tfrecord`.
+
+    Attributes:
+      path: the TFRecord file.
+      num_examples: the file's questions (the original's count for the number of training steps).
+      num_features: records in the file, one per window.
+      reused: True if the file was already there for the same settings.
+    """
+    path: str
+    num_examples: int
+    num_features: int
+    reused: bool
+
+
+def cached_tfrecord(input_file: str, examples: list[SquadExample], tokenizer: FullTokenizer,
+                    output_dir: str, *, max_seq_length: int, doc_stride: int,
+                    max_query_length: int, is_training: bool, version_2_with_negative: bool,
+                    features: Sequence[InputFeatures] | None = None) -> RecordFile:
+    """The records of `examples` (read from `input_file`) in output_dir, made only when needed.
+
+    The file is `<input_file's name>.train.tf_record` (training features, the examples shuffled
+    first as the original does) or `.predict.tf_record`, cached (data_prep/record_cache.py)
+    under every setting above, do_lower_case, the format version and the sha256 of the vocab
+    file and of `input_file`.
+
+    Args:
+      examples: `read_squad_examples(input_file, is_training, version_2_with_negative)`.
+      features: for prediction, the examples' features when the caller has them already
+        (decoding needs them in memory); converted here otherwise.
+    """
+    if is_training and features is not None:
+        raise ValueError("training features are made here, from the shuffled examples")
+    key = {"format": _FORMAT_VERSION, "is_training": is_training,
+           "version_2_with_negative": version_2_with_negative, "max_seq_length": max_seq_length,
+           "doc_stride": doc_stride, "max_query_length": max_query_length,
+           "do_lower_case": tokenizer.do_lower_case,
+           "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
+           "data_sha256": record_cache.sha256_of_file(input_file)}
+    name = os.path.basename(input_file) + (".train" if is_training else ".predict")
+    path = os.path.join(output_dir, name + ".tf_record")
+
+    def make() -> dict:
+        made = features
+        if made is None:
+            ordered = examples
+            if is_training:
+                ordered = list(examples)
+                random.Random(_TRAIN_SHUFFLE_SEED).shuffle(ordered)
+            made = convert_examples_to_features(ordered, tokenizer, max_seq_length, doc_stride,
+                                                max_query_length, is_training)
+        return {"data_file": input_file, "num_examples": len(examples),
+                "num_features": write_features(made, path, is_training)}
+
+    facts, reused = record_cache.cached(path, key, make)
+    return RecordFile(path, facts["num_examples"], facts["num_features"], reused)

@@ -1,0 +1,121 @@
+"""SQuAD span labelling: the training loss, its running metrics, and scoring decoded answers.
+
+    SquadTask       the original run_squad's loss: the cross-entropy of the answer's start
+                    token and of its end token, averaged over the batch, halved
+    raw_results     `Trainer.predict` outputs -> one `squad_decoding.RawResult` per feature
+    check_answers   whether a SQuAD JSON file has the gold answers an evaluation needs
+    evaluate        EM / F1 of decoded predictions by the official v1.1 or v2.0 evaluation
+
+Training windows that do not hold their question's answer (and every window of an unanswerable
+SQuAD 2.0 question) point both positions at [CLS] (position 0), so the loss also teaches the
+model to say "not here"; `squad_decoding` uses those [CLS] logits as the no-answer score.
+
+Example:
+    outputs = run.predict(dataset, keep=("unique_ids",))
+    predictions = squad_decoding.decode_predictions(examples, features, raw_results(outputs),
+                                                    n_best_size=20, max_answer_length=30,
+                                                    do_lower_case=True)
+    metrics = evaluate(dataset_json, predictions)  # {"exact_match": ..., "f1": ...}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import tensorflow as tf
+
+from official.tasks import squad_metrics
+from official.tasks.squad_decoding import RawResult, SquadPredictions
+
+# The evaluation figure that chooses the best checkpoint (the same key in v1.1 and v2.0).
+BEST_METRIC = "f1"
+
+
+class SquadTask:
+    """The loss of `BertSpanLabeler` logits against the answer's token positions.
+
+    Features: start_positions, end_positions int32 [batch] (0: [CLS], no answer in this window).
+    Outputs: start_logits, end_logits float32 [batch, seq_len].
+
+    The original computes, per batch, (mean(ce_start) + mean(ce_end)) / 2 over every position,
+    padding included (the logits are not masked; padding learns to score low). Here the means'
+    denominator is the row count of the whole global batch (`normalizers`), so accumulation and
+    replicas give one big batch's loss.
+    """
+
+    def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """The batch's rows, a float32 scalar that adds across batches."""
+        return {"examples": tf.cast(tf.shape(features["start_positions"])[0], tf.float32)}
+
+    def loss_and_stats(self, outputs: Mapping[str, tf.Tensor], features: Mapping[str, tf.Tensor],
+                       normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
+        """This batch's share of the loss, and its sums: per end (start, end) the cross-entropy
+        and the rows whose argmax is the labelled position; and the rows."""
+        stats = {}
+        for end in ("start", "end"):
+            logits = outputs[f"{end}_logits"]
+            labels = tf.cast(features[f"{end}_positions"], tf.int32)
+            ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            stats[f"{end}_loss_sum"] = tf.reduce_sum(ce)
+            stats[f"{end}_correct"] = tf.reduce_sum(tf.cast(tf.equal(
+                tf.argmax(logits, axis=-1, output_type=tf.int32), labels), tf.float32))
+        stats["examples"] = tf.cast(tf.shape(features["start_positions"])[0], tf.float32)
+        loss = (stats["start_loss_sum"] + stats["end_loss_sum"]) / (2.0 * normalizers["examples"])
+        return loss, stats
+
+    def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
+        """loss (the original's), and how often the start and end argmaxes are the labels."""
+        examples = max(float(stats["examples"]), 1e-12)
+        return {"loss": (float(stats["start_loss_sum"]) + float(stats["end_loss_sum"]))
+                / (2.0 * examples),
+                "start_accuracy": float(stats["start_correct"]) / examples,
+                "end_accuracy": float(stats["end_correct"]) / examples}
+
+
+def raw_results(outputs: Mapping[str, np.ndarray]) -> list[RawResult]:
+    """`Trainer.predict(dataset, keep=("unique_ids",))` outputs -> a RawResult per row.
+
+    The logits become Python floats (float32 values, as the original's `float(x)`), which the
+    decoder sums in float64.
+    """
+    return [RawResult(int(unique_id), start.astype(np.float64).tolist(),
+                      end.astype(np.float64).tolist())
+            for unique_id, start, end in zip(outputs["unique_ids"], outputs["start_logits"],
+                                             outputs["end_logits"])]
+
+
+def check_answers(dataset: Any, path: str, version_2_with_negative: bool) -> None:
+    """Raises a one-line ValueError naming `path` unless every question has gold answers.
+
+    A question has them when its `answers` is a non-empty list of {"text": str}, or, in SQuAD
+    2.0, when it is marked `"is_impossible": true` (then `answers` is an empty list). The
+    file's layout (data / paragraphs / qas with ids) is taken as checked by its reader.
+    """
+    for article in dataset["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                answers = qa.get("answers")
+                impossible = version_2_with_negative and qa.get("is_impossible") is True
+                well_formed = isinstance(answers, list) and all(
+                    isinstance(a, dict) and isinstance(a.get("text"), str) for a in answers)
+                if not well_formed or not (answers or impossible):
+                    raise ValueError(
+                        f"{path}: question {qa['id']}: no gold answers to evaluate against "
+                        f"(evaluation needs a non-empty 'answers' list"
+                        f"{' or is_impossible true' if version_2_with_negative else ''})")
+
+
+def evaluate(dataset: Any, predictions: SquadPredictions,
+             null_score_diff_threshold: float = 0.0) -> dict[str, float]:
+    """The official evaluation of decoded predictions, in percent.
+
+    SQuAD v1.1 (no `null_odds`): {"exact_match", "f1"}. SQuAD 2.0: exact, f1, total, the
+    HasAns_ / NoAns_ breakdown and, from the null odds, best_exact(_thresh) and best_f1(_thresh):
+    the best --null_score_diff_threshold on this data. The null odds are the evaluation's
+    na_probs with the decoding's threshold, so it scores the answers predictions.json holds.
+    """
+    if predictions.null_odds is None:
+        return squad_metrics.evaluate_v1(dataset, predictions.predictions)
+    return squad_metrics.evaluate_v2(dataset, predictions.predictions, predictions.null_odds,
+                                     na_prob_thresh=null_score_diff_threshold)

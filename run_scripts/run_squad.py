@@ -1,0 +1,229 @@
+r"""SQuAD v1.1 and v2.0 fine-tuning: the original's run_squad.py command line, in TF2.
+
+    python -m run_scripts.run_squad \
+      --vocab_file=$BERT_BASE_DIR/vocab.txt --bert_config_file=$BERT_BASE_DIR/bert_config.json \
+      --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --do_train=True \
+      --train_file=$SQUAD_DIR/train-v1.1.json --do_predict=True \
+      --predict_file=$SQUAD_DIR/dev-v1.1.json --train_batch_size=12 --learning_rate=3e-5 \
+      --num_train_epochs=2.0 --max_seq_length=384 --doc_stride=128 --output_dir=/tmp/squad_base/
+
+SQuAD 2.0: add --version_2_with_negative=True (and --null_score_diff_threshold, chosen on dev:
+the best_f1_thresh this script reports).
+
+Outputs in --output_dir: the TFRecords of each JSON file (cached: reused by the next run with the
+same settings), checkpoints, predictions.json, nbest_predictions.json and, for 2.0,
+null_odds.json (the original's files). When --predict_file has gold answers, --do_predict also
+scores its predictions with the official evaluation (EM and F1; for 2.0 the HasAns / NoAns
+breakdown and the best threshold): printed as JSON on stdout, as the official scripts print it,
+and written to predict_results.txt. --do_eval evaluates on --predict_file after every training
+epoch (eval_results.txt) and keeps the best checkpoint by F1 in output_dir/best/, which
+--do_predict then uses. A run with only --do_predict uses the checkpoint a finished run left.
+
+Every input is read and checked before anything is written: a missing file, a file that is not
+SQuAD JSON, a training answer outside its context stop the run with a one-line error naming the
+file. A training answer whose text is not at its answer_start is skipped with a warning, as the
+original skips it (SQuAD's own train set has a few).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from data_prep import squad as squad_data
+from official.modeling.models import BertSpanLabeler
+from official.tasks import squad, squad_decoding
+from official.text.tokenizer import FullTokenizer
+from official.training.finetuning import FinetuningOptions, FinetuningRun
+from official.training.finetuning_input import record_dataset
+from official.training.trainer import Preempted, write_eval_results
+from run_scripts import common_flags
+
+PREDICT_RESULTS_FILE = "predict_results.txt"
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadOptions:
+    """The flags of run_squad beyond the shared fine-tuning ones (the original's defaults)."""
+
+    vocab_file: str
+    train_file: str | None = None
+    predict_file: str | None = None
+    do_lower_case: bool = True
+    doc_stride: int = 128
+    max_query_length: int = 64
+    n_best_size: int = 20
+    max_answer_length: int = 30
+    version_2_with_negative: bool = False
+    null_score_diff_threshold: float = 0.0
+
+
+_D = SquadOptions
+flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
+flags.DEFINE_string(
+    "predict_file", None,
+    "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json (also the evaluation "
+    "data of --do_eval, which needs its answers).")
+flags.DEFINE_integer(
+    "doc_stride", _D.doc_stride,
+    "When splitting up a long document into chunks, how much stride to take between chunks.")
+flags.DEFINE_integer(
+    "max_query_length", _D.max_query_length,
+    "The maximum number of tokens for the question. Questions longer than this will be "
+    "truncated to this length.")
+flags.DEFINE_integer(
+    "n_best_size", _D.n_best_size,
+    "The total number of n-best predictions to generate in the nbest_predictions.json output "
+    "file.")
+flags.DEFINE_integer(
+    "max_answer_length", _D.max_answer_length,
+    "The maximum length of an answer that can be generated. This is needed because the start "
+    "and end predictions are not conditioned on one another.")
+flags.DEFINE_bool(
+    "verbose_logging", False,
+    "If true, all of the warnings related to data processing will be printed." +
+    common_flags.IGNORED_HELP + " The data warnings (skipped questions) are always logged.")
+flags.DEFINE_bool(
+    "version_2_with_negative", _D.version_2_with_negative,
+    "If true, the SQuAD examples contain some that do not have an answer.")
+flags.DEFINE_float(
+    "null_score_diff_threshold", _D.null_score_diff_threshold,
+    "If null_score - best_non_null is greater than the threshold predict null.")
+common_flags.define_finetuning_flags(max_seq_length=384)
+flags.adopt_module_key_flags(common_flags)
+FLAGS = flags.FLAGS
+
+
+def check_options(options: FinetuningOptions, squad_options: SquadOptions) -> None:
+    """The original's validate_flags_or_throw, as one-line ValueErrors."""
+    if options.do_train and not squad_options.train_file:
+        raise ValueError("--do_train needs --train_file")
+    if (options.do_eval or options.do_predict) and not squad_options.predict_file:
+        raise ValueError("--do_eval and --do_predict need --predict_file")
+    if options.max_seq_length <= squad_options.max_query_length + 3:
+        raise ValueError(f"max_seq_length ({options.max_seq_length}) must be greater than "
+                         f"max_query_length ({squad_options.max_query_length}) + 3")
+    for name in ("doc_stride", "n_best_size", "max_answer_length"):
+        if getattr(squad_options, name) < 1:
+            raise ValueError(f"{name} must be at least 1, got {getattr(squad_options, name)}")
+
+
+def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, float]:
+    """Trains, evaluates and predicts as the options say; returns the last figures (the
+    prediction's EM / F1 when it has answers, else the last evaluation's)."""
+    check_options(options, squad_options)
+    s = squad_options
+    v2 = s.version_2_with_negative
+    tokenizer = FullTokenizer(s.vocab_file, s.do_lower_case)
+    convert_settings = dict(max_seq_length=options.max_seq_length, doc_stride=s.doc_stride,
+                            max_query_length=s.max_query_length)
+
+    # Every input is read and checked before output_dir is touched.
+    train_examples = None
+    if options.do_train:
+        train_examples = squad_data.read_squad_examples(s.train_file, True, v2)
+        if not train_examples:
+            raise ValueError(f"{s.train_file}: no question to train on")
+    if options.do_eval or options.do_predict:
+        predict_examples = squad_data.read_squad_examples(s.predict_file, False, v2)
+        with open(s.predict_file, encoding="utf-8") as f:
+            gold = json.load(f)
+        try:
+            squad.check_answers(gold, s.predict_file, v2)
+            labelled = True
+        except ValueError:
+            if options.do_eval:
+                raise
+            labelled = False
+        predict_features = list(squad_data.convert_examples_to_features(
+            predict_examples, tokenizer, is_training=False, **convert_settings))
+
+    # The original counts training steps in questions, not in windows (features).
+    job = FinetuningRun(options, BertSpanLabeler, squad.SquadTask(),
+                        len(train_examples) if train_examples else None)
+
+    def records(path, examples, is_training, features=None) -> squad_data.RecordFile:
+        made = squad_data.cached_tfrecord(
+            path, examples, tokenizer, options.output_dir, is_training=is_training,
+            version_2_with_negative=v2, features=features, **convert_settings)
+        logging.info("%s: %d questions, %d features (%s)", path, made.num_examples,
+                     made.num_features, "cached records reused" if made.reused else
+                     f"records written to {made.path}")
+        return made
+
+    def predict(batch_size: int) -> squad_decoding.SquadPredictions:
+        dataset = record_dataset(predict_records.path, squad_data.parse_spec(
+            options.max_seq_length, is_training=False), batch_size, is_training=False)
+        outputs = job.predict(dataset, keep=("unique_ids",))
+        return squad_decoding.decode_predictions(
+            predict_examples, predict_features, squad.raw_results(outputs),
+            n_best_size=s.n_best_size, max_answer_length=s.max_answer_length,
+            do_lower_case=s.do_lower_case, version_2_with_negative=v2,
+            null_score_diff_threshold=s.null_score_diff_threshold)
+
+    def evaluate() -> dict[str, float]:
+        return squad.evaluate(gold, predict(options.eval_batch_size), s.null_score_diff_threshold)
+
+    if options.do_eval or options.do_predict:
+        predict_records = records(s.predict_file, predict_examples, False, predict_features)
+    metrics: dict[str, float] = {}
+    if options.do_train:
+        train_records = records(s.train_file, train_examples, True)
+        spec = squad_data.parse_spec(options.max_seq_length, is_training=True)
+
+        def dataset_fn(context, batch_size, start_step):
+            return record_dataset(train_records.path, spec, batch_size, is_training=True,
+                                  seed=options.seed + start_step, input_context=context)
+
+        metrics = job.train(dataset_fn, evaluate if options.do_eval else None,
+                            squad.BEST_METRIC) or {}
+    if options.do_eval and not options.do_train:
+        job.restore()
+        metrics = job.evaluate(evaluate)
+    if options.do_predict:
+        job.restore()
+        predictions = predict(options.predict_batch_size)
+        if labelled:
+            metrics = squad.evaluate(gold, predictions, s.null_score_diff_threshold)
+        if job.trainer.is_chief:  # under multi_worker_mirrored every worker predicts; one writes
+            for path in squad_decoding.write_prediction_files(predictions, options.output_dir):
+                logging.info("Wrote %s", path)
+            if labelled:
+                write_eval_results(os.path.join(options.output_dir, PREDICT_RESULTS_FILE),
+                                   metrics, int(job.trainer.step.numpy()))
+                logging.info("%s: %s", s.predict_file,
+                             "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+                print(json.dumps(metrics), flush=True)
+    return metrics
+
+
+def squad_options_from_flags() -> SquadOptions:
+    return SquadOptions(
+        vocab_file=FLAGS.vocab_file, train_file=FLAGS.train_file,
+        predict_file=FLAGS.predict_file, do_lower_case=FLAGS.do_lower_case,
+        doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
+        n_best_size=FLAGS.n_best_size, max_answer_length=FLAGS.max_answer_length,
+        version_2_with_negative=FLAGS.version_2_with_negative,
+        null_score_diff_threshold=FLAGS.null_score_diff_threshold)
+
+
+def main(argv: list[str]) -> None:
+    del argv  # Unused.
+    try:
+        run(common_flags.finetuning_options(), squad_options_from_flags())
+    except Preempted as e:
+        logging.warning("%s", e)
+        sys.exit(143)  # 128 + SIGTERM: what a supervisor expects of a terminated job
+    except (ValueError, OSError) as e:
+        sys.exit(f"run_squad: {e}")
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["vocab_file", "bert_config_file", "output_dir"])
+    app.run(main)
