@@ -4,7 +4,8 @@ r"""GLUE and XNLI fine-tuning: the original's run_classifier.py command line, in
       --task_name=MRPC --do_train=true --do_eval=true --data_dir=$GLUE_DIR/MRPC \
       --vocab_file=$BERT_BASE_DIR/vocab.txt --bert_config_file=$BERT_BASE_DIR/bert_config.json \
       --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --max_seq_length=128 \
-      --train_batch_size=32 --learning_rate=2e-5 --num_train_epochs=3.0 --output_dir=/tmp/mrpc_output/
+      --train_batch_size=32 --learning_rate=2e-5 --num_train_epochs=3.0 \
+      --output_dir=/tmp/mrpc_output/
 
 Tasks: cola, sst-2, mrpc, sts-b (regression), qqp, mnli, mnli-mm, qnli, rte, wnli, ax, xnli
 (xnli-<language> for another language); see data_prep/glue.py for the files each reads.
@@ -18,7 +19,6 @@ file). A run with only --do_predict (or --do_eval) uses the checkpoint a finishe
 """
 
 import os
-import sys
 
 from absl import app
 from absl import flags
@@ -30,8 +30,7 @@ from official.tasks import classification, glue_metrics
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
-from official.training.trainer import Preempted
-from run_scripts import common_flags
+from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("data_dir", None,
                     "The input data dir. Should contain the .tsv files (or other data files) "
@@ -118,14 +117,9 @@ def write_test_outputs(processor: glue.TaskProcessor, logits, output_dir: str) -
 
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    try:
-        run(common_flags.finetuning_options(), FLAGS.task_name, FLAGS.data_dir,
-            FLAGS.tfds_data_dir, FLAGS.vocab_file, FLAGS.do_lower_case)
-    except Preempted as e:
-        logging.warning("%s", e)
-        sys.exit(143)  # 128 + SIGTERM: what a supervisor expects of a terminated job
-    except (ValueError, OSError) as e:
-        sys.exit(f"run_classifier: {e}")
+    entry_point.run_job("run_classifier", lambda: run(
+        common_flags.finetuning_options(), FLAGS.task_name, FLAGS.data_dir, FLAGS.tfds_data_dir,
+        FLAGS.vocab_file, FLAGS.do_lower_case))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ The library halves: data_prep/conll.py (files, records, prediction file), offici
 """
 
 import os
-import sys
 from typing import Sequence
 
 from absl import app
@@ -36,8 +35,8 @@ from official.tasks import ner
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
-from official.training.trainer import Preempted, write_eval_results
-from run_scripts import common_flags
+from official.training.trainer import write_eval_results
+from run_scripts import common_flags, entry_point
 
 TEST_PREDICTIONS_FILE = "test_predictions.txt"
 TEST_RESULTS_FILE = "test_results.txt"
@@ -121,14 +120,9 @@ def main(argv: list[str]) -> None:
     data_files = {part: os.path.join(FLAGS.data_dir, name) for part, name in
                   (("train", FLAGS.train_file), ("dev", FLAGS.dev_file),
                    ("test", FLAGS.test_file))}
-    try:
-        run(common_flags.finetuning_options(), data_files,
-            FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case))
-    except Preempted as e:
-        logging.warning("%s", e)
-        sys.exit(143)  # 128 + SIGTERM: what a supervisor expects of a terminated job
-    except (ValueError, OSError) as e:
-        sys.exit(f"run_ner: {e}")
+    entry_point.run_job("run_ner", lambda: run(
+        common_flags.finetuning_options(), data_files,
+        FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)))
 
 
 if __name__ == "__main__":

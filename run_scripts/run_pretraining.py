@@ -12,15 +12,12 @@ then a valid --init_checkpoint for the fine-tuning scripts. The work is done by
 official/training/pretraining.py.
 """
 
-import sys
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from official.training import pretraining
-from official.training.trainer import Preempted
-from run_scripts import common_flags
+from run_scripts import common_flags, entry_point
 
 _D = pretraining.PretrainingOptions  # the defaults live with the options
 
@@ -61,13 +58,7 @@ def options_from_flags() -> pretraining.PretrainingOptions:
 
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    try:
-        pretraining.run(options_from_flags())
-    except Preempted as e:
-        logging.warning("%s", e)
-        sys.exit(143)  # 128 + SIGTERM: what a supervisor expects of a terminated job
-    except (ValueError, OSError) as e:
-        sys.exit(f"run_pretraining: {e}")
+    entry_point.run_job("run_pretraining", lambda: pretraining.run(options_from_flags()))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 
 from absl import app
 from absl import flags
@@ -42,8 +41,8 @@ from official.tasks import squad, squad_decoding
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
-from official.training.trainer import Preempted, write_eval_results
-from run_scripts import common_flags
+from official.training.trainer import write_eval_results
+from run_scripts import common_flags, entry_point
 
 PREDICT_RESULTS_FILE = "predict_results.txt"
 
@@ -215,13 +214,8 @@ def squad_options_from_flags() -> SquadOptions:
 
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    try:
-        run(common_flags.finetuning_options(), squad_options_from_flags())
-    except Preempted as e:
-        logging.warning("%s", e)
-        sys.exit(143)  # 128 + SIGTERM: what a supervisor expects of a terminated job
-    except (ValueError, OSError) as e:
-        sys.exit(f"run_squad: {e}")
+    entry_point.run_job(
+        "run_squad", lambda: run(common_flags.finetuning_options(), squad_options_from_flags()))
 
 
 if __name__ == "__main__":

@@ -5,22 +5,20 @@ determinism, and bad input.
 Each run is a subprocess (the entry point turns on TensorFlow's op determinism for the whole
 process). The toy tasks: SST-2's layout ("sentence<TAB>label" after a header), label 1 exactly
 when the sentence holds one of three cue words; STS-B's layout (regression), score 1 or 0 by the
-same rule (a tiny model from scratch needs long to stretch its output to STS-B's 0..5). A model that learns the rule beats the majority class (accuracy 0.5) by far.
+same rule (a tiny model from scratch needs long to stretch its output to STS-B's 0..5). A model
+that learns the rule beats the majority class (accuracy 0.5) by far.
 """
 
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from official.configs import BertConfig
+from tests.cli import eval_results, failed, run_module, succeeded
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 CUES = ("good", "great", "fine")
 FILLERS = ("the", "a", "movie", "plot", "was", "is", "actor", "scene", "story", "and", "very",
            "long", "dark", "music", "ending", "film", "cast", "slow", "loud", "old")
@@ -65,34 +63,17 @@ def model_files(tmp_path_factory):
     BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                intermediate_size=64, max_position_embeddings=32).to_json_file(
                    str(root / "bert_config.json"))
-    return {"vocab_file": str(root / "vocab.txt"), "bert_config_file": str(root / "bert_config.json")}
+    return {"vocab_file": str(root / "vocab.txt"),
+            "bert_config_file": str(root / "bert_config.json")}
 
 
 def run(model_files, data_dir, output_dir, *flags, task="SST-2"):
-    return subprocess.run(
-        [sys.executable, "-m", "run_scripts.run_classifier", f"--task_name={task}",
-         f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-         f"--vocab_file={model_files['vocab_file']}",
-         f"--bert_config_file={model_files['bert_config_file']}", "--max_seq_length=16",
-         "--train_batch_size=16", "--eval_batch_size=24", "--predict_batch_size=7",
-         "--learning_rate=2e-3", "--num_train_epochs=3", "--log_steps=10", *flags],
-        cwd=REPO, capture_output=True, text=True, env=ENV)
-
-
-def succeeded(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr
-    return result.stderr
-
-
-def failed(result):
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    return result.stderr.strip().splitlines()[-1]
-
-
-def eval_results(path):
-    return dict(line.split(" = ") for line in open(path).read().splitlines())
+    return run_module(
+        "run_scripts.run_classifier", f"--task_name={task}", f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}", f"--vocab_file={model_files['vocab_file']}",
+        f"--bert_config_file={model_files['bert_config_file']}", "--max_seq_length=16",
+        "--train_batch_size=16", "--eval_batch_size=24", "--predict_batch_size=7",
+        "--learning_rate=2e-3", "--num_train_epochs=3", "--log_steps=10", *flags)
 
 
 def logged_evals(log, metric):
@@ -106,7 +87,7 @@ def sst2_run(model_files, tmp_path_factory):
     root = tmp_path_factory.mktemp("sst2")
     write_sst2(str(root / "data"), np.random.default_rng(0))
     log = succeeded(run(model_files, root / "data", root / "out", "--do_train", "--do_eval",
-                        "--do_predict"))
+                        "--do_predict")).stderr
     return {"data": root / "data", "out": root / "out", "log": log}
 
 
@@ -156,7 +137,7 @@ def test_a_finished_run_predicts_again_from_its_checkpoint(model_files, sst2_run
     before = (out / "test_results.tsv").read_text()
     checkpoints = sorted(os.listdir(out))
     (out / "test_results.tsv").unlink()
-    log = succeeded(run(model_files, sst2_run["data"], out, "--do_predict"))
+    log = succeeded(run(model_files, sst2_run["data"], out, "--do_predict")).stderr
     assert "cached records reused" in log and "Restored" in log
     assert (out / "test_results.tsv").read_text() == before
     assert sorted(os.listdir(out)) == checkpoints  # nothing trained or written anew
@@ -165,7 +146,7 @@ def test_a_finished_run_predicts_again_from_its_checkpoint(model_files, sst2_run
 def test_regression_and_determinism(model_files, tmp_path):
     write_stsb(str(tmp_path / "data"), np.random.default_rng(1))
     first = [succeeded(run(model_files, tmp_path / "data", tmp_path / name, "--do_train",
-                           "--do_eval", "--num_train_epochs=6", task="STS-B"))
+                           "--do_eval", "--num_train_epochs=6", task="STS-B")).stderr
              for name in ("a", "b")]
     results = [eval_results(tmp_path / name / "eval_results.txt") for name in ("a", "b")]
     assert set(results[0]) >= {"eval_pearson", "eval_spearman", "eval_combined", "eval_loss"}

@@ -10,8 +10,6 @@ import json
 import os
 import random
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,9 +17,8 @@ import pytest
 from official import checkpoints
 from official.configs import BertConfig
 from official.tasks.ner_metrics import entity_scores
+from tests.cli import failed, run_module, succeeded
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
 FIRST_NAMES = ["Alice", "Bob", "Carol", "David", "Emma", "Frank", "Grace", "Henry"]
 SURNAMES = ["Smith", "Jones", "Brown", "Taylor"]
@@ -94,20 +91,13 @@ def toy(tmp_path_factory):
 
 
 def run(toy, output_dir, *flags, data_dir=None):
-    return subprocess.run(
-        [sys.executable, "-m", "run_scripts.run_ner", f"--data_dir={data_dir or toy['data_dir']}",
-         f"--vocab_file={toy['root'] / 'vocab.txt'}", "--do_lower_case=False",
-         f"--bert_config_file={toy['root'] / 'bert_config.json'}", f"--output_dir={output_dir}",
-         f"--max_seq_length={MAX_SEQ_LENGTH}", "--train_batch_size=16", "--eval_batch_size=16",
-         "--predict_batch_size=16", "--learning_rate=5e-3", "--num_train_epochs=2",
-         "--log_steps=5", "--iterations_per_loop=5", *flags],
-        cwd=REPO, capture_output=True, text=True, env=ENV)
-
-
-def succeeded(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr
-    return result.stderr
+    return run_module(
+        "run_scripts.run_ner", f"--data_dir={data_dir or toy['data_dir']}",
+        f"--vocab_file={toy['root'] / 'vocab.txt'}", "--do_lower_case=False",
+        f"--bert_config_file={toy['root'] / 'bert_config.json'}", f"--output_dir={output_dir}",
+        f"--max_seq_length={MAX_SEQ_LENGTH}", "--train_batch_size=16", "--eval_batch_size=16",
+        "--predict_batch_size=16", "--learning_rate=5e-3", "--num_train_epochs=2",
+        "--log_steps=5", "--iterations_per_loop=5", *flags)
 
 
 def results(path):
@@ -128,7 +118,7 @@ def read_predictions(path):
 @pytest.fixture(scope="module")
 def trained(toy):
     out = toy["root"] / "out"
-    log = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict"))
+    log = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict")).stderr
     return {"out": out, "log": log,
             "predictions": (out / "test_predictions.txt").read_bytes(),
             "checkpoints": {n: os.stat(out / n).st_mtime_ns for n in os.listdir(out)
@@ -173,7 +163,7 @@ def test_train_eval_predict_learns_the_entities(toy, trained):
 
 def test_a_finished_run_predicts_again_from_its_checkpoint(toy, trained):
     out = trained["out"]
-    log = succeeded(run(toy, out, "--do_predict"))
+    log = succeeded(run(toy, out, "--do_predict")).stderr
     assert re.search(r"Restored \S*best/model.ckpt-\d+", log), log[-2000:]
     assert not re.search(r"step \d+/\d+", log)  # no training
     assert (out / "test_predictions.txt").read_bytes() == trained["predictions"]
@@ -185,7 +175,7 @@ def test_same_seed_same_weights_with_or_without_evaluation(toy, trained, tmp_pat
     """Deterministic on CPU: the same flags train the same weights again, and the per-epoch
     evaluations (predictions on the dev file) do not disturb training."""
     out = tmp_path / "out"
-    succeeded(run(toy, out, "--do_train"))
+    succeeded(run(toy, out, "--do_train")).stderr
     again = checkpoints.read_weights(str(out / f"model.ckpt-{TRAIN_STEPS}"))
     first = checkpoints.read_weights(str(trained["out"] / f"model.ckpt-{TRAIN_STEPS}"))
     assert again.keys() == first.keys()
@@ -206,17 +196,13 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     # A tag outside the label set in the test file: found before any training.
     out = tmp_path / "out"
     result = run(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data)
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    last = result.stderr.strip().splitlines()[-1]
+    last = failed(result)
     assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
     assert not out.exists() or not os.listdir(out)
 
     # A missing file.
     os.remove(data / "eng.train")
     result = run(toy, out, "--do_train", data_dir=data)
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    last = result.stderr.strip().splitlines()[-1]
+    last = failed(result)
     assert last == f"run_ner: {data / 'eng.train'}: no such file", last
     assert not out.exists() or not os.listdir(out)

@@ -16,16 +16,13 @@ The references are the generated answers themselves, never the code's own output
 import json
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from official.configs import BertConfig
+from tests.cli import eval_results, failed, run_module, succeeded
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 MARKER = "key"
 QUESTION = f"what follows {MARKER} ?"
 COLOURS = ("red", "blue", "green", "black", "white", "brown", "pink", "grey", "gold", "cyan")
@@ -88,19 +85,12 @@ def toy(tmp_path_factory):
 
 
 def run(toy, output_dir, *flags):
-    return subprocess.run(
-        [sys.executable, "-m", "run_scripts.run_squad", f"--output_dir={output_dir}",
-         f"--vocab_file={toy['vocab_file']}", f"--bert_config_file={toy['bert_config_file']}",
-         "--max_seq_length=64", "--doc_stride=32", "--max_query_length=16",
-         "--train_batch_size=16", "--eval_batch_size=32", "--predict_batch_size=7",
-         "--learning_rate=3e-3", "--warmup_proportion=0.1", "--log_steps=25", *flags],
-        cwd=REPO, capture_output=True, text=True, env=ENV)
-
-
-def succeeded(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr
-    return result
+    return run_module(
+        "run_scripts.run_squad", f"--output_dir={output_dir}",
+        f"--vocab_file={toy['vocab_file']}", f"--bert_config_file={toy['bert_config_file']}",
+        "--max_seq_length=64", "--doc_stride=32", "--max_query_length=16",
+        "--train_batch_size=16", "--eval_batch_size=32", "--predict_batch_size=7",
+        "--learning_rate=3e-3", "--warmup_proportion=0.1", "--log_steps=25", *flags)
 
 
 def read_json(path):
@@ -115,10 +105,6 @@ def flags_for(train_file=None, predict_file=None):
 
 def last_json_line(stdout):
     return json.loads(stdout.strip().splitlines()[-1])
-
-
-def eval_results(path):
-    return dict(line.split(" = ") for line in open(path).read().splitlines())
 
 
 @pytest.fixture(scope="module")
@@ -228,9 +214,7 @@ def test_bad_input_stops_with_one_line_naming_the_file_before_writing(toy, tmp_p
     flags, path = bad_input(toy, tmp_path)
     out = tmp_path / "out"
     result = run(toy, out, *flags)
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    last = result.stderr.strip().splitlines()[-1]
+    last = failed(result)
     assert last.startswith(f"run_squad: {path}: "), last
     assert not out.exists()
 

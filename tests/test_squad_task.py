@@ -3,7 +3,6 @@ over micro-batches, and the evaluation glue."""
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from official.tasks import squad
 from official.tasks.squad_decoding import SquadPredictions

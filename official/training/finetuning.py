@@ -1,4 +1,5 @@
-"""The fine-tuning jobs' shared half: training with per-epoch evaluation, best checkpoint, predicting.
+"""The fine-tuning jobs' shared half: training with per-epoch evaluation and the best
+checkpoint kept, and predicting.
 
     FinetuningOptions  the flags run_classifier, run_squad and run_ner share (the original's
                        names and defaults, plus run_pretraining's strategy, dtype, XLA and seed)
@@ -34,44 +35,25 @@ from absl import logging
 from official.checkpoints.training import CONFIG_FILE
 from official.modeling.encoder import BertEncoder
 from official.training import job_setup
-from official.training.trainer import (EVAL_RESULTS_FILE, DatasetFn, LoopOptions, Task, Trainer,
+from official.training.trainer import (EVAL_RESULTS_FILE, DatasetFn, Task, Trainer,
                                        write_eval_results)
 
 BEST_DIR = "best"  # output_dir/best: the best checkpoint by the task's metric
 _BEST_RECORD = "best_metric.json"
 
 
-@dataclasses.dataclass(frozen=True)
-class FinetuningOptions:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FinetuningOptions(job_setup.TrainingOptions):
     """What the fine-tuning entry points' shared flags say; names and defaults are the
     original run_classifier's (max_seq_length 384 for SQuAD is the entry point's default)."""
 
-    bert_config_file: str
-    output_dir: str
-    init_checkpoint: str | None = None
-    max_seq_length: int = 128
     do_train: bool = False
     do_eval: bool = False
     do_predict: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
     predict_batch_size: int = 8
-    learning_rate: float = 5e-5
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
     steps_per_loop: int = 100
-    log_steps: int = 100
-    keep_checkpoint_max: int = 5
-    optimizer: str = "adamw"
-    weight_decay_rate: float = 0.01
-    gradient_accumulation_steps: int = 1
-    dtype: str = "float32"
-    jit_compile: bool = False
-    distribution_strategy: str = "default"
-    num_gpus: int = 0
-    tpu_address: str | None = None
-    seed: int = 12345
 
 
 def num_train_steps(options: FinetuningOptions, num_train_examples: int) -> int:
@@ -120,13 +102,8 @@ class FinetuningRun:
                     f"update")
         job = job_setup.set_up(options, build_model, steps, int(steps * options.warmup_proportion))
         self.config, self.model = job.config, job.model
-        self.trainer = Trainer(job.strategy, job.model, job.optimizer, task, LoopOptions(
-            output_dir=options.output_dir, num_train_steps=steps,
-            train_batch_size=options.train_batch_size, steps_per_loop=options.steps_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            keep_checkpoint_max=options.keep_checkpoint_max, log_steps=options.log_steps,
-            gradient_accumulation_steps=options.gradient_accumulation_steps,
-            jit_compile=options.jit_compile))
+        self.trainer = Trainer(job.strategy, job.model, job.optimizer, task,
+                               options.loop_options(steps))
         os.makedirs(options.output_dir, exist_ok=True)
         if self.trainer.is_chief:
             self.config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))

@@ -13,7 +13,7 @@ run_pretraining (official/training/pretraining.py) and the fine-tuning jobs
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Protocol
+from typing import Callable
 
 import keras
 import tensorflow as tf
@@ -22,25 +22,47 @@ from official import checkpoints
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.training import distribution, optimization
+from official.training.trainer import LoopOptions
 
 # --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
 DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
 
-class JobOptions(Protocol):
-    """The option fields `set_up` reads (PretrainingOptions and FinetuningOptions have them)."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainingOptions:
+    """The options every training job has: the model, its start, the optimiser, the loop and the
+    machine. Names and defaults are the original scripts'; jobs add their own fields."""
 
     bert_config_file: str
-    init_checkpoint: str | None
-    max_seq_length: int
-    learning_rate: float
-    optimizer: str
-    weight_decay_rate: float
-    dtype: str
-    distribution_strategy: str
-    num_gpus: int
-    tpu_address: str | None
-    seed: int
+    output_dir: str
+    init_checkpoint: str | None = None
+    max_seq_length: int = 128
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    learning_rate: float = 5e-5
+    save_checkpoints_steps: int = 1000
+    steps_per_loop: int = 1000
+    log_steps: int = 100
+    keep_checkpoint_max: int = 5
+    optimizer: str = "adamw"  # or "lamb"
+    weight_decay_rate: float = 0.01
+    gradient_accumulation_steps: int = 1
+    dtype: str = "float32"
+    jit_compile: bool = False
+    distribution_strategy: str = "default"
+    num_gpus: int = 0
+    tpu_address: str | None = None
+    seed: int = 12345
+
+    def loop_options(self, num_train_steps: int) -> LoopOptions:
+        """The training loop's share of the options."""
+        return LoopOptions(
+            output_dir=self.output_dir, num_train_steps=num_train_steps,
+            train_batch_size=self.train_batch_size, steps_per_loop=self.steps_per_loop,
+            save_checkpoints_steps=self.save_checkpoints_steps,
+            keep_checkpoint_max=self.keep_checkpoint_max, log_steps=self.log_steps,
+            gradient_accumulation_steps=self.gradient_accumulation_steps,
+            jit_compile=self.jit_compile)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +73,7 @@ class Job:
     optimizer: keras.optimizers.Optimizer
 
 
-def set_up(options: JobOptions, build_model: Callable[[BertEncoder], keras.Model],
+def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.Model],
            num_train_steps: int, num_warmup_steps: int) -> Job:
     """Seeds everything, builds the strategy, then the model and optimiser in its scope.
 

@@ -22,40 +22,20 @@ from official.text.vocab import load_vocab
 from official.training import job_setup
 from official.training.pretraining_input import (DynamicMasking, expand_input_files,
                                                  pretraining_dataset)
-from official.training.trainer import LoopOptions, Trainer
+from official.training.trainer import Trainer
 
 
-@dataclasses.dataclass(frozen=True)
-class PretrainingOptions:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PretrainingOptions(job_setup.TrainingOptions):
     """Everything run_pretraining's flags say; names and defaults are the original's."""
 
-    bert_config_file: str
     input_file: str
-    output_dir: str
-    init_checkpoint: str | None = None
-    max_seq_length: int = 128
     max_predictions_per_seq: int = 20
     do_train: bool = False
     do_eval: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 5e-5
     num_train_steps: int = 100000
     num_warmup_steps: int = 10000
-    save_checkpoints_steps: int = 1000
-    steps_per_loop: int = 1000
     max_eval_steps: int = 100
-    log_steps: int = 100
-    keep_checkpoint_max: int = 5
-    optimizer: str = "adamw"  # or "lamb"
-    weight_decay_rate: float = 0.01
-    gradient_accumulation_steps: int = 1
-    dtype: str = "float32"
-    jit_compile: bool = False
-    distribution_strategy: str = "default"
-    num_gpus: int = 0
-    tpu_address: str | None = None
-    seed: int = 12345
     dynamic_masking: bool = False
     vocab_file: str | None = None  # for dynamic masking: the ids of [MASK], [CLS], [SEP]
 
@@ -78,13 +58,8 @@ def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
                            options.num_warmup_steps)
     strategy = job.strategy
     task = PretrainingTask(next_sentence=objective != "none")
-    trainer = Trainer(strategy, job.model, job.optimizer, task, LoopOptions(
-        output_dir=options.output_dir, num_train_steps=options.num_train_steps,
-        train_batch_size=options.train_batch_size, steps_per_loop=options.steps_per_loop,
-        save_checkpoints_steps=options.save_checkpoints_steps,
-        keep_checkpoint_max=options.keep_checkpoint_max, log_steps=options.log_steps,
-        gradient_accumulation_steps=options.gradient_accumulation_steps,
-        jit_compile=options.jit_compile))
+    trainer = Trainer(strategy, job.model, job.optimizer, task,
+                      options.loop_options(options.num_train_steps))
 
     os.makedirs(options.output_dir, exist_ok=True)
     if trainer.is_chief:

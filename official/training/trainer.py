@@ -14,11 +14,15 @@ One update (`Trainer._replica_update`, run on every replica by `strategy.run`):
 which keeps the host out of the way on accelerators. Between calls the loop logs, writes
 TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption: save, then stop).
 
-Checkpoints (`model.ckpt-<step>` in output_dir, see official/checkpoints/training.py) hold the model,
-the optimiser, the step, the dropout random state and, on the default strategy, the input iterator, so a resumed run on one
-device continues the same data stream and reaches the same weights as an uninterrupted one. A
-distributed iterator cannot be saved; there a resumed run restarts its input with a seed moved by
-the step (as the original's Estimator restarted input_fn), so it does not replay the same batches.
+Checkpoints (`model.ckpt-<step>` in output_dir, see official/checkpoints/training.py) hold the
+model, the optimiser, the step, the dropout random state and, on the default strategy, the input
+iterator, so a resumed run on one device continues the same data stream and reaches the same
+weights as an uninterrupted one. A distributed iterator cannot be saved; there a resumed run
+restarts its input with a seed moved by the step (as the original's Estimator restarted
+input_fn), so it does not replay the same batches.
+
+`train` can stop at given steps (each epoch's end) to save and call back (evaluation, in the
+fine-tuning jobs); `predict` runs the model over a dataset and returns its outputs in order.
 """
 
 from __future__ import annotations
@@ -401,7 +405,8 @@ def write_eval_results(path: str, metrics: Mapping[str, float], step: int) -> No
 
 
 def _has_root(checkpoint_prefix: str, root: str) -> bool:
-    return any(name.startswith(root + "/") for name, _ in tf.train.list_variables(checkpoint_prefix))
+    return any(name.startswith(root + "/")
+               for name, _ in tf.train.list_variables(checkpoint_prefix))
 
 
 def _to_next_multiple(step: int, every: int) -> int:

@@ -1,0 +1,39 @@
+"""Running an entry point as a user does, in a subprocess, and reading what it leaves behind.
+
+Each run is a process of its own: the training entry points turn on TensorFlow's op determinism
+for the whole process, and a fresh process is what a user's command line gets.
+"""
+
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def run_module(module: str, *flags) -> subprocess.CompletedProcess:
+    """`python -m module flags...` from the repository root; output captured as text."""
+    return subprocess.run([sys.executable, "-m", module, *map(str, flags)], cwd=REPO,
+                          capture_output=True, text=True, env=ENV)
+
+
+def succeeded(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    """Asserts a clean exit (no Python traceback either); returns the result."""
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def failed(result: subprocess.CompletedProcess) -> str:
+    """Asserts a non-zero exit without a traceback; returns the last line of stderr (the
+    one-line error)."""
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    return result.stderr.strip().splitlines()[-1]
+
+
+def eval_results(path) -> dict[str, str]:
+    """An eval_results.txt (the original's `key = value` lines) as a dict of strings."""
+    with open(path, encoding="utf-8") as f:
+        return dict(line.rstrip("\n").split(" = ") for line in f)
