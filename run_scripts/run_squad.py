@@ -190,12 +190,12 @@ def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, fl
         predictions = predict(options.predict_batch_size)
         if labelled:
             metrics = squad.evaluate(gold, predictions, s.null_score_diff_threshold)
-        if job.trainer.is_chief:  # under multi_worker_mirrored every worker predicts; one writes
+        if job.is_chief:  # under multi_worker_mirrored every worker predicts; one writes
             for path in squad_decoding.write_prediction_files(predictions, options.output_dir):
                 logging.info("Wrote %s", path)
             if labelled:
                 write_eval_results(os.path.join(options.output_dir, PREDICT_RESULTS_FILE),
-                                   metrics, int(job.trainer.step.numpy()))
+                                   metrics, job.step)
                 logging.info("%s: %s", s.predict_file,
                              "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
                 print(json.dumps(metrics), flush=True)
