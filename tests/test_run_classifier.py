@@ -183,3 +183,16 @@ def test_bad_input_is_one_line_naming_the_file(model_files, tmp_path, problem, e
     assert message.startswith("run_classifier: ")
     assert re.search(expected, message), message
     assert not [name for name in os.listdir(tmp_path / "out") if name.endswith(".tmp")]
+
+
+def test_mirrored_strategy_mixed_precision_and_xla(model_files, tmp_path):
+    """The same job under MirroredStrategy (one CPU replica here: the distributed input and the
+    gathered predictions), bfloat16 and XLA: it trains, evaluates and predicts every row."""
+    write_sst2(str(tmp_path / "data"), np.random.default_rng(3),
+               sizes=(("train", 64), ("dev", 30), ("test", 11)))
+    succeeded(run(model_files, tmp_path / "data", tmp_path / "out", "--do_train", "--do_eval",
+                  "--do_predict", "--num_train_epochs=1", "--distribution_strategy=mirrored",
+                  "--dtype=bfloat16", "--jit_compile"))
+    results = eval_results(tmp_path / "out" / "eval_results.txt")
+    assert results["global_step"] == "4" and 0 <= float(results["eval_accuracy"]) <= 1
+    assert np.loadtxt(tmp_path / "out" / "test_results.tsv", delimiter="\t").shape == (11, 2)
