@@ -1,0 +1,128 @@
+"""export_saved_model's library half: options -> the model, its serving module, a versioned export.
+
+    ExportOptions   what the entry point's flags say
+    export(options) builds and loads the model of `options.export_type`, wraps it in its serving
+                    module and saves it as `export_dir/<version>/`; returns that path
+
+    export_type   model (weights from init_checkpoint)          serving module
+    preprocessor  none                                          preprocessing.BertPreprocessor
+    encoder       BertEncoder (+ masked-LM head if saved)       encoder.HubEncoder
+    classifier    BertClassifier, fine-tuned (heads/classifier)   classifier.ClassifierExport
+    ner           BertTokenClassifier, fine-tuned (heads/classifier)  ner.NerExport
+    squad         BertSpanLabeler, fine-tuned (heads/span)      squad.SquadExport
+
+The task's labels come with the options (the entry point reads them from data_prep: the
+library does not import it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Sequence
+
+import tensorflow as tf
+
+from official.checkpoints.training import CONFIG_FILE
+from official.configs import BertConfig
+from official.export import restoring, saving
+from official.export.classifier import ClassifierExport
+from official.export.encoder import HubEncoder
+from official.export.ner import NerExport
+from official.export.preprocessing import BertPreprocessor
+from official.export.squad import SquadExport, SquadSettings
+from official.modeling.encoder import build_encoder
+from official.modeling.models import BertClassifier, BertSpanLabeler, BertTokenClassifier
+from official.text.tokenizer import FullTokenizer
+
+EXPORT_TYPES = ("classifier", "squad", "ner", "encoder", "preprocessor")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """One export.
+
+    Attributes:
+      export_type: one of EXPORT_TYPES.
+      export_dir: where versions go (`export_dir/<version>/`).
+      vocab_file, do_lower_case: the model's tokenizer.
+      max_seq_length: the fine-tuning's (the preprocessor's default seq_length).
+      bert_config_file: the architecture; None to read the bert_config.json beside a training
+        output's checkpoint (`init_checkpoint`). Unused by the preprocessor.
+      init_checkpoint: the weights: any checkpoint for the encoder; a fine-tuning output_dir
+        (its best/ when kept) or checkpoint for classifier, ner and squad.
+      labels: classifier: the task's labels, None for regression; ner: the tag set.
+      pair: classifier: the task takes text pairs (text_a and text_b).
+      squad: run_squad's feature and decoding settings (max_seq_length is taken from above).
+      jit_compile: compile the model part of the classifier's graph with XLA.
+    """
+    export_type: str
+    export_dir: str
+    vocab_file: str
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    bert_config_file: str | None = None
+    init_checkpoint: str | None = None
+    labels: Sequence[str] | None = None
+    pair: bool = False
+    squad: SquadSettings | None = None
+    jit_compile: bool = False
+
+
+def _config(options: ExportOptions) -> BertConfig:
+    path = options.bert_config_file
+    if path is None and options.init_checkpoint:
+        directory = options.init_checkpoint if os.path.isdir(options.init_checkpoint) \
+            else os.path.dirname(options.init_checkpoint)
+        path = os.path.join(directory, CONFIG_FILE)
+        if not os.path.exists(path):
+            raise ValueError(f"no --bert_config_file given and no {CONFIG_FILE} beside "
+                             f"{options.init_checkpoint}")
+    if path is None:
+        raise ValueError(f"export_type={options.export_type} needs --bert_config_file")
+    config = BertConfig.from_json_file(path)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"max_seq_length={options.max_seq_length} is more than the "
+                         f"max_position_embeddings={config.max_position_embeddings} of {path}")
+    return config
+
+
+def serving_module(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    """The loaded model of `options`, wrapped for serving (not saved)."""
+    kind = options.export_type
+    if kind == "preprocessor":
+        return BertPreprocessor(tokenizer, options.max_seq_length)
+    if not options.init_checkpoint:
+        raise ValueError(f"export_type={kind} needs --init_checkpoint")
+    config = _config(options)
+    if kind == "encoder":
+        encoder, pretrainer = restoring.pretrained_encoder(config, options.init_checkpoint)
+        return HubEncoder(encoder, tokenizer, pretrainer)
+    if kind == "classifier":
+        labels = options.labels
+        model = BertClassifier(build_encoder(config), 1 if labels is None else len(labels))
+        restoring.restore_finetuned(model, options.init_checkpoint)
+        return ClassifierExport(model, tokenizer, labels, options.max_seq_length, options.pair,
+                                options.jit_compile)
+    if kind == "ner":
+        if not options.labels:
+            raise ValueError("export_type=ner needs the tag set (labels)")
+        model = BertTokenClassifier(build_encoder(config), len(options.labels))
+        restoring.restore_finetuned(model, options.init_checkpoint)
+        return NerExport(model, tokenizer, options.labels, options.max_seq_length)
+    if kind == "squad":
+        model = BertSpanLabeler(build_encoder(config))
+        restoring.restore_finetuned(model, options.init_checkpoint)
+        settings = dataclasses.replace(options.squad or SquadSettings(),
+                                       max_seq_length=options.max_seq_length)
+        return SquadExport(model, tokenizer, settings)
+    raise ValueError(f"export_type must be one of {', '.join(EXPORT_TYPES)}, got {kind!r}")
+
+
+def export(options: ExportOptions) -> str:
+    """Builds, loads and saves the export; returns `export_dir/<version>`."""
+    if options.export_type not in EXPORT_TYPES:
+        raise ValueError(f"export_type must be one of {', '.join(EXPORT_TYPES)}, got "
+                         f"{options.export_type!r}")
+    module = serving_module(options, FullTokenizer(options.vocab_file, options.do_lower_case))
+    return saving.save(module, options.export_dir, module.signatures())

@@ -1,0 +1,64 @@
+"""Writing SavedModels as TF Serving expects them: `export_dir/<version>/`, complete or absent.
+
+TF Serving watches `export_dir` and serves the highest numeric subdirectory. The version is
+the export's Unix time in seconds (one more than the newest if that is taken), and the
+SavedModel is written under a hidden temporary name and renamed into place, so the server never
+loads a half-written version.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+
+import keras
+import tensorflow as tf
+
+
+class ServingModule(tf.Module):
+    """The base of exported objects that hold a Keras model: lists its variables as plain
+    `tf.Variable`s, `variables` and `trainable_variables`.
+
+    Two loaders need those lists: TF Serving and saved_model_cli's `run` load a SavedModel the
+    TF1 way, which finds no value for a variable saved only inside a Keras 3 model (the serving
+    graph fails with "Could not find variable ..."); and TF Hub's `hub.KerasLayer` reads these
+    two attributes to fine-tune. (tf.Module's properties of these names are not saved, so the
+    class shadows them.)
+    """
+
+    variables = None
+    trainable_variables = None
+
+    def track_variables(self, model: keras.Model) -> None:
+        self.variables = [v.value for v in model.variables]
+        self.trainable_variables = [v.value for v in model.trainable_variables]
+
+
+def next_version(export_dir: str) -> int:
+    """Now's Unix time, or one more than the newest version in `export_dir` if that is later."""
+    versions = [int(name) for name in tf.io.gfile.listdir(export_dir) if name.isdigit()] \
+        if tf.io.gfile.isdir(export_dir) else []
+    return max([int(time.time())] + [v + 1 for v in versions])
+
+
+def save(obj: tf.Module, export_dir: str, signatures: dict | None = None) -> str:
+    """Saves `obj` (with `signatures`) as the next version in `export_dir`; returns its path.
+
+    The vocab and other `tf.saved_model.Asset`s of `obj` are copied into the version's assets/.
+    """
+    os.makedirs(export_dir, exist_ok=True)
+    staging = os.path.join(export_dir, f".tmp-{uuid.uuid4().hex}")
+    try:
+        tf.saved_model.save(obj, staging, signatures=signatures)
+        while True:
+            path = os.path.join(export_dir, str(next_version(export_dir)))
+            try:
+                os.rename(staging, path)  # fails if another export took the name meanwhile
+                return path
+            except OSError:
+                if not os.path.exists(path):
+                    raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

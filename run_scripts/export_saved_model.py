@@ -1,0 +1,104 @@
+r"""Exports SavedModels that TF Serving serves from raw text, and TF Hub encoder/preprocessor pairs.
+
+    python -m run_scripts.export_saved_model --export_type=classifier --task_name=MRPC \
+      --init_checkpoint=/tmp/mrpc_output --vocab_file=$BERT_BASE_DIR/vocab.txt \
+      --do_lower_case --max_seq_length=128 --export_dir=/tmp/mrpc_serving
+
+--export_type:
+  classifier    a run_classifier output_dir (its best/ when kept; --task_name gives the labels
+                and whether texts come in pairs): text_a (, text_b) -> probabilities, label (or
+                score for STS-B)
+  ner           a run_ner output_dir: text -> entities (text, type, character offsets), words
+                and tags (tags: --ner_labels, default CoNLL-2003's)
+  squad         a run_squad output_dir: question, context -> answer, score, character offsets
+                (the --doc_stride ... --null_score_diff_threshold flags as run_squad's)
+  encoder       any --init_checkpoint: TF Hub's BERT encoder (with .mlm when the checkpoint has
+                the masked-LM head)
+  preprocessor  no model: TF Hub's BERT preprocessor (strings -> input_word_ids, input_mask,
+                input_type_ids; .tokenize, .bert_pack_inputs)
+
+--bert_config_file defaults to the bert_config.json a training output_dir holds. Each export is
+written to --export_dir/<version>/ (the Unix time), the layout TF Serving watches. Loading one
+needs `import tensorflow_text` (its ops); saved_model_cli's `run` too, e.g.
+
+    python -c "import sys, tensorflow_text; from tensorflow.python.tools.saved_model_cli \
+      import main; sys.exit(main())" run --dir /tmp/mrpc_serving/1700000000 --tag_set serve \
+      --signature_def serving_default --input_exprs 'text_a=["a"];text_b=["b"]'
+"""
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from data_prep import conll, glue
+from official.export.jobs import EXPORT_TYPES, ExportOptions, export
+from official.export.squad import SquadSettings
+from run_scripts import common_flags, entry_point
+
+flags.DEFINE_enum("export_type", None, EXPORT_TYPES, "What to export.")
+flags.DEFINE_string("export_dir", None,
+                    "Versions are written to <export_dir>/<Unix time>/ (TF Serving's layout).")
+common_flags.define_model_flags()
+common_flags.define_tokenizer_flags()
+flags.DEFINE_integer("max_seq_length", None,
+                     "The fine-tuning's max_seq_length (the preprocessor's default seq_length). "
+                     "Default 384 for squad, else 128.")
+flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
+flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
+flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
+_S = SquadSettings
+flags.DEFINE_integer("doc_stride", _S.doc_stride, "squad: the stride between context windows.")
+flags.DEFINE_integer("max_query_length", _S.max_query_length,
+                     "squad: the question's tokens kept.")
+flags.DEFINE_integer("n_best_size", _S.n_best_size,
+                     "squad: the best starts and ends considered per window.")
+flags.DEFINE_integer("max_answer_length", _S.max_answer_length,
+                     "squad: the longest answer, in tokens.")
+flags.DEFINE_bool("version_2_with_negative", _S.version_2_with_negative,
+                  "squad: SQuAD 2.0 (an answer may be '').")
+flags.DEFINE_float("null_score_diff_threshold", _S.null_score_diff_threshold,
+                   "squad 2.0: predict '' when null_score - best_non_null exceeds this.")
+FLAGS = flags.FLAGS
+
+
+def options_from_flags() -> ExportOptions:
+    """The flags as ExportOptions; the task's labels from data_prep."""
+    kind = FLAGS.export_type
+    labels, pair = None, False
+    if kind == "classifier":
+        if not FLAGS.task_name:
+            raise ValueError("--export_type=classifier needs --task_name (its labels)")
+        processor = glue.get_processor(FLAGS.task_name)
+        labels = processor.get_labels()
+        pair = any(columns.text_b is not None for columns in processor.splits.values())
+    elif kind == "ner":
+        labels = FLAGS.ner_labels
+    max_seq_length = FLAGS.max_seq_length or (384 if kind == "squad" else 128)
+    return ExportOptions(
+        export_type=kind, export_dir=FLAGS.export_dir, vocab_file=FLAGS.vocab_file,
+        do_lower_case=FLAGS.do_lower_case, max_seq_length=max_seq_length,
+        bert_config_file=FLAGS.bert_config_file, init_checkpoint=FLAGS.init_checkpoint,
+        labels=labels, pair=pair, jit_compile=FLAGS.jit_compile,
+        squad=SquadSettings(max_seq_length=max_seq_length, doc_stride=FLAGS.doc_stride,
+                            max_query_length=FLAGS.max_query_length,
+                            n_best_size=FLAGS.n_best_size,
+                            max_answer_length=FLAGS.max_answer_length,
+                            version_2_with_negative=FLAGS.version_2_with_negative,
+                            null_score_diff_threshold=FLAGS.null_score_diff_threshold)
+        if kind == "squad" else None)
+
+
+def main(argv: list[str]) -> None:
+    del argv  # Unused.
+
+    def job():
+        path = export(options_from_flags())
+        logging.info("Exported %s to %s", FLAGS.export_type, path)
+        print(path)
+
+    entry_point.run_job("export_saved_model", job)
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["export_type", "export_dir", "vocab_file"])
+    app.run(main)
