@@ -238,7 +238,8 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
         if not os.path.isfile(data_file):
             raise TsvError(f"{data_file}: no such file")
         data_hash = record_cache.sha256_of_file(data_file)
-    key = {"format": _FORMAT_VERSION, "task": processor.name, "split": split,
+    key = {"format": _FORMAT_VERSION, "task": processor.name, "labels": processor.get_labels(),
+           "split": split,
            "max_seq_length": max_seq_length, "do_lower_case": tokenizer.do_lower_case,
            "pad_to_multiple": pad_to_multiple,
            "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),

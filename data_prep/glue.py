@@ -3,6 +3,8 @@
 Each task is one `TaskProcessor`, named by google-research/bert's `--task_name` ("cola", "mnli",
 "mrpc", "xnli") or, for the tasks the original did not ship, by GLUE's name ("sst-2", "qqp", ...).
 `data_dir` is the task's own folder of GLUE's download (`glue_data/MRPC`), as in the original.
+Task "tsv" is a classification task of one's own (`tsv_processor`): its labels and columns are
+read from its data_dir.
 
     processor = get_processor("mrpc")
     examples = processor.get_examples("glue_data/MRPC", "train")  # or "dev", "test"
@@ -281,12 +283,49 @@ PROCESSORS: dict[str, TaskProcessor] = {
 }
 
 
-def get_processor(task_name: str) -> TaskProcessor:
-    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", ...)."""
+TSV_TASK = "tsv"
+LABELS_FILE = "labels.txt"
+
+
+def tsv_processor(data_dir: str) -> TaskProcessor:
+    """Task "tsv": sentence or sentence-pair classification on files laid out as GLUE's.
+
+    `data_dir` holds `labels.txt` (the labels, one per line; a label's id is its line) and
+    train.tsv, dev.tsv and test.tsv, each with a header naming its columns: `sentence` and
+    `label` for single sentences, `sentence1`, `sentence2` and `label` for pairs (test.tsv's
+    label column is optional and ignored). Whether the task takes pairs is read from the header
+    of the first of those files that exists.
+    """
+    path = os.path.join(data_dir, LABELS_FILE)
+    labels = [fields[0] for _, fields in _read_rows(path)]
+    if not labels:
+        raise TsvError(f"{path}: no labels")
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise TsvError(f"{path}: labels listed twice: {', '.join(repeated)}")
+    pair = False
+    for split in SPLITS:
+        split_path = os.path.join(data_dir, f"{split}.tsv")
+        if os.path.isfile(split_path):
+            header = next(_read_rows(split_path), (0, []))[1]
+            pair = "sentence2" in header
+            break
+    text_a, text_b = ("sentence1", "sentence2") if pair else ("sentence", None)
+    return TaskProcessor(TSV_TASK, tuple(labels), _glue_splits(text_a, text_b, "label"))
+
+
+def get_processor(task_name: str, data_dir: str | None = None) -> TaskProcessor:
+    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", ...). Task "tsv"
+    needs its `data_dir` (`tsv_processor`)."""
+    if task_name.lower() == TSV_TASK:
+        if data_dir is None:
+            raise ValueError(f"task {TSV_TASK!r} needs the data_dir that holds {LABELS_FILE}")
+        return tsv_processor(data_dir)
     try:
         return PROCESSORS[task_name.lower()]
     except KeyError:
-        raise ValueError(f"unknown task {task_name!r}; known: {', '.join(PROCESSORS)}") from None
+        raise ValueError(f"unknown task {task_name!r}; known: {', '.join(PROCESSORS)}, "
+                         f"{TSV_TASK}") from None
 
 
 def submission_file(task_name: str) -> str:

@@ -6,8 +6,8 @@ r"""Exports SavedModels that TF Serving serves from raw text, and TF Hub encoder
 
 --export_type:
   classifier    a run_classifier output_dir (its best/ when kept; --task_name gives the labels
-                and whether texts come in pairs): text_a (, text_b) -> probabilities, label (or
-                score for STS-B)
+                and whether texts come in pairs, with --data_dir for task tsv): text_a
+                (, text_b) -> probabilities, label (or score for STS-B)
   ner           a run_ner output_dir: text -> entities (text, type, character offsets), words
                 and tags (tags: --ner_labels, default CoNLL-2003's)
   squad         a run_squad output_dir: question, context -> answer, score, character offsets
@@ -44,6 +44,8 @@ flags.DEFINE_integer("max_seq_length", None,
                      "The fine-tuning's max_seq_length (the preprocessor's default seq_length). "
                      "Default 384 for squad, else 128.")
 flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
+flags.DEFINE_string("data_dir", None,
+                    "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
 _S = SquadSettings
@@ -68,7 +70,7 @@ def options_from_flags() -> ExportOptions:
     if kind == "classifier":
         if not FLAGS.task_name:
             raise ValueError("--export_type=classifier needs --task_name (its labels)")
-        processor = glue.get_processor(FLAGS.task_name)
+        processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
         labels = processor.get_labels()
         pair = any(columns.text_b is not None for columns in processor.splits.values())
     elif kind == "ner":

@@ -8,7 +8,9 @@ r"""GLUE and XNLI fine-tuning: the original's run_classifier.py command line, in
       --output_dir=/tmp/mrpc_output/
 
 Tasks: cola, sst-2, mrpc, sts-b (regression), qqp, mnli, mnli-mm, qnli, rte, wnli, ax, xnli
-(xnli-<language> for another language); see data_prep/glue.py for the files each reads.
+(xnli-<language> for another language); see data_prep/glue.py for the files each reads. Task tsv
+is one's own classification data: --data_dir holds labels.txt and train/dev/test.tsv with a
+header (sentence, label; or sentence1, sentence2, label), as data/gutenberg/authorship does.
 `--tfds_data_dir` reads TensorFlow Datasets' prepared glue/* data instead of `--data_dir`.
 
 Outputs in --output_dir: the split's TFRecords (cached: reused by the next run with the same
@@ -51,7 +53,7 @@ def run(options: FinetuningOptions, task_name: str, data_dir: str | None,
     """Trains, evaluates and predicts as the options say; returns the last eval metrics."""
     if data_dir is None and tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
-    processor = glue.get_processor(task_name)
+    processor = glue.get_processor(task_name, data_dir)
     labels = processor.get_labels()
     num_labels = 1 if labels is None else len(labels)
     tokenizer = FullTokenizer(vocab_file, do_lower_case)

@@ -287,3 +287,46 @@ def test_read_tfds_gives_the_tsv_readers_labels():
                         "sts-b": lambda x: str(np.float32(x))}[task]
             assert [e.label for e in examples] == [expected(row["label"]) for row in rows]
         assert {e.label for e in glue.read_tfds("mrpc", "test", data_dir=None)} == {None}
+
+
+def test_tsv_task_reads_its_labels_and_columns_from_data_dir(tmp_path):
+    """Task "tsv": labels.txt gives the labels in id order; the header says single or pair."""
+    single = write_files(tmp_path / "single", {
+        "labels.txt": "milton\nausten\n",
+        "train.tsv": "sentence\tlabel\nOf Mans First Disobedience\tmilton\nEmma wept.\tausten\n",
+        "dev.tsv": "label\tsentence\nausten\tShe smiled.\n",
+        "test.tsv": "sentence\nAnd fruit\n"})
+    processor = glue.get_processor("TSV", single)
+    assert processor.get_labels() == ["milton", "austen"]
+    assert processor.get_train_examples(single) == [
+        InputExample("train-1", "Of Mans First Disobedience", None, "milton"),
+        InputExample("train-2", "Emma wept.", None, "austen")]
+    assert processor.get_dev_examples(single) == [InputExample("dev-1", "She smiled.", None,
+                                                               "austen")]
+    assert processor.get_test_examples(single) == [InputExample("test-1", "And fruit")]
+    pair = write_files(tmp_path / "pair", {
+        "labels.txt": "no\nyes\n",
+        "dev.tsv": "sentence1\tsentence2\tlabel\nA cat.\tA pet.\tyes\n"})
+    assert glue.get_processor("tsv", pair).get_dev_examples(pair) == [
+        InputExample("dev-1", "A cat.", "A pet.", "yes")]
+
+
+@pytest.mark.parametrize("files,message", [
+    ({}, "labels.txt: no such file"),
+    ({"labels.txt": "\n"}, "labels.txt: no labels"),
+    ({"labels.txt": "a\nb\na\n"}, "labels.txt: labels listed twice: a"),
+])
+def test_tsv_task_refuses_a_bad_label_list(tmp_path, files, message):
+    data_dir = write_files(tmp_path, files)
+    with pytest.raises(glue.TsvError, match=f"^{tmp_path}/{message}$"):
+        glue.get_processor("tsv", data_dir)
+
+
+def test_tsv_task_names_the_line_of_an_unknown_label(tmp_path):
+    data_dir = write_files(tmp_path, {"labels.txt": "a\nb\n",
+                                      "train.tsv": "sentence\tlabel\nx\ta\ny\tc\n"})
+    with pytest.raises(glue.TsvError, match=f"^{tmp_path}/train.tsv:3: label 'c' is not one "
+                                            "of a, b$"):
+        glue.get_processor("tsv", data_dir).get_train_examples(data_dir)
+    with pytest.raises(ValueError, match="needs the data_dir"):
+        glue.get_processor("tsv")

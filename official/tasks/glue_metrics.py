@@ -154,6 +154,8 @@ _TASK_METRICS: dict[str, Callable[[ArrayLike, ArrayLike], dict[str, float]]] = {
     "rte": _accuracy_metrics,
     "wnli": _accuracy_metrics,
     "xnli": _accuracy_metrics,
+    # A classification task of one's own (data_prep/glue.py's "tsv").
+    "tsv": _accuracy_metrics,
 }
 
 
