@@ -14,27 +14,15 @@ import argparse
 import math
 import os
 
-import tensorflow as tf
-
 from data_prep import fast_generation
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.configs import BertConfig
 from official.training import pretraining
+from official.training.summaries import read_scalars
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "..", "shared", "data", "pretraining_text", "gutenberg_sentences.txt")
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
-
-
-def read_curve(events_dir: str) -> dict[int, dict[str, float]]:
-    """{step: {metric: value}} from the scalar summaries the trainer wrote."""
-    curve: dict[int, dict[str, float]] = {}
-    for name in sorted(os.listdir(events_dir)):
-        for event in tf.compat.v1.train.summary_iterator(os.path.join(events_dir, name)):
-            for value in event.summary.value:
-                curve.setdefault(event.step, {})[value.tag] = float(
-                    tf.make_ndarray(value.tensor))
-    return curve
 
 
 def main() -> None:
@@ -68,7 +56,7 @@ def main() -> None:
           f"next-sentence accuracy 0.50")
     print(f"{'step':>6} {'mlm loss':>9} {'mlm acc':>8} {'nsp loss':>9} {'nsp acc':>8} "
           f"{'examples/s':>11}")
-    for step, values in sorted(read_curve(os.path.join(output_dir, "train")).items()):
+    for step, values in sorted(read_scalars(os.path.join(output_dir, "train")).items()):
         print(f"{step:>6} {values['masked_lm_loss']:>9.3f} {values['masked_lm_accuracy']:>8.3f} "
               f"{values['next_sentence_loss']:>9.3f} {values['next_sentence_accuracy']:>8.3f} "
               f"{values['examples_per_second']:>11.1f}")
