@@ -18,5 +18,6 @@ venv: $(STAMP)
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
 
+# `make demo FRESH=1` starts over; otherwise finished stages are reused.
 demo: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 bash demo/run_demo.sh $(DEMO_OUT)
+	$(PY) -m demo.run_demo --output_dir=$(DEMO_OUT) $(if $(FRESH),--fresh)

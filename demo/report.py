@@ -1,0 +1,262 @@
+"""The demo's report: output_dir/REPORT.md with its figures, and PNG plots of the curves.
+
+    python -m demo.report --output_dir=demo_output --run_file=demo_output/stages/last_run.json
+    (run by demo/run_demo.py, last)
+
+Everything is read back from what the stages wrote: the vocab, the records' summary.json, the
+TensorBoard curves and eval_results.txt of run_pretraining and run_classifier, the classifier's
+test_results.tsv (scored here against the task's test.tsv labels), the exported model's answers,
+and run_demo's --run_file (its budget, data paths and stage times). The
+baseline is the majority class of the training set, predicted for every test sentence. Prints
+the headline figures and where the files are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import os
+import platform
+import statistics
+import time
+from typing import Sequence
+
+from absl import app
+from absl import flags
+import numpy as np
+
+from official.tasks import glue_metrics
+from demo.stages import format_seconds
+from official.training.summaries import read_eval_results, read_scalars
+
+flags.DEFINE_string("output_dir", None, "run_demo's output_dir: the report goes there.")
+flags.DEFINE_string("run_file", None, "run_demo's account of the run (budget, data, stages).")
+FLAGS = flags.FLAGS
+
+REPORT_FILE = "REPORT.md"
+PRETRAINING_PLOT = "pretraining.png"
+FINETUNING_PLOT = "finetuning.png"
+# (output folder, how the report names it)
+CLASSIFIERS = (("classifier", "pretrained, then fine-tuned"),
+               ("classifier_scratch", "fine-tuned from random weights"))
+
+
+def _tsv_labels(path: str) -> list[str]:
+    """The label column of a "sentence<TAB>label" file with a header."""
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split("\t")
+        column = header.index("label")
+        return [line.rstrip("\n").split("\t")[column] for line in f if line.strip()]
+
+
+def _test_accuracy(output_dir: str, labels: list[str], gold: list[str]) -> float:
+    """Accuracy of run_classifier's test_results.tsv (probabilities per line) on `gold`."""
+    probabilities = np.loadtxt(os.path.join(output_dir, "test_results.tsv"), ndmin=2)
+    predicted = probabilities.argmax(axis=-1)
+    ids = [labels.index(label) for label in gold]
+    return glue_metrics.task_metrics("tsv", ids, predicted)["accuracy"]
+
+
+def _classifier_figures(out: str, task_dir: str) -> dict[str, dict]:
+    """Per classifier: its dev curve, training loss curve, best dev accuracy and test accuracy;
+    and the majority-class baseline."""
+    labels = [line.strip() for line in open(os.path.join(task_dir, "labels.txt"),
+                                            encoding="utf-8") if line.strip()]
+    train = _tsv_labels(os.path.join(task_dir, "train.tsv"))
+    test = _tsv_labels(os.path.join(task_dir, "test.tsv"))
+    dev = _tsv_labels(os.path.join(task_dir, "dev.tsv"))
+    majority = max(labels, key=train.count)
+    figures = {"majority": {"label": majority,
+                            "dev_accuracy": dev.count(majority) / len(dev),
+                            "test_accuracy": test.count(majority) / len(test)},
+               "labels": labels, "train_examples": len(train), "dev_examples": len(dev),
+               "test_examples": len(test)}
+    for name, _ in CLASSIFIERS:
+        directory = os.path.join(out, name)
+        best = read_eval_results(os.path.join(directory, "best", "eval_results.txt"))
+        figures[name] = {
+            "dev_curve": {step: v["eval_accuracy"]
+                          for step, v in read_scalars(os.path.join(directory, "eval")).items()},
+            "loss_curve": {step: v["loss"]
+                           for step, v in read_scalars(os.path.join(directory, "train")).items()},
+            "best_dev_accuracy": best["eval_accuracy"], "best_step": int(best["global_step"]),
+            "test_accuracy": _test_accuracy(directory, labels, test)}
+    return figures
+
+
+def _plot_pretraining(curve: dict[int, dict[str, float]], vocab_size: int, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    steps = sorted(curve)
+    figure, (loss_axes, accuracy_axes) = plt.subplots(1, 2, figsize=(11, 4))
+    loss_axes.plot(steps, [curve[s]["masked_lm_loss"] for s in steps], label="masked-LM loss")
+    loss_axes.axhline(math.log(vocab_size), color="grey", linestyle="--",
+                      label=f"chance, ln({vocab_size})")
+    loss_axes.set(xlabel="step", ylabel="loss (training, per log window)",
+                  title="Pretraining: masked-LM loss")
+    loss_axes.legend()
+    accuracy_axes.plot(steps, [curve[s]["masked_lm_accuracy"] for s in steps],
+                       label="masked-LM accuracy")
+    if all("next_sentence_accuracy" in curve[s] for s in steps):
+        accuracy_axes.plot(steps, [curve[s]["next_sentence_accuracy"] for s in steps],
+                           label="next-sentence accuracy")
+        accuracy_axes.axhline(0.5, color="grey", linestyle="--", label="next-sentence chance")
+    accuracy_axes.set(xlabel="step", ylabel="accuracy", ylim=(0, 1),
+                      title="Pretraining: accuracies")
+    accuracy_axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def _plot_finetuning(figures: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, (loss_axes, accuracy_axes) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, title in CLASSIFIERS:
+        loss = figures[name]["loss_curve"]
+        loss_axes.plot(sorted(loss), [loss[s] for s in sorted(loss)], label=title)
+        dev = figures[name]["dev_curve"]
+        accuracy_axes.plot(sorted(dev), [dev[s] for s in sorted(dev)], marker="o", label=title)
+    accuracy_axes.axhline(figures["majority"]["dev_accuracy"], color="grey", linestyle="--",
+                          label="majority class")
+    loss_axes.set(xlabel="step", ylabel="cross-entropy (training)",
+                  title="Fine-tuning: training loss")
+    loss_axes.legend()
+    accuracy_axes.set(xlabel="step (an epoch's end)", ylabel="dev accuracy", ylim=(0, 1),
+                      title="Fine-tuning: authorship, dev accuracy")
+    accuracy_axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def _table(header: Sequence[str], rows: list[Sequence]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+
+
+def write(out: str, run: dict) -> tuple[list[str], list[str]]:
+    """Writes REPORT.md and the two plots in `out`; returns (their paths, the headline figures
+    as lines for the terminal). `run`: run_demo's last_run.json."""
+    budget, corpus, task_dir = run["budget"], run["corpus"], run["task_dir"]
+
+    with open(os.path.join(out, "vocab.txt"), encoding="utf-8") as f:
+        vocab_size = sum(1 for line in f if line.strip())
+    with open(os.path.join(out, "pretraining_data", "summary.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    pretrained = os.path.join(out, "pretrained")
+    curve = read_scalars(os.path.join(pretrained, "train"))
+    held_out = read_eval_results(os.path.join(pretrained, "eval_results.txt"))
+    figures = _classifier_figures(out, task_dir)
+    with open(run["classified"], encoding="utf-8") as f:
+        classified = [json.loads(line) for line in f]
+    steps = sorted(curve)
+    # The first window includes tracing and compiling: the median of the others is the speed.
+    speeds = [curve[s]["examples_per_second"] for s in steps[1:]] or \
+             [curve[s]["examples_per_second"] for s in steps]
+    throughput = statistics.median(speeds)
+
+    plots = [os.path.join(out, PRETRAINING_PLOT), os.path.join(out, FINETUNING_PLOT)]
+    _plot_pretraining(curve, vocab_size, plots[0])
+    _plot_finetuning(figures, plots[1])
+
+    first, last = curve[steps[0]], curve[steps[-1]]
+    lines = [
+        "# BERT demo report", "",
+        f"Made by `make demo` on {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPU cores "
+        f"({platform.machine()}), in {format_seconds(run['seconds'])} (stages reused from an "
+        "earlier run take no time; the table at the end gives the time each took when it "
+        "ran).", "",
+        "## Data", "",
+        f"- Corpus: `{corpus}`, {data['documents']} documents, "
+        f"{data['input_bytes'] / 1e6:.1f} MB.",
+        f"- Vocab learned from it: {vocab_size} WordPieces (`vocab.txt`).",
+        f"- Pretraining records: {data['instances']} instances of up to "
+        f"{data['options']['max_seq_length']} tokens in {data['num_shards']} shards "
+        f"(dupe_factor {data['options']['dupe_factor']}, {data['fraction_masked']:.1%} of "
+        f"tokens masked); shard 0 (whole documents) is held out for evaluation.",
+        f"- Authorship task (`{task_dir}`): which of "
+        f"{len(figures['labels'])} authors ({', '.join(figures['labels'])}) wrote a sentence; "
+        f"{figures['train_examples']} training, {figures['dev_examples']} dev and "
+        f"{figures['test_examples']} test sentences, dev and test from documents that neither "
+        "pretraining nor fine-tuning saw.", "",
+        "## Pretraining", "",
+        f"BERT-Tiny (`bert_config.json`), {steps[-1]} steps of batch "
+        f"{budget['pretrain_batch_size']}, learning rate {budget['pretrain_learning_rate']}; "
+        f"{throughput:.0f} examples/s (median over the log windows after the first).", "",
+        *_table(["", "masked-LM loss", "masked-LM accuracy", "next-sentence accuracy"], [
+            [f"training, first {budget['log_steps']} steps", f"{first['masked_lm_loss']:.3f}",
+             f"{first['masked_lm_accuracy']:.3f}",
+             f"{first.get('next_sentence_accuracy', float('nan')):.3f}"],
+            [f"training, last {budget['log_steps']} steps", f"{last['masked_lm_loss']:.3f}",
+             f"{last['masked_lm_accuracy']:.3f}",
+             f"{last.get('next_sentence_accuracy', float('nan')):.3f}"],
+            ["held-out shard (`pretrained/eval_results.txt`)",
+             f"{held_out['masked_lm_loss']:.3f}", f"{held_out['masked_lm_accuracy']:.3f}",
+             f"{held_out.get('next_sentence_accuracy', float('nan')):.3f}"],
+            ["chance", f"{math.log(vocab_size):.3f} (ln {vocab_size})",
+             f"{1 / vocab_size:.4f}", "0.500"]]),
+        "", f"![pretraining curves]({PRETRAINING_PLOT})", "",
+        "## Fine-tuning: authorship attribution", "",
+        f"{budget['finetune_epochs']:g} epochs of batch {budget['finetune_batch_size']}, "
+        f"learning rate {budget['finetune_learning_rate']}, sequences of "
+        f"{budget['finetune_seq_length']} tokens; the dev set picks the best epoch "
+        "(`best/`), whose test predictions are scored here.", "",
+        *_table(["model", "best dev accuracy", "test accuracy"], [
+            *[[title, f"{figures[name]['best_dev_accuracy']:.3f} (step "
+                      f"{figures[name]['best_step']})", f"{figures[name]['test_accuracy']:.3f}"]
+              for name, title in CLASSIFIERS],
+            [f"majority class ({figures['majority']['label']})",
+             f"{figures['majority']['dev_accuracy']:.3f}",
+             f"{figures['majority']['test_accuracy']:.3f}"]]),
+        "", f"![fine-tuning curves]({FINETUNING_PLOT})", "",
+        "## Serving: the exported SavedModel on new sentences", "",
+        "Loaded with TensorFlow and tensorflow_text alone (`demo/classify.py`); each sentence is "
+        "by one of the five authors, from a book the data does not hold.", "",
+        *_table(["sentence", "from", "predicted", "probability"],
+                [[c["text"], c["source"], c["label"], f"{c['probability']:.2f}"]
+                 for c in classified]),
+        "", "## Stages", "",
+        *_table(["stage", "time", "command"],
+                [[stage["name"], format_seconds(stage["seconds"]) +
+                  (" (reused)" if stage["reused"] else ""),
+                  "`python " + " ".join(stage["command"]) + "`"] for stage in run["stages"]]),
+        ""]
+    path = os.path.join(out, REPORT_FILE)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    os.replace(tmp, path)
+    headline = [
+        f"held-out masked-LM accuracy {held_out['masked_lm_accuracy']:.3f} (loss "
+        f"{held_out['masked_lm_loss']:.2f}, chance {math.log(vocab_size):.2f}), next-sentence "
+        f"accuracy {held_out.get('next_sentence_accuracy', float('nan')):.3f}",
+        *[f"authorship test accuracy, {title}: {figures[name]['test_accuracy']:.3f}"
+          for name, title in CLASSIFIERS],
+        f"authorship test accuracy, majority class: {figures['majority']['test_accuracy']:.3f}"]
+    return [path, *plots], headline
+
+
+def main(argv: list[str]) -> int:
+    del argv  # Unused.
+    try:
+        with open(FLAGS.run_file, encoding="utf-8") as f:
+            run = json.load(f)
+        written, headline = write(FLAGS.output_dir, run)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 1
+    print("\n".join("   " + line for line in headline))
+    print("   " + ", ".join(written))
+    return 0
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["output_dir", "run_file"])
+    app.run(main)

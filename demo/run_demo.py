@@ -1,0 +1,209 @@
+r"""`make demo`: BERT's whole story on data the repository ships, each stage an entry point.
+
+    python -m demo.run_demo [--output_dir=demo_output] [--fresh] [--smoke]
+
+Stages (each the command a user would type; `demo/stages.py` skips one already done with the
+same flags and inputs, so a rerun reuses them, and --fresh starts over):
+  1. data_prep.build_vocab              a WordPiece vocab learned from data/gutenberg/corpus.txt
+  2. data_prep.create_pretraining_data  masked-LM + next-sentence TFRecords, in shards; the
+                                        first shard (whole documents) is held out
+  3. run_scripts.run_pretraining        a BERT-Tiny (demo/bert_config.json) pretrains on the rest
+  4. run_scripts.run_pretraining        --do_eval on the held-out shard
+  5. run_scripts.run_classifier         fine-tunes it on authorship attribution (which of five
+                                        authors wrote a sentence? data/gutenberg/authorship,
+                                        --task_name=tsv), dev accuracy every epoch, test
+                                        predictions from the best epoch
+  6. run_scripts.run_classifier         the same from random initialisation, the same budget
+  7. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
+  8. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
+                                        demo/sentences.txt (lines by the same authors from
+                                        works not in the data)
+Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
+--smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from demo.stages import Pipeline, Stage, StageFailed, format_seconds, remove
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLASSIFIED_FILE = "classified.jsonl"
+RUN_FILE = "last_run.json"
+
+flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
+flags.DEFINE_bool("fresh", False, "Remove output_dir first: every stage runs again.")
+flags.DEFINE_bool("smoke", False, "The tests' size: tiny budgets, the same stages.")
+flags.DEFINE_string("corpus", os.path.join(REPO, "data", "gutenberg", "corpus.txt"),
+                    "Pretraining text: one sentence per line, blank lines between documents.")
+flags.DEFINE_string("task_dir", os.path.join(REPO, "data", "gutenberg", "authorship"),
+                    "The classification task (run_classifier --task_name=tsv layout).")
+flags.DEFINE_string("sentences", os.path.join(REPO, "demo", "sentences.txt"),
+                    "New sentences for the exported model: text<TAB>source per line.")
+FLAGS = flags.FLAGS
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How big each stage is. FULL is `make demo`'s (about ten minutes on two cores)."""
+    vocab_size: int = 8000  # the most; from this corpus the learner keeps about 4,000
+    pretrain_seq_length: int = 64
+    max_predictions_per_seq: int = 10
+    dupe_factor: int = 10
+    num_shards: int = 10  # 2 to 10; shard 0 is held out: a tenth of the corpus's documents
+    pretrain_batch_size: int = 32
+    pretrain_steps: int = 3000
+    pretrain_learning_rate: float = 1e-3
+    jit_compile: bool = True  # XLA: about 1.3x the examples/s of BERT-Tiny on a CPU
+    log_steps: int = 100
+    finetune_log_steps: int = 20
+    finetune_seq_length: int = 64
+    finetune_batch_size: int = 32
+    finetune_epochs: float = 4.0
+    finetune_learning_rate: float = 2e-4
+
+
+FULL = Budget()
+SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, log_steps=10,
+               jit_compile=False, finetune_log_steps=5, finetune_epochs=2.0)
+
+
+def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str) -> list[Stage]:
+    """The demo's stages in order (see the module docstring); all paths under `out`."""
+    vocab = os.path.join(out, "vocab.txt")
+    config = os.path.join(out, "bert_config.json")
+    records = os.path.join(out, "pretraining_data")
+    if not 2 <= budget.num_shards <= 10:
+        raise ValueError(f"num_shards must be 2 to 10 (one digit of a glob), got "
+                         f"{budget.num_shards}")
+    of = f"-of-{budget.num_shards:05d}.tfrecord"
+    train_shards = os.path.join(records, f"pretraining-0000[1-{budget.num_shards - 1}]{of}")
+    held_out_shard = os.path.join(records, f"pretraining-00000{of}")
+    pretrained = os.path.join(out, "pretrained")
+    export_dir = os.path.join(out, "export")
+    tokenizer = [f"--vocab_file={vocab}", "--do_lower_case=true"]
+    pretraining = ["-m", "run_scripts.run_pretraining", f"--bert_config_file={config}",
+                   f"--output_dir={pretrained}", f"--max_seq_length={budget.pretrain_seq_length}",
+                   f"--max_predictions_per_seq={budget.max_predictions_per_seq}"]
+
+    def finetuning(output_dir: str, init: list[str]) -> list[str]:
+        return ["-m", "run_scripts.run_classifier", "--task_name=tsv", f"--data_dir={task_dir}",
+                *tokenizer, f"--bert_config_file={config}", *init,
+                f"--output_dir={output_dir}", "--do_train", "--do_eval", "--do_predict",
+                f"--max_seq_length={budget.finetune_seq_length}",
+                f"--train_batch_size={budget.finetune_batch_size}", "--eval_batch_size=64",
+                "--predict_batch_size=64", f"--learning_rate={budget.finetune_learning_rate}",
+                f"--num_train_epochs={budget.finetune_epochs}", "--warmup_proportion=0.1",
+                f"--log_steps={budget.finetune_log_steps}",
+                f"--steps_per_loop={budget.finetune_log_steps}"]
+
+    task_files = [os.path.join(task_dir, name)
+                  for name in ("labels.txt", "train.tsv", "dev.tsv", "test.tsv")]
+    return [
+        Stage("vocab", "Learn a WordPiece vocab from the corpus (data_prep.build_vocab)",
+              ["-m", "data_prep.build_vocab", f"--input_file={corpus}",
+               f"--vocab_size={budget.vocab_size}", f"--output_file={vocab}"],
+              outputs=[vocab], inputs=[corpus]),
+        Stage("config", "Size BERT-Tiny's config to that vocab (demo.sized_config)",
+              ["-m", "demo.sized_config", "--template=demo/bert_config.json",
+               f"--vocab_file={vocab}", f"--output_file={config}"],
+              outputs=[config], inputs=["demo/bert_config.json"],
+              after=["vocab"]),
+        Stage("records", "Write masked-LM + next-sentence TFRecords "
+                         "(data_prep.create_pretraining_data)",
+              ["-m", "data_prep.create_pretraining_data", f"--input_file={corpus}",
+               f"--output_dir={records}", *tokenizer,
+               f"--max_seq_length={budget.pretrain_seq_length}",
+               f"--max_predictions_per_seq={budget.max_predictions_per_seq}",
+               f"--dupe_factor={budget.dupe_factor}", f"--num_shards={budget.num_shards}",
+               "--num_workers=2"],
+              outputs=[records], inputs=[corpus], after=["vocab"]),
+        Stage("pretrain", f"Pretrain BERT-Tiny for {budget.pretrain_steps} steps "
+                          "(run_scripts.run_pretraining)",
+              [*pretraining, f"--input_file={train_shards}", "--do_train",
+               f"--train_batch_size={budget.pretrain_batch_size}",
+               f"--num_train_steps={budget.pretrain_steps}",
+               f"--num_warmup_steps={budget.pretrain_steps // 10}",
+               f"--learning_rate={budget.pretrain_learning_rate}",
+               f"--log_steps={budget.log_steps}", f"--steps_per_loop={budget.log_steps}",
+               f"--save_checkpoints_steps={budget.pretrain_steps}",
+               f"--jit_compile={str(budget.jit_compile).lower()}"],
+              outputs=[pretrained], after=["config", "records"]),
+        Stage("pretrain_eval", "Evaluate it on the held-out shard (run_scripts.run_pretraining "
+                               "--do_eval)",
+              [*pretraining, f"--input_file={held_out_shard}", "--do_eval",
+               "--eval_batch_size=64", "--max_eval_steps=50"],
+              outputs=[os.path.join(pretrained, "eval_results.txt")], after=["pretrain"]),
+        Stage("finetune", "Fine-tune it on authorship attribution (run_scripts.run_classifier)",
+              finetuning(os.path.join(out, "classifier"), [f"--init_checkpoint={pretrained}"]),
+              outputs=[os.path.join(out, "classifier")], inputs=task_files,
+              after=["pretrain"]),
+        Stage("finetune_scratch", "The same from random weights, the same budget "
+                                  "(run_scripts.run_classifier)",
+              finetuning(os.path.join(out, "classifier_scratch"), []),
+              outputs=[os.path.join(out, "classifier_scratch")], inputs=task_files,
+              after=["config"]),
+        Stage("export", "Export the fine-tuned classifier (run_scripts.export_saved_model)",
+              ["-m", "run_scripts.export_saved_model", "--export_type=classifier",
+               "--task_name=tsv", f"--data_dir={task_dir}", f"--init_checkpoint="
+               f"{os.path.join(out, 'classifier')}", *tokenizer,
+               f"--max_seq_length={budget.finetune_seq_length}", f"--export_dir={export_dir}"],
+              outputs=[export_dir], after=["finetune"]),
+        Stage("classify", "Classify new sentences with the SavedModel (demo.classify)",
+              ["-m", "demo.classify", f"--export_dir={export_dir}", f"--sentences={sentences}",
+               f"--output_file={os.path.join(out, CLASSIFIED_FILE)}"],
+              outputs=[os.path.join(out, CLASSIFIED_FILE)], inputs=[sentences],
+              after=["export"]),
+    ]
+
+
+def _from_repo(path: str) -> str:
+    """`path` (relative to the working directory) as the stages see it, running in the
+    repository: relative to it when inside it, so that the commands shown are short."""
+    absolute = os.path.abspath(path)
+    inside = os.path.commonpath([absolute, REPO]) == REPO
+    return os.path.relpath(absolute, REPO) if inside else absolute
+
+
+def main(argv: list[str]) -> int:
+    del argv  # Unused.
+    out, corpus, task_dir, sentences = (_from_repo(path) for path in (
+        FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir, FLAGS.sentences))
+    if FLAGS.fresh:
+        remove([os.path.join(REPO, out)])
+    budget = SMOKE if FLAGS.smoke else FULL
+    started = time.perf_counter()
+    state_dir = os.path.join(REPO, out, "stages")
+    os.makedirs(state_dir, exist_ok=True)
+    pipeline = Pipeline(state_dir, cwd=REPO)
+    try:
+        runs = pipeline.run(stages(budget, out, corpus, task_dir, sentences))
+    except StageFailed as e:
+        print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
+              file=sys.stderr)
+        return e.returncode
+    run_file = os.path.join(out, "stages", RUN_FILE)
+    with open(os.path.join(REPO, run_file), "w", encoding="utf-8") as f:
+        json.dump({"budget": dataclasses.asdict(budget), "corpus": corpus, "task_dir": task_dir,
+                   "classified": os.path.join(out, CLASSIFIED_FILE),
+                   "seconds": time.perf_counter() - started,
+                   "stages": [{"name": run.stage.name, "command": run.stage.command,
+                               "reused": run.reused, "seconds": run.seconds} for run in runs]},
+                  f, indent=2)
+    print("\n== Report", flush=True)
+    returncode = pipeline.run_command(["-m", "demo.report", f"--output_dir={out}",
+                                       f"--run_file={run_file}"])
+    print(f"\nThe demo took {format_seconds(time.perf_counter() - started)}.")
+    return returncode
+
+
+if __name__ == "__main__":
+    app.run(main)
