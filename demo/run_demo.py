@@ -73,7 +73,7 @@ class Budget:
 
 FULL = Budget()
 SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, log_steps=10,
-               jit_compile=False, finetune_log_steps=5, finetune_epochs=2.0)
+               jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0)
 
 
 def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str) -> list[Stage]:
