@@ -9,7 +9,7 @@ import tensorflow as tf
 from official.modeling import activations, models
 from official.modeling.attention import SelfAttention
 from official.modeling.embeddings import BertEmbeddings
-from official.modeling.encoder import BertEncoder, build_encoder
+from official.modeling.encoder import BertEncoder, build_encoder, encoder_inputs, pooled_output
 from official.modeling.heads import DenseLogits, MaskedLMHead
 from official.modeling.transformer import TransformerBlock
 
@@ -130,6 +130,32 @@ def test_transformer_block_matches_numpy(make_inputs, hidden_act):
     expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
                                NUMPY_ACTIVATIONS[hidden_act])
     np.testing.assert_allclose(block(x, mask), expected, atol=1e-5)
+
+
+def test_first_token_only_is_the_blocks_first_row(make_inputs):
+    """The [CLS]-only path a classifier's last layer takes: the numpy block's row 0."""
+    block = TransformerBlock(num_heads=4, intermediate_size=48, hidden_act="gelu")
+    block.build((None, None, 32))
+    randomize(block)
+    x = np.random.default_rng(3).normal(size=(3, 7, 32)).astype(np.float32)
+    mask = make_inputs(3, 7)["input_mask"]
+    expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                               NUMPY_ACTIVATIONS["gelu"])
+    first = block(x, mask, first_token_only=True)
+    assert first.shape == (3, 1, 32)
+    np.testing.assert_allclose(first, expected[:, :1], atol=1e-5)
+
+
+def test_pooled_output_computes_the_encoders_pooled_output(encoder, make_inputs):
+    """encoder.pooled_output (the last layer at [CLS] only) against the numpy encoder, in a
+    functional model and called on tensors."""
+    randomize(encoder)
+    inputs = make_inputs(3, 9)
+    _, pooled, _ = encoder_reference(inputs, encoder)
+    np.testing.assert_allclose(pooled_output(encoder, inputs), pooled, atol=1e-5)
+    symbolic = encoder_inputs()
+    model = keras.Model(symbolic, pooled_output(encoder, symbolic))
+    np.testing.assert_allclose(model(inputs), pooled, atol=1e-5)
 
 
 def test_encoder_matches_numpy(encoder, make_inputs):

@@ -23,8 +23,10 @@ class SelfAttention(keras.layers.Layer):
     Call args:
       x: [batch, seq_len, hidden].
       input_mask: int or bool [batch, seq_len]; 1 for real tokens, 0 for padding keys to ignore.
+      first_query_only: attend from the first position ([CLS]) alone, over every key.
     Returns:
-      [batch, seq_len, hidden], the output projection of the heads' concatenated contexts.
+      [batch, seq_len, hidden] (or [batch, 1, hidden] with first_query_only), the output
+      projection of the heads' concatenated contexts.
     """
 
     def __init__(self, num_heads: int, initializer_range: float = 0.02,
@@ -49,10 +51,14 @@ class SelfAttention(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(self.dropout_rate, dtype=self.dtype_policy,
                                             name="dropout")
 
-    def call(self, x, input_mask, training=None):
-        batch, seq_len = ops.shape(x)[0], ops.shape(x)[1]
-        qkv = ops.reshape(self.qkv(x), (batch, seq_len, 3, self.num_heads, self.head_size))
+    def call(self, x, input_mask, training=None, first_query_only=False):
+        batch, seq_len, hidden = ops.shape(x)[0], ops.shape(x)[1], x.shape[-1]
+        # The projections run on [batch * seq_len, hidden] rows (see TransformerBlock.call).
+        qkv = ops.reshape(self.qkv(ops.reshape(x, (-1, hidden))),
+                          (batch, seq_len, 3, self.num_heads, self.head_size))
         query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+        if first_query_only:
+            query = query[:, :1]
         # [batch, heads, query, key]; softmax in float32 whatever the compute dtype.
         scores = ops.einsum("bqnd,bknd->bnqk", query, key)
         scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
@@ -61,11 +67,15 @@ class SelfAttention(keras.layers.Layer):
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout(probs, training=training)
         context = ops.einsum("bnqk,bknd->bqnd", probs, value)
-        context = ops.reshape(context, (batch, seq_len, self.num_heads * self.head_size))
-        return self.output_dense(context)
+        context = ops.reshape(context, (-1, hidden))
+        return ops.reshape(self.output_dense(context), (batch, -1, hidden))
 
     def compute_output_shape(self, x_shape, input_mask_shape=None):
         return x_shape
+
+    def compute_output_spec(self, x, input_mask=None, training=None, first_query_only=False):
+        shape = (x.shape[0], 1, x.shape[2]) if first_query_only else x.shape
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -11,7 +11,7 @@ are the encoder's Hub-convention dict (plus `masked_lm_positions` for the pretra
 
 import keras
 
-from official.modeling.encoder import BertEncoder, encoder_inputs
+from official.modeling.encoder import BertEncoder, encoder_inputs, pooled_output
 from official.modeling.heads import DenseLogits, MaskedLMHead
 
 
@@ -75,7 +75,8 @@ class BertClassifier(_EncoderModel):
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
         inputs = encoder_inputs()
-        logits = self.classifier(encoder(inputs)["pooled_output"])
+        # The encoder's layers called directly, its last one at [CLS] only (`pooled_output`).
+        logits = self.classifier(pooled_output(encoder, inputs))
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
     def _head_config(self):

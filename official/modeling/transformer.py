@@ -1,6 +1,7 @@
 """`TransformerBlock`: one post-LayerNorm BERT layer (attention, then feed-forward)."""
 
 import keras
+from keras import ops
 
 from official.modeling import activations, initializers
 from official.modeling.attention import SelfAttention
@@ -13,8 +14,10 @@ class TransformerBlock(keras.layers.Layer):
     Call args:
       x: [batch, seq_len, hidden].
       input_mask: [batch, seq_len], 1 for real tokens.
+      first_token_only: compute the output of the first position ([CLS]) alone (it still
+        attends to every position): all that a classifier reads of the last layer.
     Returns:
-      [batch, seq_len, hidden].
+      [batch, seq_len, hidden], or [batch, 1, hidden] with first_token_only.
     """
 
     def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
@@ -54,14 +57,26 @@ class TransformerBlock(keras.layers.Layer):
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
         self.output_layer_norm.build(x_shape)
 
-    def call(self, x, input_mask, training=None):
-        attended = self.attention(x, input_mask, training=training)
+    def call(self, x, input_mask, training=None, first_token_only=False):
+        attended = self.attention(x, input_mask, training=training,
+                                  first_query_only=first_token_only)
+        if first_token_only:
+            x = x[:, :1]
         x = self.attention_layer_norm(x + self.attention_dropout(attended, training=training))
-        h = self.output_dense(self.intermediate_dense(x))
+        # The dense layers run on [batch * seq_len, hidden] rows: on a 2-D input a Dense is a
+        # MatMul followed directly by its BiasAdd, which TensorFlow's CPU graph optimiser fuses
+        # into one oneDNN kernel; a 3-D input puts a Reshape between them and each runs alone
+        # (measured: the feed-forward's forward pass 60 -> 48 ms, MiniLM sizes, 4,096 tokens).
+        h = self.output_dense(self.intermediate_dense(ops.reshape(x, (-1, x.shape[-1]))))
+        h = ops.reshape(h, ops.shape(x))
         return self.output_layer_norm(x + self.output_dropout(h, training=training))
 
     def compute_output_shape(self, x_shape, input_mask_shape=None):
         return x_shape
+
+    def compute_output_spec(self, x, input_mask=None, training=None, first_token_only=False):
+        shape = (x.shape[0], 1, x.shape[2]) if first_token_only else x.shape
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()
