@@ -292,9 +292,10 @@ def tsv_processor(data_dir: str) -> TaskProcessor:
 
     `data_dir` holds `labels.txt` (the labels, one per line; a label's id is its line) and
     train.tsv, dev.tsv and test.tsv, each with a header naming its columns: `sentence` and
-    `label` for single sentences, `sentence1`, `sentence2` and `label` for pairs (test.tsv's
-    label column is optional and ignored). Whether the task takes pairs is read from the header
-    of the first of those files that exists.
+    `label` for single sentences, `sentence1`, `sentence2` and `label` for pairs. test.tsv may
+    leave out the label column; when it has one, its labels are read too (for scoring the
+    predictions elsewhere: run_classifier's test predictions never look at them). Whether the
+    task takes pairs is read from the header of the first of those files that exists.
     """
     path = os.path.join(data_dir, LABELS_FILE)
     labels = [fields[0] for _, fields in _read_rows(path)]
@@ -303,15 +304,17 @@ def tsv_processor(data_dir: str) -> TaskProcessor:
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
         raise TsvError(f"{path}: labels listed twice: {', '.join(repeated)}")
-    pair = False
+    headers = {}
     for split in SPLITS:
         split_path = os.path.join(data_dir, f"{split}.tsv")
         if os.path.isfile(split_path):
-            header = next(_read_rows(split_path), (0, []))[1]
-            pair = "sentence2" in header
-            break
+            headers[split] = next(_read_rows(split_path), (0, []))[1]
+    pair = "sentence2" in next(iter(headers.values()), [])
     text_a, text_b = ("sentence1", "sentence2") if pair else ("sentence", None)
-    return TaskProcessor(TSV_TASK, tuple(labels), _glue_splits(text_a, text_b, "label"))
+    splits = _glue_splits(text_a, text_b, "label")
+    if "label" in headers.get("test", []):
+        splits["test"] = Columns("test.tsv", text_a, text_b, "label")
+    return TaskProcessor(TSV_TASK, tuple(labels), splits)
 
 
 def get_processor(task_name: str, data_dir: str | None = None) -> TaskProcessor:

@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
         print(f"   {label:>12} {probability:5.2f}  {shown}  ({source})")
         results.append({"text": text, "source": source, "label": label,
                         "probability": float(probability)})
-    tmp = FLAGS.output_file + ".tmp"
+    tmp = FLAGS.output_file + ".tmp"  # whole, then renamed (this client imports no project code)
     with open(tmp, "w", encoding="utf-8") as f:
         f.writelines(json.dumps(result) + "\n" for result in results)
     os.replace(tmp, FLAGS.output_file)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import os
 import platform
 import statistics
+import sys
 import time
 from typing import Sequence
 
@@ -26,8 +26,10 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from official.tasks import glue_metrics
+from data_prep import glue
 from demo.stages import format_seconds
+from official.atomic_files import open_atomically
+from official.tasks import glue_metrics
 from official.training.summaries import read_eval_results, read_scalars
 
 flags.DEFINE_string("output_dir", None, "run_demo's output_dir: the report goes there.")
@@ -42,14 +44,6 @@ CLASSIFIERS = (("classifier", "pretrained, then fine-tuned"),
                ("classifier_scratch", "fine-tuned from random weights"))
 
 
-def _tsv_labels(path: str) -> list[str]:
-    """The label column of a "sentence<TAB>label" file with a header."""
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        column = header.index("label")
-        return [line.rstrip("\n").split("\t")[column] for line in f if line.strip()]
-
-
 def _test_accuracy(output_dir: str, labels: list[str], gold: list[str]) -> float:
     """Accuracy of run_classifier's test_results.tsv (probabilities per line) on `gold`."""
     probabilities = np.loadtxt(os.path.join(output_dir, "test_results.tsv"), ndmin=2)
@@ -61,11 +55,10 @@ def _test_accuracy(output_dir: str, labels: list[str], gold: list[str]) -> float
 def _classifier_figures(out: str, task_dir: str) -> dict[str, dict]:
     """Per classifier: its dev curve, training loss curve, best dev accuracy and test accuracy;
     and the majority-class baseline."""
-    labels = [line.strip() for line in open(os.path.join(task_dir, "labels.txt"),
-                                            encoding="utf-8") if line.strip()]
-    train = _tsv_labels(os.path.join(task_dir, "train.tsv"))
-    test = _tsv_labels(os.path.join(task_dir, "test.tsv"))
-    dev = _tsv_labels(os.path.join(task_dir, "dev.tsv"))
+    processor = glue.get_processor(glue.TSV_TASK, task_dir)  # as run_classifier reads it
+    labels = processor.get_labels()
+    train, dev, test = ([e.label for e in processor.get_examples(task_dir, split)]
+                        for split in glue.SPLITS)
     majority = max(labels, key=train.count)
     figures = {"majority": {"label": majority,
                             "dev_accuracy": dev.count(majority) / len(dev),
@@ -83,6 +76,16 @@ def _classifier_figures(out: str, task_dir: str) -> dict[str, dict]:
             "best_dev_accuracy": best["eval_accuracy"], "best_step": int(best["global_step"]),
             "test_accuracy": _test_accuracy(directory, labels, test)}
     return figures
+
+
+def _save(figure, path: str) -> None:
+    """The figure as a PNG at `path`, which appears only when complete."""
+    from matplotlib import pyplot as plt
+
+    figure.tight_layout()
+    with open_atomically(path, "wb") as f:
+        figure.savefig(f, format="png", dpi=100)
+    plt.close(figure)
 
 
 def _plot_pretraining(curve: dict[int, dict[str, float]], vocab_size: int, path: str) -> None:
@@ -107,9 +110,7 @@ def _plot_pretraining(curve: dict[int, dict[str, float]], vocab_size: int, path:
     accuracy_axes.set(xlabel="step", ylabel="accuracy", ylim=(0, 1),
                       title="Pretraining: accuracies")
     accuracy_axes.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    _save(figure, path)
 
 
 def _plot_finetuning(figures: dict, path: str) -> None:
@@ -131,9 +132,7 @@ def _plot_finetuning(figures: dict, path: str) -> None:
     accuracy_axes.set(xlabel="step (an epoch's end)", ylabel="dev accuracy", ylim=(0, 1),
                       title="Fine-tuning: authorship, dev accuracy")
     accuracy_axes.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    _save(figure, path)
 
 
 def _table(header: Sequence[str], rows: list[Sequence]) -> list[str]:
@@ -229,10 +228,8 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
                   "`python " + " ".join(stage["command"]) + "`"] for stage in run["stages"]]),
         ""]
     path = os.path.join(out, REPORT_FILE)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open_atomically(path) as f:
         f.write("\n".join(lines))
-    os.replace(tmp, path)
     headline = [
         f"held-out masked-LM accuracy {held_out['masked_lm_accuracy']:.3f} (loss "
         f"{held_out['masked_lm_loss']:.2f}, chance {math.log(vocab_size):.2f}), next-sentence "

@@ -5,17 +5,18 @@ r"""`make demo`: BERT's whole story on data the repository ships, each stage an 
 Stages (each the command a user would type; `demo/stages.py` skips one already done with the
 same flags and inputs, so a rerun reuses them, and --fresh starts over):
   1. data_prep.build_vocab              a WordPiece vocab learned from data/gutenberg/corpus.txt
-  2. data_prep.create_pretraining_data  masked-LM + next-sentence TFRecords, in shards; the
+  2. demo.sized_config                  demo/bert_config.json (BERT-Tiny) sized to that vocab
+  3. data_prep.create_pretraining_data  masked-LM + next-sentence TFRecords, in shards; the
                                         first shard (whole documents) is held out
-  3. run_scripts.run_pretraining        a BERT-Tiny (demo/bert_config.json) pretrains on the rest
-  4. run_scripts.run_pretraining        --do_eval on the held-out shard
-  5. run_scripts.run_classifier         fine-tunes it on authorship attribution (which of five
+  4. run_scripts.run_pretraining        BERT-Tiny pretrains on the other shards
+  5. run_scripts.run_pretraining        --do_eval on the held-out shard
+  6. run_scripts.run_classifier         fine-tunes it on authorship attribution (which of five
                                         authors wrote a sentence? data/gutenberg/authorship,
                                         --task_name=tsv), dev accuracy every epoch, test
                                         predictions from the best epoch
-  6. run_scripts.run_classifier         the same from random initialisation, the same budget
-  7. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
-  8. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
+  7. run_scripts.run_classifier         the same from random initialisation, the same budget
+  8. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
+  9. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
                                         demo/sentences.txt (lines by the same authors from
                                         works not in the data)
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
@@ -34,6 +35,7 @@ from absl import app
 from absl import flags
 
 from demo.stages import Pipeline, Stage, StageFailed, format_seconds, remove
+from official.atomic_files import open_atomically
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSIFIED_FILE = "classified.jsonl"
@@ -53,7 +55,7 @@ FLAGS = flags.FLAGS
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """How big each stage is. FULL is `make demo`'s (about ten minutes on two cores)."""
+    """How big each stage is. FULL is `make demo`'s (about eight minutes on two cores)."""
     vocab_size: int = 8000  # the most; from this corpus the learner keeps about 4,000
     pretrain_seq_length: int = 64
     max_predictions_per_seq: int = 10
@@ -191,7 +193,7 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return e.returncode
     run_file = os.path.join(out, "stages", RUN_FILE)
-    with open(os.path.join(REPO, run_file), "w", encoding="utf-8") as f:
+    with open_atomically(os.path.join(REPO, run_file)) as f:
         json.dump({"budget": dataclasses.asdict(budget), "corpus": corpus, "task_dir": task_dir,
                    "classified": os.path.join(out, CLASSIFIED_FILE),
                    "seconds": time.perf_counter() - started,

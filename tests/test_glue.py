@@ -296,6 +296,10 @@ def test_tsv_task_reads_its_labels_and_columns_from_data_dir(tmp_path):
         "train.tsv": "sentence\tlabel\nOf Mans First Disobedience\tmilton\nEmma wept.\tausten\n",
         "dev.tsv": "label\tsentence\nausten\tShe smiled.\n",
         "test.tsv": "sentence\nAnd fruit\n"})
+    labelled_test = write_files(tmp_path / "labelled", {
+        "labels.txt": "a\nb\n", "test.tsv": "sentence\tlabel\nx\tb\n"})
+    assert glue.get_processor("tsv", labelled_test).get_test_examples(labelled_test) == [
+        InputExample("test-1", "x", None, "b")]
     processor = glue.get_processor("TSV", single)
     assert processor.get_labels() == ["milton", "austen"]
     assert processor.get_train_examples(single) == [

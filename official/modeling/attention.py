@@ -56,7 +56,10 @@ class SelfAttention(keras.layers.Layer):
         # The projections run on [batch * seq_len, hidden] rows (see TransformerBlock.call).
         qkv = ops.reshape(self.qkv(ops.reshape(x, (-1, hidden))),
                           (batch, seq_len, 3, self.num_heads, self.head_size))
-        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+        # Unstacked, not sliced: the gradient of three strided slices is three zero-filled
+        # copies of the whole [batch, seq_len, 3 * hidden] tensor added up, of an unstack one
+        # stack (measured: BERT-Small's forward + backward 1.38 -> 1.10-1.19 s, batch 16).
+        query, key, value = ops.unstack(qkv, 3, axis=2)
         if first_query_only:
             query = query[:, :1]
         # [batch, heads, query, key]; softmax in float32 whatever the compute dtype.
