@@ -36,6 +36,7 @@ from absl import flags
 from absl import logging
 
 from data_prep import squad as squad_data
+from official.export.squad import SquadSettings
 from official.modeling.models import BertSpanLabeler
 from official.tasks import squad, squad_decoding
 from official.text.tokenizer import FullTokenizer
@@ -55,12 +56,13 @@ class SquadOptions:
     train_file: str | None = None
     predict_file: str | None = None
     do_lower_case: bool = True
-    doc_stride: int = 128
-    max_query_length: int = 64
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
+    # Those that shape features and decoding: the export's (official/export/squad.py) defaults.
+    doc_stride: int = SquadSettings.doc_stride
+    max_query_length: int = SquadSettings.max_query_length
+    n_best_size: int = SquadSettings.n_best_size
+    max_answer_length: int = SquadSettings.max_answer_length
+    version_2_with_negative: bool = SquadSettings.version_2_with_negative
+    null_score_diff_threshold: float = SquadSettings.null_score_diff_threshold
 
 
 _D = SquadOptions

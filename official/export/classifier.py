@@ -20,14 +20,14 @@ from typing import Sequence
 import tensorflow as tf
 
 from official.export import packing
-from official.export.saving import ServingModule
+from official.export.saving import TaskExport
 from official.modeling.models import BertClassifier
 from official.text.tokenizer import FullTokenizer
 
 _STRINGS = tf.TensorSpec([None], tf.string)
 
 
-class ClassifierExport(ServingModule):
+class ClassifierExport(TaskExport):
     """A `BertClassifier` serving raw text (see the module docstring).
 
     Args:
@@ -42,7 +42,6 @@ class ClassifierExport(ServingModule):
     def __init__(self, model: BertClassifier, tokenizer: FullTokenizer,
                  labels: Sequence[str] | None, max_seq_length: int, pair: bool,
                  jit_compile: bool = False):
-        super().__init__()
         if labels is None and model.num_labels != 1:
             raise ValueError(f"regression (no labels) needs 1 output, the model has "
                              f"{model.num_labels}")
@@ -50,14 +49,10 @@ class ClassifierExport(ServingModule):
             raise ValueError(f"{len(labels)} labels for a model of {model.num_labels} outputs")
         if max_seq_length < 3:
             raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
-        self.model = model
-        self.track_variables(model)
-        self._tokenizer = tokenizer
+        super().__init__(model, tokenizer)
         self._labels = None if labels is None else list(labels)
         self._max_seq_length = max_seq_length
         self._pair = pair
-        self._cls_id, self._sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
-        self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
         self._logits = tf.function(lambda inputs: self.model(inputs, training=False),
                                    jit_compile=jit_compile, autograph=False)
 

@@ -33,7 +33,7 @@ import tensorflow as tf
 
 from official.export import packing, words
 from official.export.preprocessing import clean_utf8
-from official.export.saving import ServingModule
+from official.export.saving import TaskExport
 from official.modeling.models import BertTokenClassifier
 from official.text.tokenizer import FullTokenizer
 
@@ -98,7 +98,7 @@ def greedy_windows(lengths: tf.Tensor, sentence_ids: tf.Tensor, budget: int) -> 
     return tf.cond(tf.reduce_all(per_sentence <= budget), one_per_sentence, fill)
 
 
-class NerExport(ServingModule):
+class NerExport(TaskExport):
     """A `BertTokenClassifier` serving raw sentences (see the module docstring).
 
     Args:
@@ -110,20 +110,15 @@ class NerExport(ServingModule):
 
     def __init__(self, model: BertTokenClassifier, tokenizer: FullTokenizer,
                  labels: Sequence[str], max_seq_length: int):
-        super().__init__()
         if len(labels) != model.num_labels:
             raise ValueError(f"{len(labels)} labels for a model of {model.num_labels} outputs")
         if max_seq_length < 3:
             raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
-        self.model = model
-        self.track_variables(model)
-        self._tokenizer = tokenizer
-        self._cls_id, self._sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+        super().__init__(model, tokenizer)
         self._max_seq_length = max_seq_length
         prefixes, types, type_ids = _tag_table(labels)
         self._labels = list(labels)
         self._prefixes, self._types, self._type_ids = prefixes, types, type_ids
-        self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def __call__(self, text):

@@ -3,7 +3,8 @@
 TF Serving watches `export_dir` and serves the highest numeric subdirectory. The version is
 the export's Unix time in seconds (one more than the newest if that is taken), and the
 SavedModel is written under a hidden temporary name and renamed into place, so the server never
-loads a half-written version.
+loads a half-written version. `ServingModule` and `TaskExport` are the bases of the exported
+objects (what every export holds).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import uuid
 
 import keras
 import tensorflow as tf
+
+from official.text.tokenizer import FullTokenizer
 
 
 class ServingModule(tf.Module):
@@ -34,6 +37,20 @@ class ServingModule(tf.Module):
     def track_variables(self, model: keras.Model) -> None:
         self.variables = [v.value for v in model.variables]
         self.trainable_variables = [v.value for v in model.trainable_variables]
+
+
+class TaskExport(ServingModule):
+    """The base of the fine-tuned models' exports (classifier, NER, SQuAD): the model, its
+    variables listed, its tokenizer with the vocab as an asset (copied into the SavedModel), and
+    the [CLS] and [SEP] ids that packing needs."""
+
+    def __init__(self, model: keras.Model, tokenizer: FullTokenizer):
+        super().__init__()
+        self.model = model
+        self.track_variables(model)
+        self._tokenizer = tokenizer
+        self._cls_id, self._sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+        self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
 
 
 def next_version(export_dir: str) -> int:

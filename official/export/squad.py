@@ -40,7 +40,7 @@ import tensorflow as tf
 
 from official.export import packing, words
 from official.export.preprocessing import clean_utf8
-from official.export.saving import ServingModule
+from official.export.saving import TaskExport
 from official.modeling.models import BertSpanLabeler
 from official.text.basic_tokenizer import BasicTokenizer
 from official.text.tokenizer import FullTokenizer
@@ -108,7 +108,7 @@ class _Windows(NamedTuple):
     tokens: tf.RaggedTensor  # [windows, (tokens)]: indexes into _Doc.tokens
 
 
-class SquadExport(ServingModule):
+class SquadExport(TaskExport):
     """A `BertSpanLabeler` answering raw questions on raw contexts (see the module docstring).
 
     Args:
@@ -119,15 +119,10 @@ class SquadExport(ServingModule):
 
     def __init__(self, model: BertSpanLabeler, tokenizer: FullTokenizer,
                  settings: SquadSettings = SquadSettings()):
-        super().__init__()
-        self.model = model
-        self.track_variables(model)
+        super().__init__(model, tokenizer)
         self.settings = settings
-        self._tokenizer = tokenizer
         self._basic = BasicTokenizer(lower_case=tokenizer.do_lower_case)
-        self._cls_id, self._sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
         self._id_to_token = [tokenizer.inv_vocab[i] for i in range(len(tokenizer.inv_vocab))]
-        self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2, autograph=False)
     def __call__(self, question, context):
