@@ -145,8 +145,9 @@ def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
 
 def test_sigkill_loses_only_the_steps_after_the_last_checkpoint(pretraining_records, tmp_path):
     out = tmp_path / "out"
+    # Ready once the checkpoint state names step 2: its index file appears before that.
     process = _start_until(pretraining_records, out,
-                           lambda: (out / "model.ckpt-2.index").exists(),
+                           lambda: "model.ckpt-2" in str(tf.train.latest_checkpoint(str(out))),
                            "--save_checkpoints_steps=2", "--log_steps=1")
     process.kill()
     process.communicate(timeout=60)

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from official.modeling import initializers
+from official.modeling.dropout import Dropout
 
 # The original adds -10000 to the scores of padding keys (modeling.py, attention_mask adder);
 # after the float32 softmax that is exactly zero weight, as -inf would be, without inf arithmetic.
@@ -48,7 +49,7 @@ class SelfAttention(keras.layers.Layer):
         self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init,
                                                dtype=self.dtype_policy, name="output_dense")
         self.output_dense.build(x_shape)
-        self.dropout = keras.layers.Dropout(self.dropout_rate, dtype=self.dtype_policy,
+        self.dropout = Dropout(self.dropout_rate, dtype=self.dtype_policy,
                                             name="dropout")
 
     def call(self, x, input_mask, training=None, first_query_only=False):

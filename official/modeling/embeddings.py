@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from official.modeling import initializers
+from official.modeling.dropout import Dropout
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -33,7 +34,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=self.dtype_policy, name="layer_norm")
-        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
+        self.dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, word_ids_shape, type_ids_shape=None):
         init = initializers.truncated_normal(self.initializer_range)

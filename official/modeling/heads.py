@@ -11,6 +11,7 @@ import keras
 from keras import ops
 
 from official.modeling import activations, initializers
+from official.modeling.dropout import Dropout
 from official.modeling.embeddings import BertEmbeddings
 
 
@@ -100,7 +101,7 @@ class DenseLogits(keras.layers.Layer):
         self.num_outputs = num_outputs
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
-        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
+        self.dropout = Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
         self.dense = keras.layers.Dense(
             num_outputs, kernel_initializer=initializers.truncated_normal(initializer_range),
             dtype=self.dtype_policy, name="dense")

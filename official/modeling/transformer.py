@@ -5,6 +5,7 @@ from keras import ops
 
 from official.modeling import activations, initializers
 from official.modeling.attention import SelfAttention
+from official.modeling.dropout import Dropout
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -39,7 +40,7 @@ class TransformerBlock(keras.layers.Layer):
                                        self.attention_probs_dropout_prob, dtype=policy,
                                        name="attention")
         self.attention.build(x_shape)
-        self.attention_dropout = keras.layers.Dropout(self.hidden_dropout_prob, dtype=policy,
+        self.attention_dropout = Dropout(self.hidden_dropout_prob, dtype=policy,
                                                       name="attention_dropout")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=policy, name="attention_layer_norm")
@@ -51,7 +52,7 @@ class TransformerBlock(keras.layers.Layer):
         self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init, dtype=policy,
                                                name="output_dense")
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
-        self.output_dropout = keras.layers.Dropout(self.hidden_dropout_prob, dtype=policy,
+        self.output_dropout = Dropout(self.hidden_dropout_prob, dtype=policy,
                                                    name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
