@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official.modeling.dropout import Dropout
+from official.modeling.dropout import Dropout, xla_random_bits
 
 RATE = 0.1
 ROUNDED_RATE = 6554 / 65536  # round(0.1 * 2^16) / 2^16
@@ -70,6 +70,21 @@ def test_xla_draws_the_same_mask_as_the_plain_graph():
         layer = Dropout(RATE, seed=7)
         masks.append(tf.function(lambda t: layer(t, training=True), jit_compile=jit)(x).numpy())
     np.testing.assert_array_equal(masks[0], masks[1])
+
+
+def test_xla_random_bits_draws_another_mask_at_the_same_rate():
+    x = tf.ones((64, 8, 128, 128))
+    philox_layer, threefry_layer = Dropout(RATE, seed=11), Dropout(RATE, seed=11)
+    plain = tf.function(lambda t: philox_layer(t, training=True), jit_compile=True)(x).numpy()
+
+    @tf.function(jit_compile=True)
+    def threefry(t):
+        with xla_random_bits():
+            return threefry_layer(t, training=True)
+
+    y = threefry(x).numpy()
+    assert abs((y == 0).mean() - ROUNDED_RATE) < _bound(y.size)
+    assert ((y == 0) != (plain == 0)).mean() > 0.1  # another algorithm, other bits
 
 
 def test_keeps_the_dtype_and_the_gradient_is_the_mask_times_the_scale():

@@ -1,5 +1,8 @@
 """`Dropout`: Keras's dropout layer with a cheaper random draw (16 random bits per element)."""
 
+import contextlib
+import contextvars
+
 import keras
 import tensorflow as tf
 
@@ -9,6 +12,21 @@ import tensorflow as tf
 # [batch, heads, seq, seq] attention probabilities), and this halves it.
 _BITS = 16
 _LEVELS = 1 << _BITS
+# The stateless random algorithm of the draws. TensorFlow's own kernels have Philox only; XLA
+# also compiles ThreeFry, to faster CPU code (measured: 2.8 vs 4.8 ms for one BERT-Small
+# attention mask and its gradient), so code that XLA compiles draws with it (`xla_random_bits`).
+_ALGORITHM = contextvars.ContextVar("dropout_random_algorithm", default="philox")
+
+
+@contextlib.contextmanager
+def xla_random_bits():
+    """Dropout layers called within draw their bits with ThreeFry. Trace only XLA-compiled
+    code inside (a jit_compile tf.function): outside XLA, ThreeFry has no kernel."""
+    token = _ALGORITHM.set("threefry")
+    try:
+        yield
+    finally:
+        _ALGORITHM.reset(token)
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -20,6 +38,8 @@ class Dropout(keras.layers.Dropout):
     0.100006), and the kept elements are scaled by the inverse of that rounded keep probability,
     so the expected output is still the input. `noise_shape` is not supported (BERT never
     broadcasts its masks).
+
+    The bits come from a stateless Philox draw, or ThreeFry within `xla_random_bits()`.
 
     Call args:
       inputs: a float tensor of any shape.
@@ -51,13 +71,14 @@ def _keep_mask(shape: tf.Tensor, last_dim: int | None, threshold: int, seed: tf.
     element takes the top 16 bits of a word of its own.
     """
     limit = tf.constant(threshold, tf.uint32)
+    algorithm = _ALGORITHM.get()
     if last_dim is not None and last_dim % 2 == 0:
         words = tf.random.stateless_uniform(tf.concat([shape[:-1], [last_dim // 2]], 0), seed,
                                             minval=None, maxval=None, dtype=tf.uint32,
-                                            alg="philox")
+                                            alg=algorithm)
         low = tf.bitwise.bitwise_and(words, tf.constant(_LEVELS - 1, tf.uint32))
         high = tf.bitwise.right_shift(words, tf.constant(_BITS, tf.uint32))
         return tf.concat([low >= limit, high >= limit], axis=-1)
     words = tf.random.stateless_uniform(shape, seed, minval=None, maxval=None, dtype=tf.uint32,
-                                        alg="philox")
+                                        alg=algorithm)
     return tf.bitwise.right_shift(words, tf.constant(_BITS, tf.uint32)) >= limit

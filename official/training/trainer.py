@@ -27,6 +27,7 @@ fine-tuning jobs); `predict` runs the model over a dataset and returns its outpu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -40,6 +41,7 @@ import tensorflow as tf
 from absl import logging
 
 from official.checkpoints.training import model_roots
+from official.modeling import dropout
 from official.training.distribution import is_chief
 
 CHECKPOINT_NAME = "model.ckpt"  # the original's name: model.ckpt-1000.index ...
@@ -137,7 +139,10 @@ class Trainer:
 
     def _gradients(self, features, normalizers):
         """Summed-loss gradients and stats of one micro-batch (XLA-compiled under jit_compile)."""
-        with tf.GradientTape() as tape:
+        # Under jit_compile this is XLA's alone, whose dropout draws are cheaper with ThreeFry.
+        random_bits = (dropout.xla_random_bits() if self.options.jit_compile
+                       else contextlib.nullcontext())
+        with random_bits, tf.GradientTape() as tape:
             outputs = self.model({k: features[k] for k in self._input_names}, training=True)
             loss, stats = self.task.loss_and_stats(outputs, features, normalizers)
             scaled_loss = self.optimizer.scale_loss(loss)
