@@ -47,11 +47,12 @@ def test_masks_are_independent_along_each_axis():
         assert abs(together - ROUNDED_RATE ** 2) < _bound(a.size, ROUNDED_RATE ** 2)
 
 
-def test_identity_at_inference_and_at_rate_zero():
+def test_identity_at_inference_and_at_rate_zero_all_zeros_at_rate_one():
     x = tf.random.stateless_normal((8, 16), [1, 2])
     np.testing.assert_array_equal(Dropout(RATE, seed=3)(x, training=False), x)
     np.testing.assert_array_equal(Dropout(RATE, seed=3)(x), x)
     np.testing.assert_array_equal(Dropout(0.0)(x, training=True), x)
+    np.testing.assert_array_equal(Dropout(1.0)(x, training=True), np.zeros((8, 16)))
 
 
 def test_seeded_layers_repeat_and_successive_calls_differ():

@@ -50,8 +50,7 @@ class SelfAttention(keras.layers.Layer):
         self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init,
                                                dtype=self.dtype_policy, name="output_dense")
         self.output_dense.build(x_shape)
-        self.dropout = Dropout(self.dropout_rate, dtype=self.dtype_policy,
-                                            name="dropout")
+        self.dropout = Dropout(self.dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def call(self, x, input_mask, training=None, first_query_only=False):
         batch, seq_len, hidden = ops.shape(x)[0], ops.shape(x)[1], x.shape[-1]

@@ -57,13 +57,16 @@ class Dropout(keras.layers.Dropout):
         threshold = round(self.rate * _LEVELS)
         if not training or threshold == 0:
             return inputs
+        if threshold == _LEVELS:
+            return tf.zeros_like(inputs)
         seed = tf.cast(tf.math.floormod(self.seed_generator.next(), tf.int32.max - 1), tf.int32)
         keep = _keep_mask(tf.shape(inputs), inputs.shape[-1], threshold, seed)
         scale = tf.cast(_LEVELS / (_LEVELS - threshold), inputs.dtype)
         return tf.where(keep, inputs * scale, tf.zeros_like(inputs))
 
 
-def _keep_mask(shape: tf.Tensor, last_dim: int | None, threshold: int, seed: tf.Tensor) -> tf.Tensor:
+def _keep_mask(shape: tf.Tensor, last_dim: int | None, threshold: int,
+               seed: tf.Tensor) -> tf.Tensor:
     """bool `shape`: true where 16 random bits are >= threshold (probability 1 - threshold/2^16).
 
     With an even, static last dimension, each 32-bit word gives two elements' bits: its low

@@ -41,7 +41,7 @@ class TransformerBlock(keras.layers.Layer):
                                        name="attention")
         self.attention.build(x_shape)
         self.attention_dropout = Dropout(self.hidden_dropout_prob, dtype=policy,
-                                                      name="attention_dropout")
+                                         name="attention_dropout")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=policy, name="attention_layer_norm")
         self.attention_layer_norm.build(x_shape)
@@ -53,7 +53,7 @@ class TransformerBlock(keras.layers.Layer):
                                                name="output_dense")
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
         self.output_dropout = Dropout(self.hidden_dropout_prob, dtype=policy,
-                                                   name="output_dropout")
+                                      name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
         self.output_layer_norm.build(x_shape)
