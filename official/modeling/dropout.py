@@ -59,6 +59,7 @@ class Dropout(keras.layers.Dropout):
             return inputs
         if threshold == _LEVELS:
             return tf.zeros_like(inputs)
+        # The generator's int64 state as an int32 seed, as Keras's TensorFlow backend casts it.
         seed = tf.cast(tf.math.floormod(self.seed_generator.next(), tf.int32.max - 1), tf.int32)
         keep = _keep_mask(tf.shape(inputs), inputs.shape[-1], threshold, seed)
         scale = tf.cast(_LEVELS / (_LEVELS - threshold), inputs.dtype)

@@ -101,8 +101,9 @@ def pooled_output(encoder: BertEncoder, inputs: dict):
     alone (its attention still reads every position's keys and values): the same values, with
     that layer's feed-forward, attention and output projection computed for 1 position instead
     of seq_len, about 80% of one layer's work saved (serving a 6-layer classifier at batch 32:
-    533 -> 408 ms with the 2-D dense layers of TransformerBlock). `inputs` may be symbolic (a functional model's
-    construction) or tensors; the layers are the encoder's own, so are its weights.
+    533 -> 408 ms with the 2-D dense layers of TransformerBlock). `inputs` may be symbolic (a
+    functional model's construction) or tensors; the layers are the encoder's own, so are its
+    weights.
     """
     x = encoder.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
     *layers, last = encoder.transformer_layers
