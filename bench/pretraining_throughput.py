@@ -1,7 +1,7 @@
 """Benchmark: pretraining throughput of our training step against keras-hub and Hugging Face.
 
-    python -m bench.pretraining_throughput [--sizes=small,base] [--warmup=N] [--steps=N]
-                                           [--no-loss_curve] [--loss_curve_steps=200]
+    python -m bench.pretraining_throughput [--sizes=small,base] [--warmup=N] [--rounds=N]
+                                           [--steps=N] [--no-loss_curve] [--loss_curve_steps=200]
 
 One run, one configuration for every peer: batch 16, sequence length 128, 20 masked predictions
 per sequence, vocab 30,522, dropout 0.1, AdamW-style update with global-norm clipping at 1.0, at
@@ -16,11 +16,14 @@ BERT-Small (L4/H512/A8, FFN 2048) and BERT-Base (L12/H768/A12, FFN 3072). Peers:
   HF          transformers.BertForPreTraining in torch (float32, torch.optim.AdamW), whose MLM
               head projects all 128 positions to the vocabulary (its design), 2 threads.
 
-Prints sequences/s (batch / median step time over the timed steps, after warm-up steps that
-include tracing and compilation), the ratios against keras-hub float32 and Hugging Face, and the
-achieved training FLOP/s as a fraction of this machine's float32 matmul peak, measured in the same
-run. Then, unless --no-loss_curve, a float32-vs-bfloat16 loss curve of ours on real pretraining
-records (BERT-Mini, made from ../shared/data/pretraining_text by data_prep's fast generator).
+A size's peers are all built first (their first steps, which trace and compile, are timed
+apart), then timed together in rounds (bench/rounds.py): each round gives each peer --steps timed
+steps in turn, so that a slow phase of the machine lands on every peer. Prints sequences/s
+(batch / median step time, the median over rounds), the ratios against keras-hub float32 and
+Hugging Face (the median of the rounds' ratios), and the achieved training FLOP/s as a fraction
+of this machine's float32 matmul peak, measured in the same run. Then, unless --no-loss_curve,
+a float32-vs-bfloat16 loss curve of ours on real pretraining records (BERT-Mini, made from
+../shared/data/pretraining_text by data_prep's fast generator).
 Needs torch and transformers (bench/requirements.txt).
 """
 
@@ -38,6 +41,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bench.rounds import ratios, round_medians, seconds_of, time_in_rounds
 from official.configs import BertConfig, preset
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
@@ -53,12 +57,13 @@ VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
 BATCH, SEQ_LEN, PREDICTIONS = 16, 128, 20
 SEED = 12345
 LEARNING_RATE = 1e-4
-# (warm-up steps, timed steps) when --warmup / --steps are not given; other sizes get (2, 3).
-# A Base float32 step is 1.1 TFLOP, ~12 s on 2 idle cores (twice that while other processes
-# share them), so Base gets one warm-up step (it traces or compiles; the next are steady) and
-# three timed ones; the default run then takes ~22 minutes. Step times of this length vary by a
-# few % on an idle machine.
-DEFAULT_STEPS = {"small": (2, 6), "base": (1, 3)}
+# (untimed steps after the first, rounds, timed steps per round) when --warmup, --rounds and
+# --steps are not given; other sizes get (1, 3, 1). The first step traces or compiles, and the
+# second of a plain-TensorFlow peer can still take 2-4x a steady one, hence one untimed step
+# more. A Base float32 step is 1.1 TFLOP, ~8-12 s on 2 idle cores (twice that while other
+# processes share them), so Base gets three rounds of one step; the default run then takes
+# ~25 minutes.
+DEFAULT_STEPS = {"small": (1, 4, 2), "base": (1, 3, 1)}
 # The issue's targets.
 TARGET_FP32_VS_KERAS_HUB = 1.1
 TARGET_BASE_PEAK = 0.80
@@ -109,7 +114,7 @@ def torch_matmul_peak(n: int = 2048, repeats: int = 10) -> float:
     torch.set_num_threads(2)
     a, b = torch.randn(n, n), torch.randn(n, n)
     a @ b
-    return 2.0 * n ** 3 / min(_seconds(lambda: a @ b) for _ in range(repeats))
+    return 2.0 * n ** 3 / min(seconds_of(lambda: a @ b) for _ in range(repeats))
 
 
 def matmul_peak(dtype: tf.DType, n: int = 2048, repeats: int = 10) -> float:
@@ -118,7 +123,7 @@ def matmul_peak(dtype: tf.DType, n: int = 2048, repeats: int = 10) -> float:
     b = tf.cast(tf.random.stateless_normal([n, n], [3, 4]), dtype)
     run = tf.function(lambda: tf.reduce_sum(tf.cast(tf.matmul(a, b), tf.float32)))
     run().numpy()
-    best = min(_seconds(lambda: run().numpy()) for _ in range(repeats))
+    best = min(seconds_of(lambda: run().numpy()) for _ in range(repeats))
     return 2.0 * n ** 3 / best
 
 
@@ -150,22 +155,7 @@ def synthetic_dataset(vocab_size: int, batch_size: int) -> tf.data.Dataset:
             .batch(batch_size, drop_remainder=True).prefetch(2))
 
 
-# ---- timing --------------------------------------------------------------------------------------
-
-def _seconds(run: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
-
-
-def time_steps(step: Callable[[], object], warmup: int, steps: int) -> tuple[float, float]:
-    """(seconds of the first call: tracing and compiling included, median seconds per timed step).
-    `step` must block until its update is done."""
-    first = _seconds(step)
-    for _ in range(warmup - 1):
-        step()
-    return first, statistics.median(_seconds(step) for _ in range(steps))
-
+# ---- the peers: each one training step per call, blocking until its update is done ------------
 
 def _load() -> str:
     """The machine's load: other processes on these cores slow every measurement."""
@@ -197,24 +187,19 @@ def make_trainer(config: BertConfig, dtype: str, jit: bool, output_dir: str,
         log_steps=big, save_checkpoints_steps=big, jit_compile=jit))
 
 
-def time_ours(config: BertConfig, dtype: str, jit: bool, warmup: int,
-              steps: int) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as output_dir:
-        trainer = make_trainer(config, dtype, jit, output_dir, 10_000, 1_000)
-        # The iterator as Trainer.train builds it; then the loop's compiled function itself,
-        # one update per call. `_train_loop` is private: a bench may time it, so that the numbers
-        # are the loop users run, without train()'s logging and checkpointing around it.
-        iterator = iter(trainer._distribute(
-            lambda context, batch_size, start: synthetic_dataset(config.vocab_size, batch_size), 0))
-        one = tf.constant(1)
-        result = time_steps(lambda: trainer._train_loop(iterator, one)["examples"].numpy(),
-                            warmup, steps)
-    del trainer, iterator
-    _release()
-    return result
+def ours_step(config: BertConfig, dtype: str, jit: bool, output_dir: str) -> Callable:
+    """One update of our Trainer's compiled loop per call, blocking until it is done."""
+    trainer = make_trainer(config, dtype, jit, output_dir, 10_000, 1_000)
+    # The iterator as Trainer.train builds it; then the loop's compiled function itself, one
+    # update per call. `_train_loop` is private: a bench may time it, so that the numbers are the
+    # loop users run, without train()'s logging and checkpointing around it.
+    iterator = iter(trainer._distribute(
+        lambda context, batch_size, start: synthetic_dataset(config.vocab_size, batch_size), 0))
+    one = tf.constant(1)
+    return lambda: trainer._train_loop(iterator, one)["examples"].numpy()
 
 
-def time_keras_hub(config: BertConfig, jit: bool, warmup: int, steps: int) -> tuple[float, float]:
+def keras_hub_step(config: BertConfig, jit: bool) -> Callable:
     """keras-hub's BERT with the same heads, loss and update, in one tf.function step."""
     import keras_hub
 
@@ -261,13 +246,10 @@ def time_keras_hub(config: BertConfig, jit: bool, warmup: int, steps: int) -> tu
         optimizer.apply(tape.gradient(loss, variables), variables)
         return loss
 
-    result = time_steps(lambda: train_step(next(iterator)).numpy(), warmup, steps)
-    del backbone, mlm_head, nsp_head, optimizer, train_step
-    _release()
-    return result
+    return lambda: train_step(next(iterator)).numpy()
 
 
-def time_hugging_face(config: BertConfig, warmup: int, steps: int) -> tuple[float, float]:
+def hugging_face_step(config: BertConfig) -> Callable:
     """transformers' BertForPreTraining, float32 on the CPU, eager PyTorch as its users run it."""
     import torch
     import transformers
@@ -315,10 +297,7 @@ def time_hugging_face(config: BertConfig, warmup: int, steps: int) -> tuple[floa
         optimizer.zero_grad(set_to_none=True)
         return loss.item()
 
-    result = time_steps(train_step, warmup, steps)
-    del model, optimizer
-    gc.collect()
-    return result
+    return train_step
 
 
 # ---- the float32-vs-bfloat16 loss curve ----------------------------------------------------------
@@ -377,8 +356,8 @@ def print_loss_curves(steps: int, every: int = 20) -> None:
 
 # ---- the report ----------------------------------------------------------------------------------
 
-# (size, peer, dtype, jit) -> (seconds of the first step, median seconds per timed step).
-Runs = dict[tuple[str, str, str, bool], tuple[float, float]]
+# (size, peer, dtype, jit) -> (seconds of the first step, [median seconds per step of each round]).
+Runs = dict[tuple[str, str, str, bool], tuple[float, list[float]]]
 
 
 def print_flops(sizes: list[str]) -> None:
@@ -398,74 +377,96 @@ def print_flops(sizes: list[str]) -> None:
     print("(P: positions the MLM head projects; 20 for ours and keras-hub, 128 for Hugging Face)")
 
 
-def measure(sizes: list[str], warmup: int | None, steps: int | None) -> Runs:
-    """Every peer at every size. Torch runs after all TensorFlow measurements, so that neither
-    runtime's idle worker threads are spinning on the cores while the other works."""
+PEERS = ([("keras-hub", "float32", jit) for jit in (False, True)]
+         + [("ours", dtype, jit) for dtype in ("float32", "bfloat16") for jit in (False, True)]
+         + [("HF", "float32", False)])
+
+
+def measure(sizes: list[str], warmup: int | None, rounds: int | None,
+            steps: int | None) -> Runs:
+    """Every peer at every size: a size's peers are all built (their first step traces and
+    compiles), then timed together in rounds (`bench.rounds`)."""
     runs: Runs = {}
-    plan = {size: (DEFAULT_STEPS.get(size, (2, 3))[0] if warmup is None else warmup,
-                   DEFAULT_STEPS.get(size, (2, 3))[1] if steps is None else steps)
-            for size in sizes}
-    tensorflow_peers = ([("keras-hub", "float32", jit) for jit in (False, True)]
-                        + [("ours", dtype, jit) for dtype in ("float32", "bfloat16")
-                           for jit in (False, True)])
     for size in sizes:
-        for peer, dtype, jit in tensorflow_peers:
-            if peer == "ours":
-                runs[size, peer, dtype, jit] = time_ours(preset(size), dtype, jit, *plan[size])
-            else:
-                runs[size, peer, dtype, jit] = time_keras_hub(preset(size), jit, *plan[size])
-            _progress(size, peer, dtype, jit, runs)
-    for size in sizes:
-        runs[size, "HF", "float32", False] = time_hugging_face(preset(size), *plan[size])
-        _progress(size, "HF", "float32", False, runs)
+        plan = [default if given is None else given
+                for default, given in zip(DEFAULT_STEPS.get(size, (1, 3, 1)),
+                                          (warmup, rounds, steps))]
+        config = preset(size)
+        with tempfile.TemporaryDirectory() as output_dir:
+            calls, first = {}, {}
+            for peer, dtype, jit in PEERS:
+                if peer == "ours":
+                    call = ours_step(config, dtype, jit,
+                                     os.path.join(output_dir, f"{dtype}-{jit}"))
+                elif peer == "keras-hub":
+                    call = keras_hub_step(config, jit)
+                else:
+                    call = hugging_face_step(config)
+                first[peer, dtype, jit] = seconds_of(call)
+                calls[peer, dtype, jit] = call
+                print(f"  {size} {peer} {dtype} jit={jit}: first step "
+                      f"{first[peer, dtype, jit]:.1f} s; {_load()}", flush=True)
+            # An update takes seconds: the milliseconds of a runtime switch need no settling call.
+            seconds = time_in_rounds(calls, *plan, settle=0)
+            for key, per_round in seconds.items():
+                runs[(size,) + key] = (first[key], round_medians(per_round))
+                print(f"  {size} {' '.join(map(str, key))}: rounds "
+                      f"{' '.join(f'{m:.3f}' for m in runs[(size,) + key][1])} s/step; {_load()}",
+                      flush=True)
+            del calls
+            _release()
     return runs
 
 
-def _progress(size: str, peer: str, dtype: str, jit: bool, runs: Runs) -> None:
-    first, median = runs[size, peer, dtype, jit]
-    print(f"  {size} {peer} {dtype} jit={jit}: first step {first:.1f} s, median "
-          f"{median:.3f} s/step; {_load()}", flush=True)
-
-
 def print_table(sizes: list[str], runs: Runs, peak: float) -> dict:
-    """The results table; returns {(size, "float32" | "bfloat16" | "keras-hub" | "HF"): seq/s},
-    ours and keras-hub at their faster jit setting."""
+    """The results table; returns {(size, "float32" | "bfloat16" | "keras-hub" | "HF"): [seq/s of
+    each round]}, ours and keras-hub at their faster jit setting in each round."""
     print(f"\nbatch {BATCH}, seq {SEQ_LEN}, {PREDICTIONS} predictions; seq/s = batch / median "
-          f"step; 'vs keras-hub' against its faster float32 run; % peak = training FLOP/s "
-          f"(HF: with its 128 projected positions) / float32 tf.matmul peak")
+          f"step (the median over rounds); 'vs keras-hub' (its faster float32 run) and 'vs HF': "
+          f"the median of the rounds' ratios; % peak = training FLOP/s (HF: with its 128 "
+          f"projected positions) / float32 tf.matmul peak")
     print(f"{'size':<6} {'peer':<10} {'dtype':<9} {'jit':<4} {'first s':>8} {'seq/s':>7} "
           f"{'vs keras-hub':>12} {'vs HF':>6} {'% peak':>7}")
+    median = statistics.median
     best = {}
     for size in sizes:
         config = preset(size)
-        seq_s = {key[1:]: BATCH / median for key, (_, median) in runs.items() if key[0] == size}
-        keras_hub = max(seq_s["keras-hub", "float32", False], seq_s["keras-hub", "float32", True])
+        seq_s = {key[1:]: [BATCH / m for m in per_round]
+                 for key, (_, per_round) in runs.items() if key[0] == size}
+
+        def faster(*keys):
+            return [max(in_round) for in_round in zip(*(seq_s[key] for key in keys))]
+
+        keras_hub = faster(("keras-hub", "float32", False), ("keras-hub", "float32", True))
         hf = seq_s["HF", "float32", False]
-        for (peer, dtype, jit), rate in seq_s.items():
+        for (peer, dtype, jit), rates in seq_s.items():
             flops = training_flops(config, SEQ_LEN, SEQ_LEN if peer == "HF" else PREDICTIONS)
             print(f"{size:<6} {peer:<10} {dtype:<9} {'yes' if jit else 'no':<4} "
-                  f"{runs[size, peer, dtype, jit][0]:8.1f} {rate:7.2f} "
-                  f"{rate / keras_hub:11.2f}x {rate / hf:5.2f}x {100 * rate * flops / peak:6.1f}%")
+                  f"{runs[size, peer, dtype, jit][0]:8.1f} {median(rates):7.2f} "
+                  f"{median(ratios(rates, keras_hub)):11.2f}x {median(ratios(rates, hf)):5.2f}x "
+                  f"{100 * median(rates) * flops / peak:6.1f}%")
         for dtype in ("float32", "bfloat16"):
-            best[size, dtype] = max(seq_s["ours", dtype, False], seq_s["ours", dtype, True])
+            best[size, dtype] = faster(("ours", dtype, False), ("ours", dtype, True))
         best[size, "keras-hub"], best[size, "HF"] = keras_hub, hf
     return best
 
 
 def print_targets(sizes: list[str], best: dict, peak: float) -> None:
-    print("\ntargets (ours at its faster jit setting of each dtype)")
+    print("\ntargets (ours at its faster jit setting of each dtype, in each round; the median "
+          "of the rounds' ratios)")
     for size in sizes:
         fp32, bf16 = best[size, "float32"], best[size, "bfloat16"]
+        median = statistics.median
         checks = [(f"fp32 >= {TARGET_FP32_VS_KERAS_HUB}x keras-hub fp32",
-                   fp32 / best[size, "keras-hub"], TARGET_FP32_VS_KERAS_HUB),
+                   median(ratios(fp32, best[size, "keras-hub"])), TARGET_FP32_VS_KERAS_HUB),
                   (f"bf16 >= {TARGET_BF16_VS_KERAS_HUB}x keras-hub fp32",
-                   bf16 / best[size, "keras-hub"], TARGET_BF16_VS_KERAS_HUB),
-                  (f"bf16 >= {TARGET_BF16_VS_HF}x HF", bf16 / best[size, "HF"],
+                   median(ratios(bf16, best[size, "keras-hub"])), TARGET_BF16_VS_KERAS_HUB),
+                  (f"bf16 >= {TARGET_BF16_VS_HF}x HF", median(ratios(bf16, best[size, "HF"])),
                    TARGET_BF16_VS_HF)]
         if size == "base":
             checks.append((f"fp32 >= {TARGET_BASE_PEAK:.0%} of peak",
-                           fp32 * training_flops(preset(size), SEQ_LEN, PREDICTIONS) / peak,
-                           TARGET_BASE_PEAK))
+                           median(fp32) * training_flops(preset(size), SEQ_LEN, PREDICTIONS)
+                           / peak, TARGET_BASE_PEAK))
         for label, value, target in checks:
             shown = f"{value:.0%}" if "peak" in label else f"{value:.2f}x"
             print(f"  {size:<6} {label:<30} {shown:>7}  {'met' if value >= target else 'NOT met'}")
@@ -476,9 +477,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="small,base",
                         help="comma-separated presets of official.configs (small, base, ...)")
     parser.add_argument("--warmup", type=int, default=None,
-                        help="untimed steps first (tracing, compiling); default by size")
+                        help="untimed steps of each peer after its first (which traces and "
+                             "compiles), before the rounds; default by size")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds in which every peer takes --steps timed steps in turn; "
+                             "default by size")
     parser.add_argument("--steps", type=int, default=None,
-                        help="timed steps (the median is reported); default by size")
+                        help="timed steps of each peer in each round; default by size")
     parser.add_argument("--loss_curve", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--loss_curve_steps", type=int, default=200)
     args = parser.parse_args()
@@ -491,7 +496,7 @@ def main() -> None:
           flush=True)
     if sizes:
         print_flops(sizes)
-        runs = measure(sizes, args.warmup, args.steps)
+        runs = measure(sizes, args.warmup, args.rounds, args.steps)
         print(f"torch matmul peak (2048^3, float32, for comparison): "
               f"{torch_matmul_peak() / 1e9:.1f} GFLOP/s", flush=True)
         print_targets(sizes, print_table(sizes, runs, peak), peak)

@@ -40,16 +40,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import itertools
 import os
 import statistics
 import tempfile
 import time
-from typing import Callable
+from typing import Callable, Iterator
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from bench.rounds import ratios, round_medians, time_in_rounds
 from official import checkpoints
 from official.checkpoints import tf1
 from official.configs import BertConfig, preset
@@ -199,40 +201,6 @@ class Setting:
         return f"{self.peer} {self.threads} thread{'' if self.threads == 1 else 's'}"
 
 
-def time_interleaved(predicts: dict[Setting, Callable], texts: list[str], batch: int,
-                     warmup: int, rounds: int, calls: int) -> dict[Setting, list[list[float]]]:
-    """{setting: [seconds of each timed call] for each round}.
-
-    After `warmup` calls of each setting, every round gives each setting in turn one untimed
-    call and then `calls` timed ones, so a slow phase of a shared machine (their speed here
-    drifts by 2-3x within minutes) lands on every peer, not on whichever happened to run then.
-    The untimed call absorbs the switch between runtimes: torch's OpenMP threads spin for a
-    while after its calls, and TensorFlow's thread pool has gone to sleep.
-    """
-    batches = [texts[i:i + batch] for i in range(0, len(texts) - batch + 1, batch)]
-    position = 0
-
-    def call(setting: Setting) -> float:
-        nonlocal position
-        if setting.threads is not None:
-            import torch
-            torch.set_num_threads(setting.threads)
-        start = time.perf_counter()
-        predicts[setting](batches[position % len(batches)])
-        position += 1
-        return time.perf_counter() - start
-
-    for setting in predicts:
-        for _ in range(warmup):
-            call(setting)
-    seconds = {setting: [] for setting in predicts}
-    for _ in range(rounds):
-        for setting in predicts:
-            call(setting)
-            seconds[setting].append([call(setting) for _ in range(calls)])
-    return seconds
-
-
 def _load() -> str:
     return "load average %.2f %.2f %.2f" % os.getloadavg()
 
@@ -251,8 +219,8 @@ def measure(model: Model, peers: list[str], batch_sizes: list[int], seq_length: 
             torch_threads: list[int]) -> dict:
     """{"rates": {(peer, batch): [sentences/s of each round]} (a peer's faster setting in each
     round), "first": {peer: s of the first call (tracing, compiling)}, "diffs": {peer: largest
-    |probability - the first peer's|}}. Every peer is built first and all are timed together
-    (`time_interleaved`)."""
+    |probability - the first peer's|}}. Every peer is built first, then all are timed together
+    (`bench.rounds`)."""
     predicts, first, diffs, reference = {}, {}, {}, None
     for peer in peers:
         predict = make_peer(peer, model, seq_length, workdir)
@@ -266,9 +234,13 @@ def measure(model: Model, peers: list[str], batch_sizes: list[int], seq_length: 
             predicts[Setting(peer, threads)] = predict
     rates = {}
     for batch in batch_sizes:
-        seconds = time_interleaved(predicts, texts, batch, warmup, rounds, calls)
+        batches = itertools.cycle([texts[i:i + batch]
+                                   for i in range(0, len(texts) - batch + 1, batch)])
+        seconds = time_in_rounds({setting: _caller(setting, predict, batches)
+                                  for setting, predict in predicts.items()},
+                                 warmup, rounds, calls)
         for setting, per_round in seconds.items():
-            medians = [statistics.median(round_seconds) for round_seconds in per_round]
+            medians = round_medians(per_round)
             print(f"  {model.name} {setting.label()} batch {batch}: "
                   f"{statistics.median(sum(per_round, [])) * 1000:.1f} ms/call (median), "
                   f"rounds {' '.join(f'{m * 1000:.0f}' for m in medians)} ms; {_load()}",
@@ -281,9 +253,14 @@ def measure(model: Model, peers: list[str], batch_sizes: list[int], seq_length: 
     return {"rates": rates, "first": first, "diffs": diffs}
 
 
-def _ratio(result: dict, peer: str, other: str, batch: int) -> list[float]:
-    """peer's rate over other's in each round (both timed in that round)."""
-    return [x / y for x, y in zip(result["rates"][peer, batch], result["rates"][other, batch])]
+def _caller(setting: Setting, predict: Callable, batches: Iterator[list[str]]) -> Callable:
+    """A call of `predict` on the next batch, with HF's torch thread count set first."""
+    def call():
+        if setting.threads is not None:
+            import torch
+            torch.set_num_threads(setting.threads)
+        return predict(next(batches))
+    return call
 
 
 def report(model: Model, peers: list[str], batch_sizes: list[int], seq_length: int,
@@ -296,10 +273,11 @@ def report(model: Model, peers: list[str], batch_sizes: list[int], seq_length: i
     median = statistics.median
     for batch in batch_sizes:
         for peer in peers:
-            rate = median(result["rates"][peer, batch])
-            vs_hf = (f"{median(_ratio(result, peer, 'HF', batch)):6.2f}x" if "HF" in peers
-                     else "-")
-            vs_kh = (f"{median(_ratio(result, peer, 'keras-hub', batch)):11.2f}x"
+            rates = result["rates"][peer, batch]
+            rate = median(rates)
+            vs_hf = (f"{median(ratios(rates, result['rates']['HF', batch])):6.2f}x"
+                     if "HF" in peers else "-")
+            vs_kh = (f"{median(ratios(rates, result['rates']['keras-hub', batch])):11.2f}x"
                      if "keras-hub" in peers else "-")
             print(f"{peer:<10} {batch:>5} {rate:8.1f} {vs_hf:>7} {vs_kh:>12} "
                   f"{result['first'][peer]:12.2f} {result['diffs'][peer]:13.2e}")
@@ -309,12 +287,13 @@ def report(model: Model, peers: list[str], batch_sizes: list[int], seq_length: i
     if ours_peers and {"HF", "keras-hub"} <= set(peers):
         print("targets (ours at its faster setting in each round)")
         for batch in batch_sizes:
-            best = [max(rates) for rates in zip(*(result["rates"][p, batch] for p in ours_peers))]
+            best = [max(in_round)
+                    for in_round in zip(*(result["rates"][p, batch] for p in ours_peers))]
             for peer, target in (("HF", TARGET_VS_HF), ("keras-hub", TARGET_VS_KERAS_HUB)):
-                ratios = [x / y for x, y in zip(best, result["rates"][peer, batch])]
-                ratio = median(ratios)
+                per_round = ratios(best, result["rates"][peer, batch])
+                ratio = median(per_round)
                 print(f"  batch {batch}: >= {target}x {peer}: {ratio:.2f}x (rounds "
-                      f"{min(ratios):.2f}-{max(ratios):.2f}) "
+                      f"{min(per_round):.2f}-{max(per_round):.2f}) "
                       f"{'met' if ratio >= target else 'NOT met'}")
 
 
