@@ -23,15 +23,15 @@ Peers, each from raw strings to class probabilities:
               other processes share, torch's spinning OpenMP threads can make the all-cores run
               10x slower).
 
-Every peer of a size is built first, then all are timed together, in rounds: each round gives
-each peer (HF once per thread count) one untimed call and --calls timed ones, after --warmup
-untimed calls each before the first round. This machine's speed drifts by 2-3x within minutes,
-so peers timed one after another can be compared across a slow phase; in rounds each ratio is
-taken between calls a few seconds apart. Prints sentences/s (batch / the median seconds of a
-round's calls, the median over --rounds rounds) and each peer's ratios to HF and keras-hub (the
-median of the rounds' ratios, with their range for the targets); the issue's targets are
->= 1.1x HF and >= 1.0x keras-hub. The first call of each peer, on 8 texts (it traces and
-compiles), is timed apart, and the largest difference between a peer's probabilities and the
+Every peer of a size is built first, then all are timed together in rounds (bench/rounds.py):
+each round gives each peer (HF once per thread count) one untimed call and --calls timed ones,
+after --warmup untimed calls each before the first round. This machine's speed drifts by 2-3x
+within minutes, so peers timed one after another can be compared across a slow phase; in rounds
+each ratio is taken between calls a few seconds apart. Prints sentences/s (batch / the median
+seconds of a round's calls, the median over --rounds rounds) and each peer's ratios to HF and
+keras-hub (the median of the rounds' ratios, with their range for the targets); the issue's
+targets are >= 1.1x HF and >= 1.0x keras-hub. The first call of each peer, on 8 texts (it traces
+and compiles), is timed apart, and the largest difference between a peer's probabilities and the
 first peer's on those texts is printed: the weights are the same.
 """
 
