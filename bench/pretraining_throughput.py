@@ -61,8 +61,9 @@ LEARNING_RATE = 1e-4
 # --steps are not given; other sizes get (1, 3, 1). The first step traces or compiles, and the
 # second of a plain-TensorFlow peer can still take 2-4x a steady one, hence one untimed step
 # more. A Base float32 step is 1.1 TFLOP, ~8-12 s on 2 idle cores (twice that while other
-# processes share them), so Base gets three rounds of one step; the default run then takes
-# ~25 minutes.
+# processes share them), so Base gets three rounds of one step. Measured here: Small 4.5 minutes,
+# Base 10 (before the loss curve), Base's seven peers holding 23 GB at the peak (all are alive
+# during the rounds; this machine has 24 GB).
 DEFAULT_STEPS = {"small": (1, 4, 2), "base": (1, 3, 1)}
 # The targets.
 TARGET_FP32_VS_KERAS_HUB = 1.1
