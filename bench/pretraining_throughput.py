@@ -41,7 +41,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.rounds import ratios, round_medians, seconds_of, time_in_rounds
+from bench.rounds import load_average, ratios, round_medians, seconds_of, time_in_rounds
 from official.configs import BertConfig, preset
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
@@ -157,11 +157,6 @@ def synthetic_dataset(vocab_size: int, batch_size: int) -> tf.data.Dataset:
 
 
 # ---- the peers: each one training step per call, blocking until its update is done ------------
-
-def _load() -> str:
-    """The machine's load: other processes on these cores slow every measurement."""
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
-
 
 def _release() -> None:
     keras.backend.clear_session()
@@ -406,14 +401,14 @@ def measure(sizes: list[str], warmup: int | None, rounds: int | None,
                 first[peer, dtype, jit] = seconds_of(call)
                 calls[peer, dtype, jit] = call
                 print(f"  {size} {peer} {dtype} jit={jit}: first step "
-                      f"{first[peer, dtype, jit]:.1f} s; {_load()}", flush=True)
+                      f"{first[peer, dtype, jit]:.1f} s; {load_average()}", flush=True)
             # An update takes seconds: the milliseconds of a runtime switch need no settling call.
             seconds = time_in_rounds(calls, *plan, settle=0)
             for key, per_round in seconds.items():
                 runs[(size,) + key] = (first[key], round_medians(per_round))
-                print(f"  {size} {' '.join(map(str, key))}: rounds "
-                      f"{' '.join(f'{m:.3f}' for m in runs[(size,) + key][1])} s/step; {_load()}",
-                      flush=True)
+                medians = " ".join(f"{m:.3f}" for m in runs[(size,) + key][1])
+                print(f"  {size} {' '.join(map(str, key))}: rounds {medians} s/step; "
+                      f"{load_average()}", flush=True)
             del calls
             _release()
     return runs
@@ -493,8 +488,8 @@ def main() -> None:
 
     peak = matmul_peak(tf.float32)
     print(f"tf.matmul peak (2048^3, best of 10): float32 {peak / 1e9:.1f} GFLOP/s, bfloat16 "
-          f"{matmul_peak(tf.bfloat16) / 1e9:.1f} GFLOP/s; {os.cpu_count()} CPU cores; {_load()}",
-          flush=True)
+          f"{matmul_peak(tf.bfloat16) / 1e9:.1f} GFLOP/s; {os.cpu_count()} CPU cores; "
+          f"{load_average()}", flush=True)
     if sizes:
         print_flops(sizes)
         runs = measure(sizes, args.warmup, args.rounds, args.steps)
@@ -503,7 +498,7 @@ def main() -> None:
         print_targets(sizes, print_table(sizes, runs, peak), peak)
     if args.loss_curve:
         print_loss_curves(args.loss_curve_steps)
-    print(f"\ntotal {time.perf_counter() - run_start:.0f} s; {_load()}")
+    print(f"\ntotal {time.perf_counter() - run_start:.0f} s; {load_average()}")
 
 
 if __name__ == "__main__":

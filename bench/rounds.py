@@ -7,11 +7,17 @@ seconds apart, and the median of the rounds' ratios discards the rounds a phase 
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from typing import Callable, Hashable, TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
+
+
+def load_average() -> str:
+    """The machine's load, printed beside timings: other processes on these cores slow them."""
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
 
 
 def seconds_of(call: Callable[[], object]) -> float:

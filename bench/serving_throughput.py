@@ -51,7 +51,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.rounds import ratios, round_medians, time_in_rounds
+from bench.rounds import load_average, ratios, round_medians, time_in_rounds
 from official import checkpoints
 from official.checkpoints import tf1
 from official.configs import BertConfig, preset
@@ -201,10 +201,6 @@ class Setting:
         return f"{self.peer} {self.threads} thread{'' if self.threads == 1 else 's'}"
 
 
-def _load() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
-
-
 def make_peer(peer: str, model: Model, seq_length: int, workdir: str) -> Callable:
     """The predict function of one of PEERS."""
     if peer in ("ours", "ours-xla"):
@@ -243,7 +239,7 @@ def measure(model: Model, peers: list[str], batch_sizes: list[int], seq_length: 
             medians = round_medians(per_round)
             print(f"  {model.name} {setting.label()} batch {batch}: "
                   f"{statistics.median(sum(per_round, [])) * 1000:.1f} ms/call (median), "
-                  f"rounds {' '.join(f'{m * 1000:.0f}' for m in medians)} ms; {_load()}",
+                  f"rounds {' '.join(f'{m * 1000:.0f}' for m in medians)} ms; {load_average()}",
                   flush=True)
             round_rates = [batch / m for m in medians]
             best = rates.setdefault((setting.peer, batch), round_rates)
@@ -321,7 +317,8 @@ def main() -> None:
         raise SystemExit(f"unknown peers {sorted(unknown)}; known: {', '.join(PEERS)}")
     torch_threads = sorted({int(t) for t in args.torch_threads.split(",")})
     texts = sentences(max(64, max(batch_sizes) * (args.calls + 1)))
-    print(f"{os.cpu_count()} CPU cores; {_load()}; {len(texts)} texts of 100 words", flush=True)
+    print(f"{os.cpu_count()} CPU cores; {load_average()}; {len(texts)} texts of 100 words",
+          flush=True)
     start = time.perf_counter()
     for name in [s for s in args.sizes.split(",") if s]:
         with tempfile.TemporaryDirectory() as workdir:
@@ -329,7 +326,7 @@ def main() -> None:
             result = measure(model, peers, batch_sizes, args.seq_length, args.warmup,
                              args.rounds, args.calls, texts, workdir, torch_threads)
             report(model, peers, batch_sizes, args.seq_length, result)
-    print(f"\ntotal {time.perf_counter() - start:.0f} s; {_load()}")
+    print(f"\ntotal {time.perf_counter() - start:.0f} s; {load_average()}")
 
 
 if __name__ == "__main__":
