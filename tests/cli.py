@@ -37,3 +37,35 @@ def eval_results(path) -> dict[str, str]:
     """An eval_results.txt (the original's `key = value` lines) as a dict of strings."""
     with open(path, encoding="utf-8") as f:
         return dict(line.rstrip("\n").split(" = ") for line in f)
+
+
+def refused(result: subprocess.CompletedProcess, *expected: str, code: int = 1) -> str:
+    """Asserts a run ended as bad input must end: exit status `code`, no traceback, and a last
+    stderr line that is the entry point's one-line error, holding every `expected` text (the
+    flag or file, and what is wrong). Returns that line."""
+    assert result.returncode == code, (result.returncode, result.stderr[-3000:])
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    lines = result.stderr.strip().splitlines()
+    assert lines, "nothing on stderr"
+    last = lines[-1]
+    for text in expected:
+        assert text in last, (text, last)
+    return last
+
+
+def snapshot(path) -> dict[str, bytes | None]:
+    """What is at `path`, to compare before and after a run: {relative name: bytes} for every
+    file beneath it ({"": bytes} for a file itself), None for a folder; {} if nothing is there."""
+    path = str(path)
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            return {"": f.read()}
+    found: dict[str, bytes | None] = {}
+    for folder, dirs, files in os.walk(path):
+        for name in dirs:
+            found[os.path.relpath(os.path.join(folder, name), path)] = None
+        for name in files:
+            full = os.path.join(folder, name)
+            with open(full, "rb") as f:
+                found[os.path.relpath(full, path)] = f.read()
+    return found
