@@ -207,9 +207,19 @@ class RecordFile:
     reused: bool
 
 
+def read_split(processor: TaskProcessor, data_dir: str | None, split: str,
+               tfds_data_dir: str | None = None) -> list[InputExample]:
+    """The split's examples, from the TSV file in `data_dir` or from TensorFlow Datasets'
+    prepared data in `tfds_data_dir`; every row is checked (TsvError naming file and line)."""
+    if tfds_data_dir is not None:
+        return read_tfds(processor.name, split, tfds_data_dir)
+    return processor.get_examples(data_dir, split)
+
+
 def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                     max_seq_length: int, tokenizer: FullTokenizer, output_dir: str,
-                    pad_to_multiple: int = 1, tfds_data_dir: str | None = None) -> RecordFile:
+                    pad_to_multiple: int = 1, tfds_data_dir: str | None = None,
+                    examples: Sequence[InputExample] | None = None) -> RecordFile:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
     The key it is cached under (data_prep/record_cache.py) holds the task, split,
@@ -224,12 +234,14 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
         this (the batch size, where every batch must be full).
       tfds_data_dir: read the split from TensorFlow Datasets' prepared `glue/*` data there
         (`read_tfds`) instead of the TSV files.
+      examples: the split's examples if already read (`read_split`), so that a caller can
+        check every split before writing any; otherwise read when the records are made.
     """
     if pad_to_multiple < 1:
         raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
-    examples: list[InputExample] | None = None
     if tfds_data_dir is not None:
-        examples = read_tfds(processor.name, split, tfds_data_dir)
+        if examples is None:
+            examples = read_tfds(processor.name, split, tfds_data_dir)
         data_file = f"tensorflow_datasets glue ({tfds_data_dir})"
         data_hash = hashlib.sha256(json.dumps(
             [dataclasses.astuple(e) for e in examples]).encode("utf-8")).hexdigest()

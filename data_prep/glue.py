@@ -157,6 +157,10 @@ class TaskProcessor:
         if skipped:
             logging.warning("%s: skipped %d rows without the header's %d columns (lines %s)",
                             path, len(skipped), len(header[1]), ", ".join(map(str, skipped[:10])))
+        if not examples:
+            raise TsvError(f"{path}: no examples"
+                           + (" after its header" if columns.has_header else "")
+                           + (f" with {columns.where[0]} {columns.where[1]}" if where else ""))
         return examples
 
     # The original's three methods, for code written against its processors.
@@ -390,6 +394,9 @@ def read_tfds(task_name: str, split: str, data_dir: str | None) -> list[InputExa
     dataset, info = tfds.load(f"glue/{tfds_config.config}", split=tfds_split, data_dir=data_dir,
                               download=False, with_info=True, shuffle_files=False)
     rows = sorted(tfds.as_numpy(dataset), key=lambda row: int(row["idx"]))
+    if not rows:
+        raise ValueError(f"{data_dir}: TensorFlow Datasets' glue/{tfds_config.config} "
+                         f"{tfds_split} split holds no examples")
     labels = processor.labels
     names = None if labels is None else info.features["label"].names
     examples = []

@@ -5,7 +5,9 @@
 run_classifier, run_squad and run_ner convert their data in output_dir; a rerun with the same
 settings (a predict-only run after training, say) reuses the files instead of tokenizing again.
 The key holds every setting that changes the records and the sha256 of the inputs (contents, not
-dates: a copied dataset is still the same data, and a file edited within a second is not).
+dates: a copied dataset is still the same data, and a file edited within a second is not). The
+records' size is kept beside the key, so a cached file cut short (a disk that filled up, an
+interrupted copy of an output_dir) is made again rather than trusted.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 from typing import Any, Callable
 
 from official.atomic_files import open_atomically
+
+_SIZE = "bytes"  # the records' file size when made
 
 
 def sha256_of_file(path: str) -> str:
@@ -38,7 +42,7 @@ def cached(path: str, key: dict[str, Any],
     if os.path.exists(path) and os.path.exists(key_file):
         with open(key_file, encoding="utf-8") as f:
             made = json.load(f)
-        if made.pop("key") == key:
+        if made.pop("key") == key and made.pop(_SIZE, None) == os.path.getsize(path):
             return made, True
     # The old key goes first: were the run to stop between writing the records and the key,
     # the next run would otherwise trust new records under the old key.
@@ -46,6 +50,6 @@ def cached(path: str, key: dict[str, Any],
         os.unlink(key_file)
     facts = make()
     with open_atomically(key_file) as f:
-        json.dump({"key": key, **facts}, f, indent=2)
+        json.dump({"key": key, _SIZE: os.path.getsize(path), **facts}, f, indent=2)
         f.write("\n")
     return facts, False

@@ -8,6 +8,7 @@ in the original code.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from typing import Any
 
@@ -75,6 +76,12 @@ class BertConfig:
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)}")
 
+    def differences(self, other: "BertConfig") -> list[str]:
+        """"name (mine vs other's)" for every field where `other` differs, in field order."""
+        return [f"{f.name} ({getattr(self, f.name)!r} vs {getattr(other, f.name)!r})"
+                for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(other, f.name)]
+
     @property
     def head_size(self) -> int:
         """Width of one attention head, hidden_size / num_attention_heads."""
@@ -82,20 +89,32 @@ class BertConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: str = "config") -> "BertConfig":
-        """Builds a config from a dict, warning about keys the original does not define.
+        """Builds a config from a dict, warning about keys the original does not define and
+        about fields it leaves to the original's defaults.
 
         Released configs carry extras (multilingual BERT's `directionality`, `pooler_fc_size`, ...)
-        that change nothing in the model; they are tolerated and named in a warning.
+        that change nothing in the model; they are tolerated and named in a warning. An unknown
+        key that is a misspelling of a field the dict lacks ("num_hidden_layer") is an error: the
+        field would silently take its default, and the model would not fit its checkpoint.
         """
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(values) - set(known))
+        absent = [name for name in known if name not in values]
+        for key in unknown:
+            close = difflib.get_close_matches(key, absent, n=1, cutoff=0.8)
+            if close:
+                raise ConfigError(f"{source}: unknown key {key} (did you mean {close[0]}?)")
         if unknown:
             logging.warning("%s: ignoring keys the BERT config does not use: %s",
                             source, ", ".join(unknown))
         if "vocab_size" not in values:
             raise ConfigError(f"{source}: missing required key 'vocab_size'")
+        if absent:
+            defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+            logging.warning("%s: missing, so the original's defaults are used: %s", source,
+                            ", ".join(f"{name}={defaults[name]!r}" for name in absent))
         kwargs = {k: v for k, v in values.items() if k in known}
         # JSON writes 0.1 as a float but a hand-written config may say `"initializer_range": 1`.
         for name, expected in _FIELD_TYPES.items():

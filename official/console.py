@@ -54,15 +54,15 @@ def import_tensorflow_quietly(argv: list[str]) -> None:
     TensorFlow writes those notes through absl's C++ logging before that logging is initialised,
     which ignores TF_CPP_MIN_LOG_LEVEL; so stderr's file descriptor is pointed at a temporary
     file while `import tensorflow` runs. If the import fails, what was held back is written out,
-    since it may explain why. `--verbosity=1` (or TF_CPP_MIN_LOG_LEVEL set by the user) shows
-    everything as TensorFlow prints it.
+    since it may explain why. `--verbosity=1` or TF_CPP_MIN_LOG_LEVEL=0 shows everything as
+    TensorFlow prints it; otherwise TF_CPP_MIN_LOG_LEVEL defaults to 3 for what follows.
     """
     if "tensorflow" in sys.modules:
         return
-    if _verbosity(argv) >= 1 or "TF_CPP_MIN_LOG_LEVEL" in os.environ:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+    if _verbosity(argv) >= 1 or os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
         return
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = _QUIET_CPP_LEVEL
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", _QUIET_CPP_LEVEL)
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as held_back:
@@ -118,7 +118,7 @@ def use_plain_lines() -> None:
 
     Call once flags are parsed (absl installs its handler then). TensorFlow's logger has a
     handler of its own besides propagating to the root's, so each of its warnings used to appear
-    twice, once in each format; here it only propagates.
+    twice, once in each format; here it only propagates, from WARNING up.
     """
     root = logging.getLogger()
     for handler in list(root.handlers):
@@ -128,6 +128,10 @@ def use_plain_lines() -> None:
     for handler in list(tensorflow_logger.handlers):
         tensorflow_logger.removeHandler(handler)
     tensorflow_logger.propagate = True
+    # TensorFlow's own INFO lines ("Sharding callback duration: 73 microseconds") are for its
+    # developers; they show with absl's --verbosity=1 (the absl logger's level is DEBUG then).
+    debugging = logging.getLogger("absl").getEffectiveLevel() <= logging.DEBUG
+    tensorflow_logger.setLevel(logging.DEBUG if debugging else logging.WARNING)
 
 
 def quiet_after_error() -> None:

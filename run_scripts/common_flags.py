@@ -147,6 +147,11 @@ def define_finetuning_flags(max_seq_length: int = 128) -> None:
     flags.DEFINE_float("warmup_proportion", defaults.warmup_proportion,
                        "Proportion of training to perform linear learning rate warmup for. "
                        "E.g., 0.1 = 10% of training.")
+    flags.DEFINE_bool("allow_untrained_head", defaults.allow_untrained_head,
+                      "Let --do_eval or --do_predict without --do_train run on an output_dir "
+                      "that holds no fine-tuned checkpoint, with --init_checkpoint's encoder "
+                      "and a freshly initialised head (refused otherwise: its outputs are "
+                      "random).")
 
 
 def finetuning_options() -> FinetuningOptions:
@@ -154,7 +159,8 @@ def finetuning_options() -> FinetuningOptions:
     f = flags.FLAGS
     return FinetuningOptions(
         bert_config_file=f.bert_config_file, output_dir=f.output_dir,
-        init_checkpoint=f.init_checkpoint, max_seq_length=f.max_seq_length,
-        do_train=f.do_train, do_eval=f.do_eval, do_predict=f.do_predict,
-        predict_batch_size=f.predict_batch_size, num_train_epochs=f.num_train_epochs,
-        warmup_proportion=f.warmup_proportion, **training_options())
+        init_checkpoint=f.init_checkpoint, vocab_file=f.vocab_file,
+        max_seq_length=f.max_seq_length, do_train=f.do_train, do_eval=f.do_eval,
+        do_predict=f.do_predict, predict_batch_size=f.predict_batch_size,
+        num_train_epochs=f.num_train_epochs, warmup_proportion=f.warmup_proportion,
+        allow_untrained_head=f.allow_untrained_head, **training_options())

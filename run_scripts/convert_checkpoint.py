@@ -8,12 +8,11 @@ entry point takes as --init_checkpoint. `--output_format=hf` writes a Hugging Fa
 `keras_hub` a keras-hub preset, `tf1` a checkpoint the original code reads.
 """
 
-import sys
-
 from absl import app, flags
 
 from official.checkpoints import converter
-from run_scripts import common_flags
+from official.output_paths import check_output_dir
+from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("input_format", None, converter.FORMATS, "Format of --input.")
 flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), Hugging Face "
@@ -29,14 +28,16 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    try:
+
+    def job():
+        check_output_dir(FLAGS.output_dir)
         written = converter.convert(FLAGS.input_format, FLAGS.input, FLAGS.output_dir,
                                     FLAGS.output_format, FLAGS.bert_config_file,
                                     FLAGS.vocab_file, FLAGS.do_lower_case)
-    except (ValueError, OSError) as e:
-        sys.exit(f"convert_checkpoint: {e}")
-    for path in written:
-        print(path)
+        for path in written:
+            print(path)
+
+    entry_point.run_job("convert_checkpoint", job)
 
 
 if __name__ == "__main__":

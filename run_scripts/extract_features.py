@@ -9,8 +9,6 @@ Input: one example per line, `text_a ||| text_b` for a pair. The format and the 
 official/tasks/feature_extraction.py.
 """
 
-import sys
-
 from absl import app
 from absl import flags
 from absl import logging
@@ -18,9 +16,10 @@ from absl import logging
 from official import checkpoints
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
+from official.output_paths import check_output_file
 from official.tasks import feature_extraction
 from official.text.tokenizer import FullTokenizer
-from run_scripts import common_flags
+from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("input_file", None, "Text, one example per line; `a ||| b` for a pair.")
 flags.DEFINE_string("output_file", None, "Where to write the JSON lines.")
@@ -48,6 +47,7 @@ def parse_layers(text: str) -> list[int]:
 
 def run() -> None:
     layer_indexes = parse_layers(FLAGS.layers)
+    check_output_file(FLAGS.output_file)
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     examples = feature_extraction.read_examples(FLAGS.input_file)
@@ -65,12 +65,7 @@ def run() -> None:
 
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    try:
-        run()
-    except (ValueError, OSError) as e:
-        # The project's errors (bad config, vocab, checkpoint, input) carry one-line messages
-        # naming the file or flag; a traceback would only bury them.
-        sys.exit(f"extract_features: {e}")
+    entry_point.run_job("extract_features", run)
 
 
 if __name__ == "__main__":

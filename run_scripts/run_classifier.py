@@ -32,6 +32,7 @@ from official.tasks import classification, glue_metrics
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
+from official.training.record_errors import naming_bad_records
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("data_dir", None,
@@ -56,28 +57,35 @@ def run(options: FinetuningOptions, task_name: str, data_dir: str | None,
     processor = glue.get_processor(task_name, data_dir)
     labels = processor.get_labels()
     num_labels = 1 if labels is None else len(labels)
+    # Config, vocab, output_dir and --init_checkpoint are checked before any data is read.
+    job = FinetuningRun(options, lambda encoder: BertClassifier(encoder, num_labels),
+                        classification.ClassificationTask(num_labels))
     tokenizer = FullTokenizer(vocab_file, do_lower_case)
     spec = classifier_features.parse_spec(options.max_seq_length, regression=labels is None)
+
+    # Every split is read and checked before any record is written.
+    wanted = [split for split, asked in (("train", options.do_train), ("dev", options.do_eval),
+                                         ("test", options.do_predict)) if asked]
+    examples = {split: classifier_features.read_split(processor, data_dir, split, tfds_data_dir)
+                for split in wanted}
+    train_source = (processor.path(data_dir, "train") if tfds_data_dir is None
+                    else f"{tfds_data_dir} (glue/{processor.name} train)")
+    if options.do_train:
+        job.check_train_size(len(examples["train"]), train_source)
 
     def records(split: str) -> classifier_features.RecordFile:
         made = classifier_features.cached_tfrecord(
             processor, data_dir, split, options.max_seq_length, tokenizer, options.output_dir,
-            tfds_data_dir=tfds_data_dir)
+            tfds_data_dir=tfds_data_dir, examples=examples[split])
         logging.info("%s %s: %d examples (%s)", processor.name, split, made.num_examples,
                      "cached records reused" if made.reused else "records written")
         return made
 
-    os.makedirs(options.output_dir, exist_ok=True)
-    # Every split is converted (or found cached) before training: a bad file fails at once.
-    train = records("train") if options.do_train else None
-    dev = records("dev") if options.do_eval else None
-    test = records("test") if options.do_predict else None
-    job = FinetuningRun(options, lambda encoder: BertClassifier(encoder, num_labels),
-                        classification.ClassificationTask(num_labels),
-                        train.num_examples if train else None)
+    made = {split: records(split) for split in wanted}
+    train, dev, test = (made.get(split) for split in ("train", "dev", "test"))
 
-    def predict(made: classifier_features.RecordFile, batch_size: int) -> dict:
-        dataset = record_dataset(made.path, spec, batch_size, is_training=False)
+    def predict(records: classifier_features.RecordFile, batch_size: int) -> dict:
+        dataset = record_dataset(records.path, spec, batch_size, is_training=False)
         return job.predict(dataset, keep=("label_ids", "is_real_example"))
 
     def evaluate() -> dict[str, float]:
@@ -86,20 +94,22 @@ def run(options: FinetuningOptions, task_name: str, data_dir: str | None,
                                                  outputs["label_ids"], outputs["is_real_example"])
 
     metrics = {}
-    if options.do_train:
-        def dataset_fn(context, batch_size, start_step):
-            return record_dataset(train.path, spec, batch_size, is_training=True,
-                                  seed=options.seed + start_step, input_context=context)
-        metrics = job.train(dataset_fn, evaluate if options.do_eval else None,
-                            "eval_" + glue_metrics.score_metric(processor.name)) or {}
-    if options.do_eval and not options.do_train:
-        job.restore()
-        metrics = job.evaluate(evaluate)
-    if options.do_predict:
-        job.restore()
-        logits = predict(test, options.predict_batch_size)["logits"]
-        if job.is_chief:
-            write_test_outputs(processor, logits, options.output_dir)
+    with naming_bad_records([r.path for r in made.values()]):
+        if options.do_train:
+            def dataset_fn(context, batch_size, start_step):
+                return record_dataset(train.path, spec, batch_size, is_training=True,
+                                      seed=options.seed + start_step, input_context=context)
+            metrics = job.train(dataset_fn, train.num_examples, train_source,
+                                evaluate if options.do_eval else None,
+                                "eval_" + glue_metrics.score_metric(processor.name)) or {}
+        if options.do_eval and not options.do_train:
+            job.restore()
+            metrics = job.evaluate(evaluate)
+        if options.do_predict:
+            job.restore()
+            logits = predict(test, options.predict_batch_size)["logits"]
+            if job.is_chief:
+                write_test_outputs(processor, logits, options.output_dir)
     return metrics
 
 

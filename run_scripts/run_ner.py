@@ -35,6 +35,7 @@ from official.tasks import ner
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
+from official.training.record_errors import naming_bad_records
 from official.training.trainer import write_eval_results
 from run_scripts import common_flags, entry_point
 
@@ -61,6 +62,9 @@ def run(options: FinetuningOptions, data_files: dict[str, str], tokenizer: FullT
     """
     needed = {"train": options.do_train, "dev": options.do_eval, "test": options.do_predict}
     paths = {part: data_files[part] for part, wanted in needed.items() if wanted}
+    # Config, vocab, output_dir and --init_checkpoint are checked before any data is read.
+    job = FinetuningRun(options, lambda encoder: BertTokenClassifier(encoder, len(labels)),
+                        ner.NerTask())
     # Every file is read before anything is written, so a bad line in the test file stops the
     # run before training rather than after it. (cached_tfrecord reads a file again only when
     # its records are not cached yet.)
@@ -74,10 +78,6 @@ def run(options: FinetuningOptions, data_files: dict[str, str], tokenizer: FullT
                      "cached" if record_file.reused else "converted")
     spec = conll.parse_spec(options.max_seq_length)
 
-    job = FinetuningRun(options, lambda encoder: BertTokenClassifier(encoder, len(labels)),
-                        ner.NerTask(),
-                        records["train"].num_features if options.do_train else None)
-
     def predict(part: str, batch_size: int) -> tuple[dict[str, float], list[list[str]]]:
         outputs = job.predict(record_dataset(records[part].path, spec, batch_size,
                                              is_training=False),
@@ -88,30 +88,32 @@ def run(options: FinetuningOptions, data_files: dict[str, str], tokenizer: FullT
         return predict("dev", options.eval_batch_size)[0]
 
     results = {}
-    if options.do_train:
-        def train_dataset(context, batch_size, start_step):
-            return record_dataset(records["train"].path, spec, batch_size, is_training=True,
-                                  seed=options.seed + start_step, input_context=context)
+    with naming_bad_records([r.path for r in records.values()]):
+        if options.do_train:
+            def train_dataset(context, batch_size, start_step):
+                return record_dataset(records["train"].path, spec, batch_size, is_training=True,
+                                      seed=options.seed + start_step, input_context=context)
 
-        dev = job.train(train_dataset, evaluate_dev if options.do_eval else None,
-                        metric="f1" if options.do_eval else None)
-        if dev is not None:
-            results["dev"] = dev
-    elif options.do_eval:
-        job.restore()
-        results["dev"] = job.evaluate(evaluate_dev)
+            dev = job.train(train_dataset, records["train"].num_features, paths["train"],
+                            evaluate_dev if options.do_eval else None,
+                            metric="f1" if options.do_eval else None)
+            if dev is not None:
+                results["dev"] = dev
+        elif options.do_eval:
+            job.restore()
+            results["dev"] = job.evaluate(evaluate_dev)
 
-    if options.do_predict:
-        job.restore()
-        scores, tags = predict("test", options.predict_batch_size)
-        if job.is_chief:
-            conll.write_predictions(sentences["test"], tags,
-                                    os.path.join(options.output_dir, TEST_PREDICTIONS_FILE))
-            write_eval_results(os.path.join(options.output_dir, TEST_RESULTS_FILE), scores,
-                               job.step)
-        logging.info("test %s: precision %.4f  recall %.4f  f1 %.4f", paths["test"],
-                     scores["precision"], scores["recall"], scores["f1"])
-        results["test"] = scores
+        if options.do_predict:
+            job.restore()
+            scores, tags = predict("test", options.predict_batch_size)
+            if job.is_chief:
+                conll.write_predictions(sentences["test"], tags,
+                                        os.path.join(options.output_dir, TEST_PREDICTIONS_FILE))
+                write_eval_results(os.path.join(options.output_dir, TEST_RESULTS_FILE), scores,
+                                   job.step)
+            logging.info("test %s: precision %.4f  recall %.4f  f1 %.4f", paths["test"],
+                         scores["precision"], scores["recall"], scores["f1"])
+            results["test"] = scores
     return results
 
 

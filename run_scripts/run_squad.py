@@ -42,6 +42,7 @@ from official.tasks import squad, squad_decoding
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
+from official.training.record_errors import naming_bad_records
 from official.training.trainer import write_eval_results
 from run_scripts import common_flags, entry_point
 
@@ -121,6 +122,8 @@ def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, fl
     check_options(options, squad_options)
     s = squad_options
     v2 = s.version_2_with_negative
+    # Config, vocab, output_dir and --init_checkpoint are checked before any data is read.
+    job = FinetuningRun(options, BertSpanLabeler, squad.SquadTask())
     tokenizer = FullTokenizer(s.vocab_file, s.do_lower_case)
     convert_settings = dict(max_seq_length=options.max_seq_length, doc_stride=s.doc_stride,
                             max_query_length=s.max_query_length)
@@ -131,6 +134,8 @@ def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, fl
         train_examples = squad_data.read_squad_examples(s.train_file, True, v2)
         if not train_examples:
             raise ValueError(f"{s.train_file}: no question to train on")
+        # The original counts training steps in questions, not in windows (features).
+        job.check_train_size(len(train_examples), s.train_file)
     if options.do_eval or options.do_predict:
         predict_examples = squad_data.read_squad_examples(s.predict_file, False, v2)
         with open(s.predict_file, encoding="utf-8") as f:
@@ -144,10 +149,6 @@ def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, fl
             labelled = False
         predict_features = list(squad_data.convert_examples_to_features(
             predict_examples, tokenizer, is_training=False, **convert_settings))
-
-    # The original counts training steps in questions, not in windows (features).
-    job = FinetuningRun(options, BertSpanLabeler, squad.SquadTask(),
-                        len(train_examples) if train_examples else None)
 
     def records(path, examples, is_training, features=None) -> squad_data.RecordFile:
         made = squad_data.cached_tfrecord(
@@ -171,36 +172,42 @@ def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, fl
     def evaluate() -> dict[str, float]:
         return squad.evaluate(gold, predict(options.eval_batch_size), s.null_score_diff_threshold)
 
+    record_files = []
     if options.do_eval or options.do_predict:
         predict_records = records(s.predict_file, predict_examples, False, predict_features)
-    metrics: dict[str, float] = {}
+        record_files.append(predict_records.path)
     if options.do_train:
         train_records = records(s.train_file, train_examples, True)
-        spec = squad_data.parse_spec(options.max_seq_length, is_training=True)
+        record_files.append(train_records.path)
+    metrics: dict[str, float] = {}
+    with naming_bad_records(record_files):
+        if options.do_train:
+            spec = squad_data.parse_spec(options.max_seq_length, is_training=True)
 
-        def dataset_fn(context, batch_size, start_step):
-            return record_dataset(train_records.path, spec, batch_size, is_training=True,
-                                  seed=options.seed + start_step, input_context=context)
+            def dataset_fn(context, batch_size, start_step):
+                return record_dataset(train_records.path, spec, batch_size, is_training=True,
+                                      seed=options.seed + start_step, input_context=context)
 
-        metrics = job.train(dataset_fn, evaluate if options.do_eval else None,
-                            squad.BEST_METRIC) or {}
-    if options.do_eval and not options.do_train:
-        job.restore()
-        metrics = job.evaluate(evaluate)
-    if options.do_predict:
-        job.restore()
-        predictions = predict(options.predict_batch_size)
-        if labelled:
-            metrics = squad.evaluate(gold, predictions, s.null_score_diff_threshold)
-        if job.is_chief:  # under multi_worker_mirrored every worker predicts; one writes
-            for path in squad_decoding.write_prediction_files(predictions, options.output_dir):
-                logging.info("Wrote %s", path)
+            metrics = job.train(dataset_fn, len(train_examples), s.train_file,
+                                evaluate if options.do_eval else None, squad.BEST_METRIC) or {}
+        if options.do_eval and not options.do_train:
+            job.restore()
+            metrics = job.evaluate(evaluate)
+        if options.do_predict:
+            job.restore()
+            predictions = predict(options.predict_batch_size)
             if labelled:
-                write_eval_results(os.path.join(options.output_dir, PREDICT_RESULTS_FILE),
-                                   metrics, job.step)
-                logging.info("%s: %s", s.predict_file,
-                             "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-                print(json.dumps(metrics), flush=True)
+                metrics = squad.evaluate(gold, predictions, s.null_score_diff_threshold)
+            if job.is_chief:  # under multi_worker_mirrored every worker predicts; one writes
+                for path in squad_decoding.write_prediction_files(predictions,
+                                                                  options.output_dir):
+                    logging.info("Wrote %s", path)
+                if labelled:
+                    write_eval_results(os.path.join(options.output_dir, PREDICT_RESULTS_FILE),
+                                       metrics, job.step)
+                    logging.info("%s: %s", s.predict_file,
+                                 "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+                    print(json.dumps(metrics), flush=True)
     return metrics
 
 

@@ -72,3 +72,21 @@ def test_erf_gelu_model_is_refused(pair):
     exact = configs.BertConfig(**dict(CONFIG.to_dict(), hidden_act="gelu_exact"))
     with pytest.raises(ConfigError, match="tanh GELU only"):
         keras_hub_format.backbone_from(exact, tf1.weights_of(pair[1]))
+
+
+def test_a_keras_hub_preset_is_an_init_checkpoint(tmp_path):
+    """A preset keras-hub saved itself, given as --init_checkpoint (load_init_checkpoint)."""
+    from official import checkpoints
+
+    backbone = reference_backbone()
+    backbone.save_to_preset(str(tmp_path / "preset"))
+    ours = build_encoder(CONFIG)
+    checkpoints.load_init_checkpoint(str(tmp_path / "preset"), ours)
+    ids, mask, types = inputs(2, 10, seed=3)
+    expected = backbone({"token_ids": ids, "padding_mask": mask, "segment_ids": types})
+    actual = ours({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})
+    np.testing.assert_allclose(actual["pooled_output"], expected["pooled_output"], atol=1e-5)
+    # A model of another size is refused with what differs, before any variable is assigned.
+    deeper = configs.BertConfig(**dict(CONFIG.to_dict(), num_hidden_layers=4))
+    with pytest.raises(checkpoints.CheckpointError, match=r"num_hidden_layers \(3 vs 4\)"):
+        checkpoints.load_init_checkpoint(str(tmp_path / "preset"), build_encoder(deeper))

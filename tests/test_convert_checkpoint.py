@@ -63,8 +63,16 @@ def test_bad_inputs_give_one_line_errors_and_no_output(tiny_config, tmp_path):
     result = convert("--input_format=tf1", f"--input={tmp_path / 'missing'}",
                      f"--output_dir={out}")
     assert result.returncode != 0
+    # The checkpoint itself is what is missing, and the message says so (not its config).
     assert last_line(result.stderr) == (
-        f"convert_checkpoint: {tmp_path / 'missing'}: no bert_config.json beside the checkpoint; "
+        f"convert_checkpoint: {tmp_path / 'missing'}: no checkpoint there (no missing.index)")
+    # A checkpoint without its config: that is named.
+    release = tmp_path / "bare"
+    original_release(release, tiny_config)
+    os.unlink(release / "bert_config.json")
+    result = convert("--input_format=tf1", f"--input={release}", f"--output_dir={out}")
+    assert last_line(result.stderr) == (
+        f"convert_checkpoint: {release}: no bert_config.json beside the checkpoint; "
         "pass --bert_config_file")
 
     original_release(tmp_path / "release", tiny_config)
@@ -80,5 +88,8 @@ def test_bad_inputs_give_one_line_errors_and_no_output(tiny_config, tmp_path):
     result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
                      f"--bert_config_file={tmp_path / 'deeper.json'}", f"--output_dir={out}")
     assert result.returncode != 0
-    assert "does not fit the model (missing: bert/encoder/layer_2/" in last_line(result.stderr)
+    # A layer more: its 16 variables, counted, the first three named.
+    assert ("does not fit the model: 16 variables missing from the checkpoint "
+            "(bert/encoder/layer_2/") in last_line(result.stderr)
+    assert ", and 13 more)" in last_line(result.stderr)
     assert not out.exists() or os.listdir(out) == []

@@ -7,7 +7,8 @@
     keras_hub  keras-hub BertBackbone presets
     converter  any of them -> any other, through a model that validates every variable
 
-Entry points call `load_init_checkpoint` for their `--init_checkpoint` flag.
+Entry points call `load_init_checkpoint` for their `--init_checkpoint` flag, which takes a
+checkpoint or, as convert_checkpoint's --input does, a Hugging Face folder or keras-hub preset.
 """
 
 import os
@@ -15,11 +16,19 @@ import os
 import keras
 import tensorflow as tf
 
-from official.checkpoints import tf1, tf2, training
+from official.checkpoints import hf, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError, CheckpointMismatchError
+from official.configs import BertConfig
+from official.modeling.encoder import BertEncoder
 
-__all__ = ["CheckpointError", "CheckpointMismatchError", "load_init_checkpoint",
-           "read_weights", "resolve_checkpoint"]
+_KERAS_HUB_METADATA = "metadata.json"  # what keras-hub's save_to_preset writes first
+# Config fields that shape training, not what the weights compute: a fine-tuning may change them.
+_TRAINING_ONLY_FIELDS = ("hidden_dropout_prob ", "attention_probs_dropout_prob ",
+                         "initializer_range ")
+
+__all__ = ["CheckpointError", "CheckpointMismatchError", "folder_format",
+           "load_init_checkpoint", "read_config_and_weights", "read_weights",
+           "resolve_checkpoint", "weights_for"]
 
 
 def resolve_checkpoint(path: str) -> str:
@@ -32,10 +41,40 @@ def resolve_checkpoint(path: str) -> str:
         latest = tf.train.latest_checkpoint(path)
         if latest:
             return latest
+        if not os.path.exists(os.path.join(path, "bert_model.ckpt.index")):
+            raise CheckpointError(
+                f"{path}: no checkpoint there (a folder without a 'checkpoint' file, "
+                f"bert_model.ckpt.index, Hugging Face {hf.WEIGHTS_FILE} or keras-hub "
+                f"{_KERAS_HUB_METADATA})")
         path = os.path.join(path, "bert_model.ckpt")
     if not os.path.exists(path + ".index"):
         raise CheckpointError(f"{path}: no checkpoint there (no {os.path.basename(path)}.index)")
     return path
+
+
+def folder_format(path: str) -> str | None:
+    """"hf" for a Hugging Face BERT folder, "keras_hub" for a keras-hub preset, else None."""
+    if not os.path.isdir(path):
+        return None
+    if os.path.isfile(os.path.join(path, hf.WEIGHTS_FILE)):
+        return "hf"
+    if os.path.isfile(os.path.join(path, _KERAS_HUB_METADATA)):
+        return "keras_hub"
+    return None
+
+
+def read_config_and_weights(path: str) -> tuple[BertConfig | None, tf1.Weights]:
+    """A Hugging Face folder's or keras-hub preset's (config, weights); (None, weights) for a
+    checkpoint, whose config is a bert_config.json of its own."""
+    kind = folder_format(path)
+    if kind == "hf":
+        config, weights, _ = hf.read(path)
+        return config, weights
+    if kind == "keras_hub":
+        from official.checkpoints import keras_hub  # keras-hub takes seconds to import
+        config, weights, _ = keras_hub.read(path)
+        return config, weights
+    return None, read_weights(path)
 
 
 def read_weights(path: str) -> tf1.Weights:
@@ -52,11 +91,34 @@ def read_weights(path: str) -> tf1.Weights:
         raise CheckpointError(f"{prefix}: unreadable checkpoint ({str(e).splitlines()[0]})") from None
 
 
-def load_init_checkpoint(path: str, model: keras.Model) -> None:
-    """Loads `--init_checkpoint` weights into `model` (an encoder or a model with `.encoder`).
+def weights_for(path: str, config: BertConfig) -> tf1.Weights:
+    """The weights at `path` (a checkpoint, TF1 or TF2, prefix or folder; a Hugging Face BERT
+    folder; a keras-hub preset) for a model of `config`.
+
+    A folder that carries its own config must agree with `config`: the same shapes with another
+    activation (Hugging Face's erf GELU against a config saying the original's tanh "gelu", say)
+    would load and silently compute something else. Dropout rates and the initialiser's range
+    may differ.
 
     Raises:
-      CheckpointError: no readable checkpoint at `path`.
+      CheckpointError: no readable checkpoint at `path`, or a folder config that differs.
+    """
+    own_config, weights = read_config_and_weights(path)
+    differ = [d for d in (own_config.differences(config) if own_config else [])
+              if not d.startswith(_TRAINING_ONLY_FIELDS)]
+    if differ:
+        raise CheckpointError(f"{path}: its config differs from the model's in "
+                              f"{', '.join(differ)}")
+    return weights
+
+
+def load_init_checkpoint(path: str, model: keras.Model) -> None:
+    """Loads `--init_checkpoint` weights (see `weights_for`) into `model` (an encoder or a model
+    with `.encoder`).
+
+    Raises:
+      CheckpointError: no readable checkpoint at `path`, or a folder config that differs.
       CheckpointMismatchError: its variables do not fit the model (names and shapes listed).
     """
-    tf1.assign(model, read_weights(path), source=path)
+    config = (model if isinstance(model, BertEncoder) else model.encoder).config
+    tf1.assign(model, weights_for(path, config), source=path)

@@ -55,12 +55,12 @@ def read(input_format: str, path: str, bert_config_file: str | None = None,
         return Bundle(config, weights, vocab_file or found_vocab)
     if input_format not in FORMATS:
         raise ValueError(f"unknown format {input_format!r}; known: {', '.join(FORMATS)}")
+    prefix = checkpoints.resolve_checkpoint(path)  # a missing checkpoint is named first
     bert_config_file = bert_config_file or _beside(path, CONFIG_FILE)
     if not bert_config_file:
         raise CheckpointError(f"{path}: no {CONFIG_FILE} beside the checkpoint; "
                               "pass --bert_config_file")
     weights = checkpoints.read_weights(path)
-    prefix = checkpoints.resolve_checkpoint(path)
     # A training checkpoint (run_pretraining's output_dir) is this project's too.
     found = tf2.is_tf2_checkpoint(prefix) or training.is_training_checkpoint(prefix)
     if found != (input_format == "tf2"):

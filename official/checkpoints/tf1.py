@@ -166,11 +166,12 @@ def assign(model: keras.Model, weights: Weights, source: str) -> None:
     wrong_shape = [f"{n} checkpoint {list(np.shape(weights[n]))} vs model {list(e.shape)}"
                    for n, e in entries.items()
                    if n in weights and tuple(np.shape(weights[n])) != e.shape]
-    problems = [f"{label}: {', '.join(names)}" for label, names in (
-        ("missing", missing), ("unexpected", unexpected), ("wrong shape", wrong_shape)) if names]
+    problems = [_counted(label, names) for label, names in (
+        ("missing from the checkpoint", missing), ("unexpected", unexpected),
+        ("of another shape", wrong_shape)) if names]
     if problems:
         raise CheckpointMismatchError(
-            f"{source} does not fit the model ({'; '.join(problems)})")
+            f"{source} does not fit the model: {'; '.join(problems)}")
     ignored = sorted(n for n in weights if n not in entries)
     if ignored:
         logging.info("%s: not loaded (no such part in this model): %s", source, ", ".join(ignored))
@@ -184,6 +185,15 @@ def assign(model: keras.Model, weights: Weights, source: str) -> None:
             parts.setdefault(id(entry.variable), (entry.variable, {}))[1][entry.part] = value
     for variable, by_part in parts.values():
         variable.assign(np.concatenate([by_part[i] for i in range(3)], axis=-1))
+
+
+def _counted(label: str, names: list[str], shown: int = 3) -> str:
+    """"3 variables missing: a [2], b [3], c [4]", the first `shown` names and a count of the
+    rest: a model of another size mismatches in hundreds of variables, and one line should say
+    how many and show the pattern."""
+    more = f", and {len(names) - shown} more" if len(names) > shown else ""
+    return (f"{len(names)} variable{'s' if len(names) > 1 else ''} {label} "
+            f"({', '.join(names[:shown])}{more})")
 
 
 def is_training_state(name: str) -> bool:

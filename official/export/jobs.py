@@ -33,6 +33,8 @@ from official.export.preprocessing import BertPreprocessor
 from official.export.squad import SquadExport, SquadSettings
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier, BertSpanLabeler, BertTokenClassifier
+from official.output_paths import check_output_dir
+from official.text import vocab
 from official.text.tokenizer import FullTokenizer
 
 EXPORT_TYPES = ("classifier", "squad", "ner", "encoder", "preprocessor")
@@ -84,6 +86,7 @@ def _config(options: ExportOptions) -> BertConfig:
     if options.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"max_seq_length={options.max_seq_length} is more than the "
                          f"max_position_embeddings={config.max_position_embeddings} of {path}")
+    vocab.check_fits(options.vocab_file, config.vocab_size, path)
     return config
 
 
@@ -124,5 +127,6 @@ def export(options: ExportOptions) -> str:
     if options.export_type not in EXPORT_TYPES:
         raise ValueError(f"export_type must be one of {', '.join(EXPORT_TYPES)}, got "
                          f"{options.export_type!r}")
+    check_output_dir(options.export_dir, "export_dir")
     module = serving_module(options, FullTokenizer(options.vocab_file, options.do_lower_case))
     return saving.save(module, options.export_dir, module.signatures())

@@ -7,7 +7,7 @@
                         (BertClassifier, BertTokenClassifier, BertSpanLabeler)
 
 A fine-tuning output_dir is resolved to its `best/` checkpoint when it kept one (the best dev
-score, `official.training.finetuning.BEST_DIR`), else to its newest.
+score, `official.training.output_dir.BEST_DIR`), else to its newest.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
-from official.training.finetuning import BEST_DIR
+from official.training.output_dir import BEST_DIR
 
 
 def pretrained_encoder(config: BertConfig,
@@ -31,7 +31,7 @@ def pretrained_encoder(config: BertConfig,
     """The encoder of `init_checkpoint`, and a `BertPretrainer` around it when the checkpoint
     has the masked-LM head (None otherwise). The next-sentence head, if any, is loaded too but
     not exported (Hub's API has no place for it)."""
-    weights = checkpoints.read_weights(init_checkpoint)
+    weights = checkpoints.weights_for(init_checkpoint, config)
     encoder = build_encoder(config)
     has_mlm = any(name.startswith(tf1.MASKED_LM_PREFIX) for name in weights)
     pretrainer = BertPretrainer(encoder) if has_mlm else None

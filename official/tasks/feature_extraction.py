@@ -58,7 +58,8 @@ def read_examples(input_file: str) -> list[InputExample]:
 
     Lines end at "\\n" only, are stripped, and become examples even when empty, so that
     `linex_index` is always the line number (0-based). Unlike the original, which silently
-    drops undecodable bytes, a line that is not UTF-8 is an error.
+    drops undecodable bytes, a line that is not UTF-8 is an error, and so is an empty file
+    (every other entry point refuses empty input; an empty output would look like success).
     """
     try:
         with open(input_file, "rb") as f:
@@ -80,6 +81,8 @@ def read_examples(input_file: str) -> list[InputExample]:
             examples.append(InputExample(unique_id, line))
         else:
             examples.append(InputExample(unique_id, match.group(1), match.group(2)))
+    if not examples:
+        raise ValueError(f"{input_file}: empty, no line to extract features of")
     return examples
 
 

@@ -19,15 +19,15 @@ and steps; `metrics` turns a sum into the reported ratios.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Mapping, Sequence
 
 import tensorflow as tf
 
+from official import pretraining_shards
+
 # The original's denominator guard, kept so the loss is the same number.
 _MLM_EPSILON = 1e-5
-DATA_SUMMARY_FILE = "summary.json"  # written by data_prep beside the shards it makes
 
 
 class PretrainingTask:
@@ -118,10 +118,10 @@ def data_objective(input_files: Sequence[str]) -> str:
     """
     objectives = {}
     for directory in sorted({os.path.dirname(os.path.abspath(f)) for f in input_files}):
-        path = os.path.join(directory, DATA_SUMMARY_FILE)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                objectives[path] = json.load(f).get("options", {}).get("objective", "nsp")
+        summary = pretraining_shards.read_summary(directory)
+        if summary is not None:
+            objectives[os.path.join(directory, pretraining_shards.SUMMARY_FILE)] = summary.get(
+                "options", {}).get("objective", "nsp")
     if len(set(objectives.values())) > 1:
         raise ValueError("input files mix objectives: " + ", ".join(
             f"{path} says {objective}" for path, objective in objectives.items()))

@@ -42,3 +42,17 @@ def load_vocab(vocab_file: str) -> dict[str, int]:
     if missing:
         raise VocabError(f"{vocab_file}: vocab lacks {', '.join(missing)}")
     return vocab
+
+
+def check_fits(vocab_file: str, vocab_size: int, config_file: str) -> None:
+    """Raises VocabError when `vocab_file` has more tokens than the model's `vocab_size`.
+
+    A token id at or beyond vocab_size indexes past the word-embedding table: on a CPU that is an
+    error deep inside the first step, on a GPU the gather silently returns zeros. A vocab with
+    fewer lines than vocab_size is fine (some checkpoints leave unused rows).
+    """
+    size = len(load_vocab(vocab_file))
+    if size > vocab_size:
+        raise VocabError(f"{vocab_file} has {size} tokens but {config_file} says "
+                         f"vocab_size={vocab_size}: ids from {vocab_size} on would index past "
+                         f"the embedding table (is it the checkpoint's vocab?)")

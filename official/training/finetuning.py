@@ -3,8 +3,11 @@ checkpoint kept, and predicting.
 
     FinetuningOptions  the flags run_classifier, run_squad and run_ner share (the original's
                        names and defaults, plus run_pretraining's strategy, dtype, XLA and seed)
-    FinetuningRun      job_setup (strategy, model + --init_checkpoint, optimiser) and a Trainer:
-        .train(dataset_fn, evaluate, metric)   an epoch's end: checkpoint, evaluate(), and the
+    FinetuningRun      job_setup's checks, strategy and model (+ --init_checkpoint), made before
+                       any data work; then an optimiser and a Trainer:
+        .check_train_size(examples, source)    the updates they make (an error if none)
+        .train(dataset_fn, examples, source, evaluate, metric)
+                                               an epoch's end: checkpoint, evaluate(), and the
                                                best checkpoint so far copied to output_dir/best/
         .restore()                             the best (else the newest) checkpoint, for
                                                evaluating or predicting without training
@@ -34,11 +37,12 @@ from absl import logging
 
 from official.checkpoints.training import CONFIG_FILE
 from official.modeling.encoder import BertEncoder
-from official.training import job_setup
+from official.training import job_setup, output_dir
+from official.training.distribution import is_chief
+from official.training.output_dir import BEST_DIR
 from official.training.trainer import (EVAL_RESULTS_FILE, DatasetFn, Task, Trainer,
                                        write_eval_results)
 
-BEST_DIR = "best"  # output_dir/best: the best checkpoint by the task's metric
 _BEST_RECORD = "best_metric.json"
 
 
@@ -54,6 +58,7 @@ class FinetuningOptions(job_setup.TrainingOptions):
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
     steps_per_loop: int = 100
+    allow_untrained_head: bool = False  # evaluate or predict with no fine-tuned checkpoint
 
 
 def num_train_steps(options: FinetuningOptions, num_train_examples: int) -> int:
@@ -72,65 +77,79 @@ def epoch_ends(options: FinetuningOptions, num_train_examples: int) -> list[int]
 class FinetuningRun:
     """One fine-tuning job's model, optimiser and loop.
 
+    Made before the entry point reads or writes its data: everything that can be checked without
+    the data is checked here (options, config, vocab, output_dir, --init_checkpoint's shapes).
+    The optimiser and loop follow once `train` knows how many examples there are.
+
     Args:
       options: the shared flags.
       build_model: encoder -> the task's model (BertClassifier(encoder, 2), say).
       task: its loss and running metrics (a `official.training.trainer.Task`).
-      num_train_examples: training rows (sets the number of updates); None when not training.
 
     Raises:
-      ValueError: bad options, or training data too small for one update.
+      ValueError: bad options, config, vocab or checkpoint; evaluating or predicting without
+        training from an output_dir that holds no fine-tuned checkpoint (unless
+        options.allow_untrained_head).
     """
 
     def __init__(self, options: FinetuningOptions,
-                 build_model: Callable[[BertEncoder], keras.Model], task: Task,
-                 num_train_examples: int | None = None):
+                 build_model: Callable[[BertEncoder], keras.Model], task: Task):
         if not (options.do_train or options.do_eval or options.do_predict):
             raise ValueError("at least one of do_train, do_eval or do_predict must be True")
         if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
             raise ValueError("num_train_epochs must be positive and warmup_proportion in [0, 1], "
                              f"got {options.num_train_epochs} and {options.warmup_proportion}")
+        if not (options.do_train or options.allow_untrained_head
+                or output_dir.has_checkpoint(options.output_dir)):
+            wanted = "--do_predict" if options.do_predict else "--do_eval"
+            raise ValueError(
+                f"{wanted} without --do_train: {options.output_dir} holds no fine-tuned "
+                f"checkpoint, so the task's head would be untrained and its outputs random; "
+                f"train first, or pass --allow_untrained_head to use the "
+                f"{'--init_checkpoint' if options.init_checkpoint else 'random'} weights anyway")
         self.options = options
-        self.num_train_examples = num_train_examples
-        steps = 1
-        if options.do_train:
-            steps = num_train_steps(options, num_train_examples or 0)
-            if steps < 1:
-                raise ValueError(
-                    f"{num_train_examples} training examples at train_batch_size="
-                    f"{options.train_batch_size} for {options.num_train_epochs} epochs make no "
-                    f"update")
-        job = job_setup.set_up(options, build_model, steps, int(steps * options.warmup_proportion))
-        self.config, self.model = job.config, job.model
-        self.trainer = Trainer(job.strategy, job.model, job.optimizer, task,
-                               options.loop_options(steps))
-        os.makedirs(options.output_dir, exist_ok=True)
-        if self.trainer.is_chief:
-            self.config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
+        self.task = task
+        self._job = job_setup.set_up(options, build_model)
+        self.config, self.model = self._job.config, self._job.model
+        self.is_chief = is_chief(self._job.strategy)
+        self._trainer: Trainer | None = None
 
     @property
     def strategy(self) -> tf.distribute.Strategy:
-        return self.trainer.strategy
-
-    @property
-    def is_chief(self) -> bool:
-        """True on the worker that writes results (see official.training.distribution)."""
-        return self.trainer.is_chief
+        return self._job.strategy
 
     @property
     def step(self) -> int:
         """The update the weights are at (after `train` or `restore`)."""
-        return int(self.trainer.step.numpy())
+        return int(self._loop(1).step.numpy())
 
-    def train(self, dataset_fn: DatasetFn,
+    def check_train_size(self, num_train_examples: int, source: str) -> int:
+        """The number of updates `num_train_examples` make; raises ValueError naming `source`
+        (the training file) when they make none."""
+        steps = num_train_steps(self.options, num_train_examples)
+        if steps < 1:
+            raise ValueError(
+                f"{source}: {num_train_examples} training examples at train_batch_size="
+                f"{self.options.train_batch_size} for {self.options.num_train_epochs} epochs "
+                f"make no update")
+        return steps
+
+    def train(self, dataset_fn: DatasetFn, num_train_examples: int, source: str,
               evaluate: Callable[[], dict[str, float]] | None = None,
               metric: str | None = None) -> dict[str, float] | None:
         """Trains (resuming from output_dir); with `evaluate`, evaluates at each epoch's end.
 
+        Args:
+          num_train_examples: what sets the number of updates (the original's count).
+          source: the training data, named in errors.
         Every evaluation writes output_dir/eval_results.txt and TensorBoard's eval/; the best
         by `metrics[metric]` (higher is better) is copied to output_dir/best/ with its results.
         Returns the last evaluation's metrics (None without `evaluate`).
         """
+        steps = self.check_train_size(num_train_examples, source)
+        trainer = self._loop(steps)
+        if self.is_chief:
+            output_dir.claim(self.options.output_dir, self.config)
         last: dict[str, float] | None = None
 
         def on_evaluate(step: int, checkpoint_prefix: str) -> None:
@@ -139,10 +158,10 @@ class FinetuningRun:
             if metric is not None:
                 self._keep_if_best(checkpoint_prefix, last, metric, step)
 
-        self.trainer.train(dataset_fn,
-                           evaluate_at=epoch_ends(self.options, self.num_train_examples)
-                           if evaluate else (),
-                           on_evaluate=on_evaluate if evaluate else None)
+        trainer.train(dataset_fn,
+                      evaluate_at=epoch_ends(self.options, num_train_examples)
+                      if evaluate else (),
+                      on_evaluate=on_evaluate if evaluate else None)
         return last
 
     def evaluate(self, evaluate: Callable[[], dict[str, float]]) -> dict[str, float]:
@@ -151,10 +170,11 @@ class FinetuningRun:
 
     def restore(self) -> None:
         """Loads output_dir/best if a run kept one, else output_dir's newest checkpoint; with
-        neither the weights stay those of --init_checkpoint (with a warning)."""
+        neither (allowed by options.allow_untrained_head) the weights stay those of
+        --init_checkpoint, with a warning."""
         best = os.path.join(self.options.output_dir, BEST_DIR)
         for directory in (best, self.options.output_dir):
-            if os.path.isdir(directory) and self.trainer.restore_model(directory):
+            if os.path.isdir(directory) and self._loop(1).restore_model(directory):
                 return
         logging.warning("No checkpoint in %s: using the %s weights", self.options.output_dir,
                         "--init_checkpoint" if self.options.init_checkpoint else "random")
@@ -162,7 +182,17 @@ class FinetuningRun:
     def predict(self, dataset: tf.data.Dataset,
                 keep: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
         """See `Trainer.predict`."""
-        return self.trainer.predict(dataset, keep)
+        return self._loop(1).predict(dataset, keep)
+
+    def _loop(self, steps: int) -> Trainer:
+        """The Trainer, made on first use with an optimiser for `steps` updates (1 when the job
+        only evaluates or predicts: the schedule is then never used)."""
+        if self._trainer is None:
+            optimizer = job_setup.create_optimizer(self.options, self._job, steps,
+                                                   int(steps * self.options.warmup_proportion))
+            self._trainer = Trainer(self._job.strategy, self.model, optimizer, self.task,
+                                    self.options.loop_options(steps))
+        return self._trainer
 
     # ---- results -----------------------------------------------------------------------------
 
@@ -170,7 +200,7 @@ class FinetuningRun:
         metrics = {name: float(value) for name, value in evaluate().items()}
         logging.info("eval at step %d: %s", step,
                      "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-        if self.trainer.is_chief:
+        if self.is_chief:
             write_eval_results(os.path.join(self.options.output_dir, EVAL_RESULTS_FILE),
                                metrics, step)
             writer = tf.summary.create_file_writer(os.path.join(self.options.output_dir, "eval"))
@@ -190,10 +220,10 @@ class FinetuningRun:
         if metric not in metrics:
             raise ValueError(f"the evaluation has no metric {metric!r}; it has "
                              f"{', '.join(metrics)}")
-        if not self.trainer.is_chief:
+        if not self.is_chief:
             return
-        output_dir = self.options.output_dir
-        best = os.path.join(output_dir, BEST_DIR)
+        folder = self.options.output_dir
+        best = os.path.join(folder, BEST_DIR)
         record = os.path.join(best, _BEST_RECORD)
         value = metrics[metric]
         if os.path.exists(record):
@@ -206,10 +236,10 @@ class FinetuningRun:
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
         prefix_name = os.path.basename(checkpoint_prefix)
-        for name in tf.io.gfile.listdir(output_dir):
+        for name in tf.io.gfile.listdir(folder):
             if name.startswith(prefix_name + "."):
-                shutil.copy2(os.path.join(output_dir, name), staging)
-        shutil.copy2(os.path.join(output_dir, CONFIG_FILE), staging)
+                shutil.copy2(os.path.join(folder, name), staging)
+        shutil.copy2(os.path.join(folder, CONFIG_FILE), staging)
         write_eval_results(os.path.join(staging, EVAL_RESULTS_FILE), metrics, step)
         with open(os.path.join(staging, _BEST_RECORD), "w", encoding="utf-8") as f:
             json.dump({"metric": metric, "value": metrics[metric], "step": step}, f)

@@ -1,10 +1,15 @@
-"""What every training job sets up the same way: seed, strategy, model, weights, optimiser.
+"""What every training job sets up the same way: checks, seed, strategy, model, weights, optimiser.
 
-    set_up(options, build_model, num_train_steps, num_warmup_steps) -> Job
-        config      the BertConfig of options.bert_config_file (max_seq_length checked against it)
+    checked_config(options) -> BertConfig    everything that can be checked before data work:
+                    the config of options.bert_config_file, max_seq_length and the vocab checked
+                    against it, and it against the config of checkpoints in output_dir
+    set_up(options, build_model, config) -> Job
         strategy    from --distribution_strategy
-        model       build_model(encoder) in the strategy's scope, --init_checkpoint loaded
-        optimizer   the original's AdamWeightDecay (or LAMB), float16 loss scaling when asked
+        model       build_model(encoder) in the strategy's scope, --init_checkpoint loaded (a
+                    checkpoint of the wrong shape fails here, before any record is written)
+    create_optimizer(options, job, num_train_steps, num_warmup_steps)
+                    the original's AdamWeightDecay (or LAMB), float16 loss scaling when asked;
+                    made once the data has said how many updates there are
 
 run_pretraining (official/training/pretraining.py) and the fine-tuning jobs
 (official/training/finetuning.py) share it, so a flag means the same thing in each.
@@ -21,7 +26,9 @@ import tensorflow as tf
 from official import checkpoints
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
-from official.training import distribution, optimization
+from official.output_paths import check_output_dir
+from official.text import vocab
+from official.training import distribution, optimization, output_dir
 from official.training.trainer import LoopOptions
 
 # --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
@@ -36,6 +43,7 @@ class TrainingOptions:
     bert_config_file: str
     output_dir: str
     init_checkpoint: str | None = None
+    vocab_file: str | None = None  # the tokenizer's; checked against the config's vocab_size
     max_seq_length: int = 128
     train_batch_size: int = 32
     eval_batch_size: int = 8
@@ -70,27 +78,43 @@ class Job:
     config: BertConfig
     strategy: tf.distribute.Strategy
     model: keras.Model
-    optimizer: keras.optimizers.Optimizer
+
+
+def checked_config(options: TrainingOptions) -> BertConfig:
+    """The config, once the options that need no data or model are checked against it.
+
+    Raises:
+      ValueError: a bad dtype; an output_dir that cannot be written; an unreadable config; a
+        max_seq_length beyond the config's positions; a vocab larger than its vocab_size; an
+        output_dir holding checkpoints of another config.
+    """
+    if options.dtype not in DTYPE_POLICIES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
+    check_output_dir(options.output_dir)
+    config = BertConfig.from_json_file(options.bert_config_file)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"--max_seq_length={options.max_seq_length} is more than the "
+                         f"max_position_embeddings={config.max_position_embeddings} of "
+                         f"{options.bert_config_file}")
+    if options.vocab_file:
+        vocab.check_fits(options.vocab_file, config.vocab_size, options.bert_config_file)
+    output_dir.check_config(options.output_dir, config, options.bert_config_file)
+    return config
 
 
 def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.Model],
-           num_train_steps: int, num_warmup_steps: int) -> Job:
-    """Seeds everything, builds the strategy, then the model and optimiser in its scope.
+           config: BertConfig | None = None) -> Job:
+    """Seeds everything, builds the strategy, then the model in its scope with --init_checkpoint
+    loaded; `config` is `checked_config(options)`, made here when not given. Nothing is written.
 
     On a CPU-only machine deterministic ops are switched on for the whole process, so the same
     flags and seed give the same weights.
 
     Raises:
-      ValueError: a bad dtype, a max_seq_length beyond the config's positions, an unreadable
-        config; checkpoint errors (also ValueErrors) from --init_checkpoint.
+      ValueError: what `checked_config` raises; checkpoint errors (also ValueErrors) from
+        --init_checkpoint.
     """
-    if options.dtype not in DTYPE_POLICIES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
-    config = BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"max_seq_length={options.max_seq_length} is more than the "
-                         f"max_position_embeddings={config.max_position_embeddings} of "
-                         f"{options.bert_config_file}")
+    config = config or checked_config(options)
     keras.utils.set_random_seed(options.seed)
     if not tf.config.list_physical_devices("GPU"):
         tf.config.experimental.enable_op_determinism()
@@ -100,9 +124,16 @@ def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.
         model = build_model(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
         if options.init_checkpoint:
             checkpoints.load_init_checkpoint(options.init_checkpoint, model)
+    return Job(config, strategy, model)
+
+
+def create_optimizer(options: TrainingOptions, job: Job, num_train_steps: int,
+                     num_warmup_steps: int) -> keras.optimizers.Optimizer:
+    """The optimiser of the job's model, in its strategy's scope (float16: loss scaling)."""
+    with job.strategy.scope():
         optimizer = optimization.create_optimizer(
             options.optimizer, options.learning_rate, num_train_steps, num_warmup_steps,
-            options.weight_decay_rate, decay_exempt=optimization.decay_exempt_variables(model))
+            options.weight_decay_rate, decay_exempt=optimization.decay_exempt_variables(job.model))
         if options.dtype == "float16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return Job(config, strategy, model, optimizer)
+    return optimizer

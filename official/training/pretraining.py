@@ -10,18 +10,17 @@ for run_classifier, run_squad, extract_features and convert_checkpoint.
 from __future__ import annotations
 
 import dataclasses
-import os
 
 from absl import logging
 
-from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
 from official.modeling.models import BertPretrainer
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
-from official.training import job_setup
-from official.training.pretraining_input import (DynamicMasking, expand_input_files,
-                                                 pretraining_dataset)
+from official.training import job_setup, output_dir
+from official.training.pretraining_input import (DynamicMasking, check_records,
+                                                 expand_input_files, pretraining_dataset)
+from official.training.record_errors import naming_bad_records
 from official.training.trainer import Trainer
 
 
@@ -36,8 +35,7 @@ class PretrainingOptions(job_setup.TrainingOptions):
     num_train_steps: int = 100000
     num_warmup_steps: int = 10000
     max_eval_steps: int = 100
-    dynamic_masking: bool = False
-    vocab_file: str | None = None  # for dynamic masking: the ids of [MASK], [CLS], [SEP]
+    dynamic_masking: bool = False  # needs vocab_file: the ids of [MASK], [CLS], [SEP]
 
 
 def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
@@ -51,19 +49,20 @@ def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of do_train or do_eval must be True")
     input_files = expand_input_files(options.input_file)
-    config = BertConfig.from_json_file(options.bert_config_file)
+    config = job_setup.checked_config(options)
     masking = _dynamic_masking(options, config) if options.dynamic_masking else None
     objective = data_objective(input_files)
-    job = job_setup.set_up(options, BertPretrainer, options.num_train_steps,
-                           options.num_warmup_steps)
+    check_records(input_files, options.max_seq_length, options.max_predictions_per_seq,
+                  config.vocab_size, options.bert_config_file)
+    job = job_setup.set_up(options, BertPretrainer, config)
     strategy = job.strategy
     task = PretrainingTask(next_sentence=objective != "none")
-    trainer = Trainer(strategy, job.model, job.optimizer, task,
+    optimizer = job_setup.create_optimizer(options, job, options.num_train_steps,
+                                           options.num_warmup_steps)
+    trainer = Trainer(strategy, job.model, optimizer, task,
                       options.loop_options(options.num_train_steps))
-
-    os.makedirs(options.output_dir, exist_ok=True)
     if trainer.is_chief:
-        config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
+        output_dir.claim(options.output_dir, config)
     results = {}
 
     def dataset_fn(is_training):
@@ -72,20 +71,21 @@ def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
                 input_files, max_seq_length=options.max_seq_length,
                 max_predictions_per_seq=options.max_predictions_per_seq, batch_size=batch_size,
                 is_training=is_training, seed=options.seed + start_step, input_context=context,
-                dynamic_masking=masking if is_training else None)
+                dynamic_masking=masking if is_training else None, vocab_size=config.vocab_size)
         return make
 
-    if options.do_train:
-        logging.info("Pretraining %s on %d file(s) (objective %s) with %d replica(s)",
-                     options.bert_config_file, len(input_files), objective,
-                     strategy.num_replicas_in_sync)
-        results["train"] = trainer.train(dataset_fn(True))
-    elif not trainer.restore_model():
-        logging.warning("No checkpoint in %s: evaluating the %s weights", options.output_dir,
-                        "--init_checkpoint" if options.init_checkpoint else "random")
-    if options.do_eval:
-        results["eval"] = trainer.evaluate(dataset_fn(False), options.eval_batch_size,
-                                           options.max_eval_steps)
+    with naming_bad_records(input_files, options.bert_config_file):
+        if options.do_train:
+            logging.info("Pretraining %s on %d file(s) (objective %s) with %d replica(s)",
+                         options.bert_config_file, len(input_files), objective,
+                         strategy.num_replicas_in_sync)
+            results["train"] = trainer.train(dataset_fn(True))
+        elif not trainer.restore_model():
+            logging.warning("No checkpoint in %s: evaluating the %s weights", options.output_dir,
+                            "--init_checkpoint" if options.init_checkpoint else "random")
+        if options.do_eval:
+            results["eval"] = trainer.evaluate(dataset_fn(False), options.eval_batch_size,
+                                               options.max_eval_steps)
     return results
 
 

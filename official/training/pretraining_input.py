@@ -28,11 +28,15 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import os
 import struct
 from typing import Sequence
 
 from google.protobuf import message
 import tensorflow as tf
+
+from official import pretraining_shards
+from official.training.record_errors import checked_token_ids
 
 # At most this many files are read at once in training. Records of several files are mixed before
 # the shuffle buffer sees them (files are written in corpus order, within a shard or a chunk), and
@@ -68,28 +72,62 @@ class DynamicMasking:
 def expand_input_files(input_file: str) -> list[str]:
     """The original's `--input_file`: comma-separated globs to a sorted list of files.
 
-    A file matched by two patterns is listed once (it would otherwise be read twice per epoch).
+    An entry may also be a folder data_prep's create_pretraining_data wrote: its shards, all of
+    them, as its summary.json lists them. A file matched by two patterns is listed once (it would
+    otherwise be read twice per epoch).
 
     Raises:
-      ValueError: a pattern matches nothing (the message names it), or no pattern is given.
+      ValueError: a pattern matches nothing or matches a summary.json (the message names it), a
+        folder that is no finished generator output, or no pattern is given.
     """
     files = set()
     for pattern in (p.strip() for p in input_file.split(",")):
         if not pattern:
             continue
+        if tf.io.gfile.isdir(pattern):
+            files.update(generated_shards(pattern))
+            continue
         matches = tf.io.gfile.glob(pattern)
         if not matches:
             raise ValueError(f"--input_file pattern {pattern!r} matches no file")
+        summaries = [m for m in matches if os.path.basename(m) == pretraining_shards.SUMMARY_FILE]
+        if summaries:
+            raise ValueError(f"--input_file pattern {pattern!r} matches {summaries[0]}, which is "
+                             f"no TFRecord file: give the folder {os.path.dirname(summaries[0])} "
+                             f"itself as --input_file for all its shards")
         files.update(matches)
     if not files:
         raise ValueError(f"--input_file {input_file!r} names no file pattern")
     return sorted(files)
 
 
+def generated_shards(folder: str) -> list[str]:
+    """The shards of a finished create_pretraining_data output folder (its summary.json, written
+    last, says how many).
+
+    Raises:
+      ValueError: the folder has no summary.json (not generator output, or a run that did not
+        finish) or lacks shards its summary lists.
+    """
+    summary = pretraining_shards.read_summary(folder)
+    if summary is None:
+        raise ValueError(f"--input_file={folder}: a folder without "
+                         f"{pretraining_shards.SUMMARY_FILE}: not the output of a finished "
+                         f"create_pretraining_data run (give a glob of TFRecord files instead)")
+    shards = pretraining_shards.shard_paths(folder, int(summary.get("num_shards", 0)))
+    missing = [path for path in shards if not os.path.isfile(path)]
+    if not shards or missing:
+        raise ValueError(f"--input_file={folder}: its {pretraining_shards.SUMMARY_FILE} lists "
+                         f"{len(shards)} shards, but {len(missing)} are missing, e.g. "
+                         f"{missing[0] if missing else '(none listed)'}")
+    return shards
+
+
 def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
                         max_predictions_per_seq: int, batch_size: int, is_training: bool,
                         seed: int = 0, input_context: tf.distribute.InputContext | None = None,
-                        dynamic_masking: DynamicMasking | None = None) -> tf.data.Dataset:
+                        dynamic_masking: DynamicMasking | None = None,
+                        vocab_size: int | None = None) -> tf.data.Dataset:
     """Batches of pretraining inputs (see the module docstring) from TFRecord files.
 
     Training: the files are shuffled once per epoch and repeated forever, read
@@ -117,15 +155,15 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
       input_context: from `strategy.distribute_datasets_from_function`; None for one pipeline.
       dynamic_masking: re-mask every batch at read time (see `mask_batch`); None keeps the masks
         stored in the records.
+      vocab_size: the model's; a batch holding a token id at or above it fails when read
+        (official/training/record_errors.py names the error). None: unchecked.
 
     Raises:
       ValueError: no files, or a file whose first record does not fit the spec (one line naming
         the file and what is wrong).
     """
-    if not input_files:
-        raise ValueError("no input files")
+    check_records(input_files, max_seq_length, max_predictions_per_seq, vocab_size)
     spec = _parse_spec(max_seq_length, max_predictions_per_seq)
-    _check_first_records(input_files, spec)
     if dynamic_masking is not None and max_predictions_per_seq > max_seq_length:
         raise ValueError(f"max_predictions_per_seq={max_predictions_per_seq} exceeds "
                          f"max_seq_length={max_seq_length}")
@@ -157,6 +195,9 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
 
     def parse(index: tf.Tensor, serialized: tf.Tensor) -> dict[str, tf.Tensor]:
         features = _to_model_inputs(tf.io.parse_example(serialized, spec))
+        if vocab_size is not None:
+            features = checked_token_ids(features, vocab_size,
+                                         ("input_word_ids", "masked_lm_ids"))
         if dynamic_masking is None:
             return features
         batch_seed = tf.random.experimental.stateless_fold_in(base_seed, index)
@@ -276,16 +317,22 @@ def _to_model_inputs(parsed: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     }
 
 
-def _check_first_records(files: Sequence[str], spec: dict[str, tf.io.FixedLenFeature]) -> None:
-    """Reads the first record of each file and checks it against the spec, before training starts.
+def check_records(files: Sequence[str], max_seq_length: int, max_predictions_per_seq: int,
+                  vocab_size: int | None = None, config_file: str | None = None) -> None:
+    """Reads the first record of each file and checks it against the spec (and its token ids
+    against `vocab_size`), before training starts.
 
     A mismatch would otherwise surface as an opaque parse error after the model is built, or
     late, when the file's turn comes. A wrong length names the flag it contradicts, since the
-    usual cause is data made with another --max_seq_length or --max_predictions_per_seq.
+    usual cause is data made with another --max_seq_length or --max_predictions_per_seq. The
+    other records' ids are checked as they are read (`pretraining_dataset`'s vocab_size).
 
     Raises:
       ValueError: "<file>: <what is wrong>", or no file holds a record.
     """
+    if not files:
+        raise ValueError("no input files")
+    spec = _parse_spec(max_seq_length, max_predictions_per_seq)
     length_flag = {"input_ids": "max_seq_length", "input_mask": "max_seq_length",
                    "segment_ids": "max_seq_length", "masked_lm_positions":
                    "max_predictions_per_seq", "masked_lm_ids": "max_predictions_per_seq",
@@ -313,6 +360,13 @@ def _check_first_records(files: Sequence[str], spec: dict[str, tf.io.FixedLenFea
                 flag = length_flag.get(name)
                 what = f"{flag}={expected}" if flag else str(expected)
                 raise ValueError(f"{path}: {name} has {found} values, expected {what}")
+        if vocab_size is not None:
+            largest = max(max(features[name].int64_list.value, default=0)
+                          for name in ("input_ids", "masked_lm_ids"))
+            if largest >= vocab_size:
+                raise ValueError(f"{path}: its first record holds token id {largest}, but "
+                                 f"{config_file or 'the config'} says vocab_size={vocab_size}: "
+                                 f"were the records made with another vocab?")
     if not any_record:
         raise ValueError(f"none of the {len(files)} input files holds a record")
 

@@ -14,6 +14,11 @@ One update (`Trainer._replica_update`, run on every replica by `strategy.run`):
 which keeps the host out of the way on accelerators. Between calls the loop logs, writes
 TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption: save, then stop).
 
+Training stops at the first update whose loss (or, without float16 loss scaling, whose gradient
+norm) is not finite, with `Diverged` naming the step and nothing saved after it: the weights of
+that update are lost already, and saving them would let checkpoint rotation delete good ones.
+(Under float16 a non-finite gradient is the loss scale's overflow, which the optimiser skips.)
+
 Checkpoints (`model.ckpt-<step>` in output_dir, see official/checkpoints/training.py) hold the
 model, the optimiser, the step, the dropout random state and, on the default strategy, the input
 iterator, so a resumed run on one device continues the same data stream and reaches the same
@@ -40,6 +45,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from official import console
 from official.checkpoints.training import model_roots
 from official.modeling import dropout
 from official.training.distribution import is_chief
@@ -83,12 +89,32 @@ class LoopOptions:
     jit_compile: bool = False
 
 
-class Preempted(Exception):
-    """SIGTERM arrived; the state at `step` was saved and the loop stopped."""
+# Signals that stop training after a save: a scheduler's SIGTERM (preemption) and ctrl-C.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# The replicas' count of updates with a non-finite loss or gradient, summed with the task's stats.
+_NON_FINITE = "non_finite_updates"
 
-    def __init__(self, step: int):
-        super().__init__(f"stopped by SIGTERM at step {step}; the checkpoint is saved, and "
+
+class Preempted(Exception):
+    """SIGTERM or SIGINT arrived; the state at `step` was saved and the loop stopped."""
+
+    def __init__(self, step: int, signum: int):
+        name = signal.Signals(signum).name
+        super().__init__(f"stopped by {name} at step {step}; the checkpoint is saved, and "
                          f"rerunning the same command resumes from it")
+        self.step = step
+        self.signum = signum
+
+
+class Diverged(ValueError):
+    """An update's loss or gradient was nan or inf; nothing was saved after it."""
+
+    def __init__(self, step: int, newest_checkpoint: str | None, float16: bool):
+        kept = (f"the checkpoints before it are kept, the newest {newest_checkpoint}"
+                if newest_checkpoint else "no checkpoint had been saved")
+        super().__init__(f"the loss or its gradient is not finite (nan or inf) at step {step}: "
+                         f"training stopped without saving ({kept}); a lower learning rate"
+                         f"{' or float32 instead of float16' if float16 else ''} usually helps")
         self.step = step
 
 
@@ -132,13 +158,13 @@ class Trainer:
             self._gradients, jit_compile=(options.jit_compile and not whole_update) or None)
         self._update_fn = (tf.function(self._replica_update, jit_compile=True) if whole_update
                            else self._replica_update)
-        self._stop_requested = False
+        self._stop_requested = 0  # the signal that asked to stop, once one has
         self.is_chief = is_chief(strategy)
 
     # ---- one update, per replica -------------------------------------------------------------
 
     def _gradients(self, features, normalizers):
-        """Summed-loss gradients and stats of one micro-batch (XLA-compiled under jit_compile)."""
+        """Gradients, loss and stats of one micro-batch (XLA-compiled under jit_compile)."""
         # Under jit_compile this is XLA's alone, whose dropout draws are cheaper with ThreeFry.
         random_bits = (dropout.xla_random_bits() if self.options.jit_compile
                        else contextlib.nullcontext())
@@ -147,7 +173,7 @@ class Trainer:
             loss, stats = self.task.loss_and_stats(outputs, features, normalizers)
             scaled_loss = self.optimizer.scale_loss(loss)
         grads = tape.gradient(scaled_loss, self.model.trainable_variables)
-        return [None if g is None else tf.convert_to_tensor(g) for g in grads], stats
+        return [None if g is None else tf.convert_to_tensor(g) for g in grads], loss, stats
 
     def _replica_update(self, features):
         k = self.options.gradient_accumulation_steps
@@ -156,20 +182,26 @@ class Trainer:
                                          self.task.normalizers(features))
         # [k * b, ...] -> [k, b, ...]: micro-batch i is micro[i].
         micro = {name: tf.reshape(t, [k, -1, *t.shape[1:]]) for name, t in features.items()}
-        grads, stats = self._gradients_fn({n: t[0] for n, t in micro.items()}, normalizers)
+        grads, loss, stats = self._gradients_fn({n: t[0] for n, t in micro.items()},
+                                                normalizers)
         # Variables without a gradient (the pooler, under a span or token head) are left alone,
         # weight decay included, as the original's optimiser skips a None gradient.
         used = [i for i, g in enumerate(grads) if g is not None]
         grads = [grads[i] for i in used]
         if k > 1:
             for i in tf.range(1, k):
-                more_grads, more_stats = self._gradients_fn(
+                more_grads, more_loss, more_stats = self._gradients_fn(
                     {n: t[i] for n, t in micro.items()}, normalizers)
                 grads = [a + more_grads[j] for a, j in zip(grads, used)]
+                loss += more_loss
                 stats = {name: stats[name] + more_stats[name] for name in stats}
         grads = replica.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        finite = tf.math.is_finite(loss)
+        if not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            # The global norm is what clipping divides by: an infinite one makes the update nan.
+            finite &= tf.math.is_finite(tf.linalg.global_norm(grads))
         self.optimizer.apply(grads, [self.model.trainable_variables[i] for i in used])
-        return stats
+        return dict(stats, **{_NON_FINITE: 1.0 - tf.cast(finite, tf.float32)})
 
     def _reduced_update(self, features):
         stats = self.strategy.run(self._update_fn, args=(features,))
@@ -183,9 +215,12 @@ class Trainer:
 
     @tf.function
     def _train_loop(self, iterator, num_steps):
-        """`num_steps` updates in one call; returns their summed stats."""
+        """`num_steps` updates in one call; returns their summed stats. Stops early after an
+        update with a non-finite loss or gradient (stats[_NON_FINITE] > 0)."""
         stats = self._reduced_update(next(iterator))
         for _ in tf.range(num_steps - 1):
+            if stats[_NON_FINITE] > 0:
+                break
             more = self._reduced_update(next(iterator))
             stats = {name: stats[name] + more[name] for name in stats}
         return stats
@@ -229,11 +264,12 @@ class Trainer:
             checkpoint, self._write_dir(opts.output_dir), max_to_keep=opts.keep_checkpoint_max,
             checkpoint_name=CHECKPOINT_NAME, step_counter=self.step)
         writer = self._summary_writer("train")
-        previous_handler = signal.signal(signal.SIGTERM, self._request_stop)
+        previous_handlers = {s: signal.signal(s, self._request_stop) for s in STOP_SIGNALS}
         try:
             return self._run(iterator, manager, writer, sorted(set(evaluate_at)), on_evaluate)
         finally:
-            signal.signal(signal.SIGTERM, previous_handler)
+            for signum, handler in previous_handlers.items():
+                signal.signal(signum, handler)
             self._clean_write_dir(opts.output_dir)
 
     def _run(self, iterator, manager, writer, evaluate_at: list[int],
@@ -245,13 +281,16 @@ class Trainer:
         while step < opts.num_train_steps:
             if self._stop_requested:
                 manager.save(checkpoint_number=step)
-                raise Preempted(step)
+                raise Preempted(step, self._stop_requested)
             next_evaluation = next((s for s in evaluate_at if s > step), opts.num_train_steps)
             n = min(opts.steps_per_loop, opts.num_train_steps - step, next_evaluation - step,
                     _to_next_multiple(step, opts.log_steps),
                     _to_next_multiple(step, opts.save_checkpoints_steps))
             stats = self._train_loop(iterator, tf.constant(n))
             stats = {name: float(value) for name, value in stats.items()}
+            if stats.pop(_NON_FINITE) > 0:
+                raise Diverged(int(self.step.numpy()), manager.latest_checkpoint,
+                               isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer))
             step += n
             window = stats if window is None else {k: window[k] + stats[k] for k in stats}
             if step % opts.log_steps == 0 or step == opts.num_train_steps:
@@ -276,7 +315,8 @@ class Trainer:
         logging.info("step %d/%d  %s  lr %.3g  %.1f examples/s  ETA %s", step,
                      self.options.num_train_steps,
                      "  ".join(f"{_short(k)} {v:.4f}" for k, v in metrics.items()),
-                     learning_rate, examples_per_second, _duration(remaining))
+                     learning_rate, examples_per_second, _duration(remaining),
+                     extra=console.PROGRESS)
         with writer.as_default(step=step):
             for name, value in metrics.items():
                 tf.summary.scalar(name, value)
@@ -378,8 +418,13 @@ class Trainer:
             lambda context: dataset_fn(context, self.per_replica_batch_size, start_step))
 
     def _request_stop(self, signum, frame):
-        logging.warning("SIGTERM: saving a checkpoint after the current loop, then stopping")
-        self._stop_requested = True
+        name = signal.Signals(signum).name
+        if signum == signal.SIGINT:
+            # A second ctrl-C stops at once, as ctrl-C does elsewhere.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            name += " (ctrl-C again stops at once, without saving)"
+        logging.warning("%s: saving a checkpoint after the current loop, then stopping", name)
+        self._stop_requested = signum
 
     def _write_dir(self, output_dir: str) -> str:
         # Every worker of a multi-worker run must take part in a save; only the chief's is kept.

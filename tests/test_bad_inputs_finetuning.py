@@ -1,0 +1,209 @@
+"""run_classifier, run_squad and run_ner with bad input, as a user meets it: checked before any
+work, one line naming the flag or file, no traceback, the output location as it was.
+
+Each case is a subprocess (tests/cli.py) on a toy task in GLUE's SST-2 layout
+(tests/test_run_classifier.py writes it) with a tiny model. "As it was" is
+`tests.cli.snapshot`: every file's bytes under the output_dir, before and after (or that no
+output_dir was made at all).
+"""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from official.checkpoints import hf, tf1
+from official.configs import BertConfig
+from tests.checkpoint_helpers import original_weights
+from tests.cli import refused, run_module, snapshot, succeeded
+from tests.test_run_classifier import CUES, FILLERS, write_sst2
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CUES, *FILLERS]
+CONFIG = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The tiny model's vocab and config, and a small SST-2-layout task."""
+    root = tmp_path_factory.mktemp("finetuning_inputs")
+    (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
+    CONFIG.to_json_file(str(root / "bert_config.json"))
+    write_sst2(str(root / "data"), np.random.default_rng(0),
+               sizes=(("train", 64), ("dev", 16), ("test", 8)))
+    return {"root": root, "vocab_file": str(root / "vocab.txt"),
+            "bert_config_file": str(root / "bert_config.json"), "data": root / "data"}
+
+
+def classify(files, output_dir, *flags, data=None, config=None, vocab=None):
+    return run_module(
+        "run_scripts.run_classifier", "--task_name=SST-2", f"--data_dir={data or files['data']}",
+        f"--output_dir={output_dir}", f"--vocab_file={vocab or files['vocab_file']}",
+        f"--bert_config_file={config or files['bert_config_file']}", "--max_seq_length=16",
+        "--train_batch_size=16", "--eval_batch_size=16", "--predict_batch_size=8",
+        "--learning_rate=2e-3", "--num_train_epochs=1", *flags)
+
+
+@pytest.fixture(scope="module")
+def finished(files, tmp_path_factory):
+    """A finished run: trained one epoch, evaluated (best/ kept), predicted."""
+    out = tmp_path_factory.mktemp("finished") / "out"
+    succeeded(classify(files, out, "--do_train", "--do_eval", "--do_predict"))
+    return out
+
+
+def copy_of(folder, tmp_path, name="out"):
+    shutil.copytree(folder, tmp_path / name)
+    return tmp_path / name
+
+
+def data_copy(files, tmp_path):
+    shutil.copytree(files["data"], tmp_path / "data")
+    return tmp_path / "data"
+
+
+@pytest.mark.parametrize("split, flags", [
+    ("train", ["--do_train"]),
+    ("dev", ["--do_train", "--do_eval"]),
+], ids=["train", "dev"])
+def test_a_split_with_only_a_header_is_refused_before_any_record(files, tmp_path, split, flags):
+    data = data_copy(files, tmp_path)
+    (data / f"{split}.tsv").write_text("sentence\tlabel\n")
+    result = classify(files, tmp_path / "out", *flags, data=data)
+    refused(result, "run_classifier: ", f"{data / split}.tsv: no examples after its header")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_row_in_the_test_file_stops_the_run_before_training(files, tmp_path):
+    data = data_copy(files, tmp_path)
+    lines = (data / "test.tsv").read_text().splitlines()
+    (data / "test.tsv").write_text("\n".join([*lines, "only-one-column"]) + "\n")
+    result = classify(files, tmp_path / "out", "--do_train", "--do_predict", data=data)
+    refused(result, f"{data / 'test.tsv'}:{len(lines) + 1}: 1 columns")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag", ["--do_predict", "--do_eval"])
+def test_predicting_from_a_never_fine_tuned_output_dir_is_refused(files, tmp_path, flag):
+    result = classify(files, tmp_path / "out", flag)
+    refused(result, f"{flag} without --do_train", "no fine-tuned checkpoint",
+            "--allow_untrained_head")
+    assert not (tmp_path / "out").exists()
+
+
+def test_allow_untrained_head_predicts_on_purpose(files, tmp_path):
+    result = succeeded(classify(files, tmp_path / "out", "--do_predict",
+                                "--allow_untrained_head"))
+    assert "No checkpoint in" in result.stderr
+    assert (tmp_path / "out" / "test_results.tsv").exists()
+
+
+def test_config_vocab_and_checkpoint_are_checked_before_any_record(files, tmp_path):
+    out = tmp_path / "out"
+    result = classify(files, out, "--do_train", "--max_seq_length=64")
+    refused(result, "--max_seq_length=64 is more than the max_position_embeddings=32",
+            files["bert_config_file"])
+    assert not out.exists()
+
+    bigger = tmp_path / "bigger_vocab.txt"
+    bigger.write_text("\n".join(VOCAB + ["extra1", "extra2"]) + "\n")
+    result = classify(files, out, "--do_train", vocab=str(bigger))
+    refused(result, f"{bigger} has {len(VOCAB) + 2} tokens but {files['bert_config_file']} "
+                    f"says vocab_size={len(VOCAB)}")
+    assert not out.exists()
+
+    other = BertConfig(**dict(CONFIG.to_dict(), num_hidden_layers=3))
+    tf1.write(original_weights(other), str(tmp_path / "deeper.ckpt"))
+    result = classify(files, out, "--do_train", f"--init_checkpoint={tmp_path / 'deeper.ckpt'}")
+    refused(result, "deeper.ckpt does not fit the model: 16 variables unexpected",
+            ", and 13 more)")
+    assert not out.exists()
+
+
+def test_a_rerun_with_another_config_is_refused_and_changes_nothing(files, finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    other = tmp_path / "other.json"
+    BertConfig(**dict(CONFIG.to_dict(), intermediate_size=48)).to_json_file(str(other))
+    before = snapshot(out)
+    result = classify(files, out, "--do_train", "--do_predict", config=str(other))
+    refused(result, f"{out}/bert_config.json", f"--bert_config_file={other}",
+            "intermediate_size (64 vs 48)")
+    assert snapshot(out) == before
+
+
+def test_a_diverging_fine_tuning_stops_without_saving(files, tmp_path):
+    result = classify(files, tmp_path / "out", "--do_train", "--learning_rate=1e10",
+                      "--warmup_proportion=0", "--num_train_epochs=4",
+                      "--save_checkpoints_steps=1", "--iterations_per_loop=1")
+    line = refused(result, "not finite (nan or inf) at step", "training stopped without saving")
+    step = int(line.split("at step ")[1].split(":")[0])
+    saved = [int(n[len("model.ckpt-"):-len(".index")]) for n in os.listdir(tmp_path / "out")
+             if n.startswith("model.ckpt-") and n.endswith(".index")]
+    assert all(s < step for s in saved)
+
+
+def test_a_cut_short_cached_record_is_made_again(files, finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    expected = (out / "test_results.tsv").read_bytes()
+    record = out / "sst-2-test.tf_record"
+    record.write_bytes(record.read_bytes()[:-10])
+    (out / "test_results.tsv").unlink()
+    result = succeeded(classify(files, out, "--do_predict"))
+    assert "test: 8 examples (records written)" in result.stderr
+    assert (out / "test_results.tsv").read_bytes() == expected
+
+
+def test_a_hugging_face_folder_is_an_init_checkpoint(files, tmp_path):
+    weights = original_weights(CONFIG, heads=False)
+    (tmp_path / "hf_tanh").mkdir()
+    hf.write(str(tmp_path / "hf_tanh"), CONFIG, weights)
+    succeeded(classify(files, tmp_path / "out", "--do_train",
+                       f"--init_checkpoint={tmp_path / 'hf_tanh'}"))
+    # Hugging Face's "gelu" is the exact one: a config that says the original's tanh "gelu"
+    # would load the weights and compute something else. Refused, naming the difference.
+    exact = BertConfig(**dict(CONFIG.to_dict(), hidden_act="gelu_exact"))
+    (tmp_path / "hf_exact").mkdir()
+    hf.write(str(tmp_path / "hf_exact"), exact, weights)
+    result = classify(files, tmp_path / "out2", "--do_train",
+                      f"--init_checkpoint={tmp_path / 'hf_exact'}")
+    refused(result, f"{tmp_path / 'hf_exact'}: its config differs from the model's in "
+                    "hidden_act ('gelu_exact' vs 'gelu')")
+    assert not (tmp_path / "out2").exists()
+
+
+def test_an_output_dir_that_is_a_file_is_refused(files, tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    result = classify(files, tmp_path / "a_file", "--do_train")
+    refused(result, f"--output_dir={tmp_path / 'a_file'}: is a file, not a directory")
+    assert (tmp_path / "a_file").read_text() == "x"
+
+
+def test_run_squad_checks_before_reading_and_refuses_an_untrained_head(files, tmp_path):
+    squad_file = tmp_path / "dev.json"
+    squad_file.write_text('{"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context":'
+                          ' "a good movie", "qas": [{"id": "q", "question": "what ?", '
+                          '"answers": [{"text": "good", "answer_start": 2}]}]}]}]}')
+    common = ["run_scripts.run_squad", f"--vocab_file={files['vocab_file']}",
+              f"--bert_config_file={files['bert_config_file']}", f"--predict_file={squad_file}",
+              f"--output_dir={tmp_path / 'out'}", "--max_query_length=8", "--doc_stride=8"]
+    result = run_module(*common, "--do_predict", "--max_seq_length=24")
+    refused(result, "run_squad: --do_predict without --do_train", "--allow_untrained_head")
+    result = run_module(*common, "--do_train", f"--train_file={squad_file}",
+                        "--max_seq_length=384")
+    refused(result, "--max_seq_length=384 is more than the max_position_embeddings=32")
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_ner_refuses_an_untrained_head_and_an_empty_file(files, tmp_path):
+    data = tmp_path / "conll"
+    data.mkdir()
+    (data / "eng.train").write_text("")
+    (data / "eng.testb").write_text("good B-ORG\n")
+    common = ["run_scripts.run_ner", f"--data_dir={data}", f"--vocab_file={files['vocab_file']}",
+              f"--bert_config_file={files['bert_config_file']}", "--max_seq_length=16",
+              f"--output_dir={tmp_path / 'out'}"]
+    refused(run_module(*common, "--do_predict"), "run_ner: --do_predict without --do_train",
+            "--allow_untrained_head")
+    refused(run_module(*common, "--do_train"), f"{data / 'eng.train'}: no sentences")
+    assert not (tmp_path / "out").exists()

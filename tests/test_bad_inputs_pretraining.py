@@ -1,0 +1,327 @@
+"""run_pretraining with bad input and faults, as a user meets them: one line, no traceback, nothing
+lost or left behind.
+
+Each case is a subprocess (tests/cli.py), on the records conftest.pretraining_records makes from
+the shipped sample (a tiny model, seq 32, 5 predictions). What each case asserts:
+  - bad input: the exit status, a last stderr line naming the flag or file and what is wrong,
+    no traceback, and the output location as it was (tests.cli.snapshot before and after);
+  - faults (a diverging loss, SIGTERM, ctrl-C, SIGKILL in the middle of a save): the checkpoints
+    that were whole before the fault are kept byte for byte, nothing written after it, and a
+    rerun of the same command goes on from there.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_prep import pretraining_examples as pe
+from official import checkpoints
+from official.configs import BertConfig
+from tests.cli import ENV, REPO, refused, run_module, snapshot, succeeded
+
+SEQ, PREDICTIONS = 32, 5
+
+
+def pretrain_flags(data, output_dir, *flags):
+    return [f"--input_file={data['input_file']}", f"--output_dir={output_dir}",
+            f"--bert_config_file={data['bert_config_file']}", f"--max_seq_length={SEQ}",
+            f"--max_predictions_per_seq={PREDICTIONS}", "--train_batch_size=8",
+            "--learning_rate=1e-3", "--num_warmup_steps=0", *flags]
+
+
+def pretrain(data, output_dir, *flags, env=None):
+    if env is None:
+        return run_module("run_scripts.run_pretraining", *pretrain_flags(data, output_dir, *flags))
+    return subprocess.run([sys.executable, "-m", "run_scripts.run_pretraining",
+                           *pretrain_flags(data, output_dir, *flags)], cwd=REPO,
+                          capture_output=True, text=True, env=env)
+
+
+def checkpoint_steps(output_dir) -> list[int]:
+    return sorted(int(name[len("model.ckpt-"):-len(".index")]) for name in os.listdir(output_dir)
+                  if re.fullmatch(r"model\.ckpt-\d+\.index", name))
+
+
+def checkpoint_files(output_dir) -> dict:
+    """The checkpoints' own files (not TensorBoard's events, which a rerun appends to)."""
+    return {name: data for name, data in snapshot(output_dir).items()
+            if name.startswith("model.ckpt-") or name in ("checkpoint", "bert_config.json")}
+
+
+@pytest.fixture(scope="module")
+def finished(pretraining_records, tmp_path_factory):
+    """A finished 4-step run: model.ckpt-2 and model.ckpt-4 in its output_dir."""
+    out = tmp_path_factory.mktemp("finished") / "out"
+    succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=4",
+                       "--save_checkpoints_steps=2", "--iterations_per_loop=1"))
+    assert checkpoint_steps(out) == [2, 4]
+    return out
+
+
+def copy_of(finished, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(finished, out)
+    return out
+
+
+def test_a_diverging_loss_stops_at_its_step_and_keeps_every_earlier_checkpoint(
+        pretraining_records, finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    before = checkpoint_files(out)
+    result = pretrain(pretraining_records, out, "--do_train", "--num_train_steps=20",
+                      "--save_checkpoints_steps=1", "--iterations_per_loop=1",
+                      "--learning_rate=1e10")
+    line = refused(result, "run_pretraining: ", "not finite", "training stopped without saving")
+    step = int(re.search(r"at step (\d+)", line).group(1))
+    assert 4 < step < 20
+    # Every checkpoint from before the divergence is whole and unchanged; none from its step on.
+    after = checkpoint_files(out)
+    for name, data in before.items():
+        if name != "checkpoint":
+            assert after[name] == data, name
+    steps = checkpoint_steps(out)
+    assert steps[:2] == [2, 4] and max(steps) < step
+    assert f"model.ckpt-{max(steps)}" in line
+    for kept in steps:
+        weights = checkpoints.read_weights(str(out / f"model.ckpt-{kept}"))
+        assert all(np.isfinite(v).all() for v in weights.values()), kept
+
+
+def test_a_rerun_with_another_config_is_refused_and_changes_nothing(pretraining_records,
+                                                                    finished, tmp_path):
+    out = copy_of(finished, tmp_path)
+    wider = BertConfig.from_json_file(pretraining_records["bert_config_file"])
+    wider = BertConfig(**dict(wider.to_dict(), hidden_size=64, intermediate_size=128))
+    wider.to_json_file(str(tmp_path / "wider.json"))
+    before = snapshot(out)
+    result = pretrain(dict(pretraining_records, bert_config_file=str(tmp_path / "wider.json")),
+                      out, "--do_train", "--num_train_steps=8")
+    refused(result, f"{out}/bert_config.json", f"--bert_config_file={tmp_path / 'wider.json'}",
+            "hidden_size (32 vs 64)", "intermediate_size (64 vs 128)", "nothing was changed")
+    assert snapshot(out) == before
+    # The teardown warnings TensorFlow used to print after the error are gone.
+    assert "Value in checkpoint could not be found" not in result.stderr
+
+
+def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretraining_records,
+                                                                           tmp_path):
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "run_scripts.run_pretraining",
+               *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=60",
+                               "--save_checkpoints_steps=1", "--iterations_per_loop=1")]
+    # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*: kill the run
+    # the moment such a folder is seen (a save happens at every step, so one is soon caught).
+    for attempt in range(5):
+        shutil.rmtree(out, ignore_errors=True)
+        process = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while process.poll() is None and time.time() < deadline:
+            names = os.listdir(out) if os.path.isdir(out) else []
+            # After the first whole checkpoint, so that there is one to resume from.
+            if "checkpoint" in names and any(name.endswith("_temp") for name in names):
+                process.kill()
+                break
+            time.sleep(0.0005)
+        process.wait(timeout=60)
+        left = [name for name in os.listdir(out) if name.endswith("_temp")]
+        if process.returncode == -signal.SIGKILL and left and checkpoint_steps(out):
+            break
+    else:
+        pytest.fail("never caught a save in progress")
+    # The state file names the newest whole checkpoint: the one the rerun must resume from.
+    resumed_from = int(tf.train.latest_checkpoint(str(out)).rsplit("-", 1)[1])
+    result = succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=60",
+                                "--save_checkpoints_steps=1", "--iterations_per_loop=1"))
+    assert f"Resuming from {out}/model.ckpt-{resumed_from} at step {resumed_from}" in \
+        result.stderr
+    assert not [name for name in os.listdir(out) if "_temp" in name]
+    assert max(checkpoint_steps(out)) == 60
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)],
+                         ids=["SIGTERM", "ctrl-C"])
+def test_a_stop_signal_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_path,
+                                                            signum, status):
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "run_scripts.run_pretraining",
+         *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=100000",
+                         "--save_checkpoints_steps=100000", "--iterations_per_loop=1",
+                         "--log_steps=1")],
+        cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (out / "train").exists():
+        assert process.poll() is None and time.time() < deadline, process.stderr.read()[-3000:]
+        time.sleep(0.1)
+    time.sleep(1.0)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=120)
+    result = subprocess.CompletedProcess(process.args, process.returncode, "", stderr)
+    name = signal.Signals(signum).name
+    line = refused(result, f"stopped by {name} at step", "the checkpoint is saved",
+                   code=status)
+    step = int(re.search(r"at step (\d+)", line).group(1))
+    assert checkpoint_steps(out) == [step]
+    rerun = succeeded(pretrain(pretraining_records, out, "--do_train",
+                               f"--num_train_steps={step + 1}"))
+    assert f"Resuming from {out}/model.ckpt-{step} at step {step}" in rerun.stderr
+
+
+def damaged_copy(data, tmp_path, how):
+    """The records with shard 1 damaged a tenth of the way in (its first record intact)."""
+    folder = tmp_path / "records"
+    shutil.copytree(os.path.dirname(data["input_file"]), folder)
+    path = folder / "pretraining-00001-of-00002.tfrecord"
+    raw = bytearray(path.read_bytes())
+    cut = len(raw) // 10
+    if how == "truncated":
+        raw = raw[:cut]
+    else:
+        raw[cut] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    return dict(data, input_file=str(folder / "*.tfrecord")), path
+
+
+@pytest.mark.parametrize("how", ["truncated", "corrupted"])
+def test_a_damaged_record_file_is_named_with_the_offset(pretraining_records, tmp_path, how):
+    data, damaged = damaged_copy(pretraining_records, tmp_path, how)
+    out = tmp_path / "out"
+    result = pretrain(data, out, "--do_train", "--num_train_steps=200")
+    refused(result, f"run_pretraining: {damaged}: {how} record at byte", "the file is damaged")
+    assert checkpoint_steps(out) == []
+
+
+def write_records(path, ids_per_record):
+    """A pretraining TFRecord file with one record per list of token ids."""
+    with pe.open_shard(str(path)) as shard:
+        for ids in ids_per_record:
+            ids = [2, *ids, 3]
+            shard.write(pe.make_example(ids, [0] * len(ids), [1], [ids[1]], 0,
+                                        max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS))
+
+
+def small_config(tmp_path, vocab_size):
+    path = tmp_path / f"vocab_{vocab_size}.json"
+    BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=32, max_position_embeddings=SEQ).to_json_file(str(path))
+    return str(path)
+
+
+def test_records_with_token_ids_beyond_vocab_size_are_refused(pretraining_records, tmp_path):
+    out = tmp_path / "out"
+    # The records' first one already holds ids beyond the config's: refused before any work.
+    config = small_config(tmp_path, 1000)
+    result = pretrain(dict(pretraining_records, bert_config_file=config), out, "--do_train",
+                      "--num_train_steps=2")
+    refused(result, "pretraining-00000-of-00002.tfrecord: its first record holds token id",
+            f"{config} says vocab_size=1000")
+    assert not out.exists()
+
+    # Only a later record does: the input pipeline's check stops training when it is read (on
+    # a GPU the embedding gather would silently return zeros for it).
+    rng = np.random.default_rng(0)
+    rows = [list(rng.integers(5, 100, size=10)) for _ in range(40)]
+    rows[25][3] = 150
+    write_records(tmp_path / "late.tfrecord", rows)
+    config = small_config(tmp_path, 120)
+    result = pretrain(dict(pretraining_records, input_file=str(tmp_path / "late.tfrecord"),
+                           bert_config_file=config), out, "--do_train", "--num_train_steps=20")
+    refused(result, "late.tfrecord holds token id 150", f"{config} says vocab_size=120")
+    assert checkpoint_steps(out) == []
+
+
+def test_config_and_init_checkpoint_are_checked_before_any_work(pretraining_records, finished,
+                                                                 tmp_path):
+    out = tmp_path / "out"
+    result = pretrain(pretraining_records, out, "--do_train", "--max_seq_length=128")
+    refused(result, "--max_seq_length=128 is more than the max_position_embeddings=64",
+            pretraining_records["bert_config_file"])
+    assert not out.exists()
+
+    config = small_config(tmp_path, 30522)
+    result = pretrain(dict(pretraining_records, bert_config_file=config), out, "--do_train",
+                      f"--init_checkpoint={finished}")
+    line = refused(result, f"{finished} does not fit the model:", "variables unexpected",
+                   "variables of another shape")
+    assert len(line) < 1000  # counted, the first few named: not hundreds of names
+    assert not out.exists()
+
+
+def test_the_generators_output_folder_is_an_input_file(pretraining_records, tmp_path):
+    folder = os.path.dirname(pretraining_records["input_file"])
+    out = tmp_path / "out"
+    # A glob over the folder matches its summary.json too: refused with what to give instead.
+    result = pretrain(dict(pretraining_records, input_file=os.path.join(folder, "*")), out,
+                      "--do_train", "--num_train_steps=1")
+    refused(result, "summary.json", f"give the folder {folder} itself as --input_file")
+    assert not out.exists()
+    # The folder itself: its shards, as its summary.json lists them.
+    result = succeeded(pretrain(dict(pretraining_records, input_file=folder), out,
+                                "--do_train", "--num_train_steps=1"))
+    assert "on 2 file(s)" in result.stderr
+    # A folder that is no finished generator output.
+    empty = tmp_path / "not_records"
+    empty.mkdir()
+    result = pretrain(dict(pretraining_records, input_file=str(empty)), tmp_path / "out2",
+                      "--do_train", "--num_train_steps=1")
+    refused(result, f"--input_file={empty}: a folder without summary.json")
+    assert not (tmp_path / "out2").exists()
+
+
+def test_a_misspelt_config_key_is_named_and_a_missing_field_is_warned_about(
+        pretraining_records, tmp_path):
+    out = tmp_path / "out"
+    values = BertConfig.from_json_file(pretraining_records["bert_config_file"]).to_dict()
+    values["num_hidden_layer"] = values.pop("num_hidden_layers")
+    (tmp_path / "misspelt.json").write_text(json.dumps(values))
+    result = pretrain(dict(pretraining_records, bert_config_file=str(tmp_path / "misspelt.json")),
+                      out, "--do_train", "--num_train_steps=1")
+    refused(result, "misspelt.json: unknown key num_hidden_layer (did you mean "
+                    "num_hidden_layers?)")
+    assert not out.exists()
+
+    values = BertConfig.from_json_file(pretraining_records["bert_config_file"]).to_dict()
+    del values["initializer_range"]
+    (tmp_path / "short.json").write_text(json.dumps(values))
+    result = succeeded(pretrain(dict(pretraining_records,
+                                     bert_config_file=str(tmp_path / "short.json")),
+                                out, "--do_train", "--num_train_steps=1"))
+    assert ("short.json: missing, so the original's defaults are used: initializer_range=0.02"
+            in result.stderr)
+
+
+def test_an_output_dir_that_cannot_be_written_is_refused_before_any_work(pretraining_records,
+                                                                          tmp_path):
+    (tmp_path / "a_file").write_text("not a folder")
+    result = pretrain(pretraining_records, tmp_path / "a_file", "--do_train")
+    refused(result, f"--output_dir={tmp_path / 'a_file'}: is a file, not a directory")
+    assert (tmp_path / "a_file").read_text() == "not a folder"
+    result = pretrain(pretraining_records, "/sys/bert_out", "--do_train")
+    refused(result, "--output_dir=/sys/bert_out: cannot write in /sys")
+
+
+def test_what_a_user_reads_is_plain_lines_without_tensorflow_notes(pretraining_records,
+                                                                   tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = succeeded(pretrain(pretraining_records, tmp_path / "out", "--do_train",
+                                "--num_train_steps=2", "--log_steps=1", env=env))
+    lines = result.stderr.strip().splitlines()
+    assert any(line.startswith("step 2/2  mlm_acc") for line in lines), lines
+    absl_prefix = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]")
+    assert not [line for line in lines if absl_prefix.match(line)]
+    for note in ("oneDNN", "cuda", "absl::InitializeLog", "cpu_feature_guard"):
+        assert note not in result.stderr
+    # Asked for, TensorFlow's notes are there.
+    verbose = succeeded(pretrain(pretraining_records, tmp_path / "verbose", "--do_train",
+                                 "--num_train_steps=1", "--verbosity=1", env=env))
+    assert "oneDNN" in verbose.stderr or "cpu_feature_guard" in verbose.stderr

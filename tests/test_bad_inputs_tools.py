@@ -1,0 +1,106 @@
+"""extract_features, convert_checkpoint and export_saved_model with bad input, as a user meets
+it: one line naming the flag or file, no traceback, nothing written (tests/cli.py runs each as a
+subprocess; `snapshot` compares the output location before and after)."""
+
+import pytest
+
+from official.checkpoints import tf1
+from official.configs import BertConfig
+from tests.checkpoint_helpers import original_weights
+from tests.cli import refused, run_module, snapshot, succeeded
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "movie", "the", "plot"]
+CONFIG = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1,
+                    num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """A checkpoint release of the tiny model: bert_model.ckpt, bert_config.json, vocab.txt."""
+    root = tmp_path_factory.mktemp("release")
+    (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
+    CONFIG.to_json_file(str(root / "bert_config.json"))
+    tf1.write(original_weights(CONFIG), str(root / "bert_model.ckpt"))
+    (root / "lines.txt").write_text("a good movie\nthe plot ||| a movie\n")
+    return root
+
+
+def extract(model, *flags):
+    return run_module("run_scripts.extract_features", f"--vocab_file={model / 'vocab.txt'}",
+                      f"--bert_config_file={model / 'bert_config.json'}",
+                      f"--init_checkpoint={model / 'bert_model.ckpt'}", "--max_seq_length=16",
+                      "--layers=-1", *flags)
+
+
+def test_extract_features_refuses_an_empty_input(model, tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    result = extract(model, f"--input_file={tmp_path / 'empty.txt'}",
+                     f"--output_file={tmp_path / 'out.jsonl'}")
+    refused(result, "extract_features: ", f"{tmp_path / 'empty.txt'}: empty")
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_extract_features_refuses_an_output_file_that_is_a_directory(model, tmp_path):
+    (tmp_path / "folder").mkdir()
+    result = extract(model, f"--input_file={model / 'lines.txt'}",
+                     f"--output_file={tmp_path / 'folder'}")
+    refused(result, f"--output_file={tmp_path / 'folder'}: is a directory, not a file")
+    assert snapshot(tmp_path / "folder") == {}
+
+
+def test_extract_features_refuses_a_vocab_beyond_vocab_size(model, tmp_path):
+    bigger = tmp_path / "vocab.txt"
+    bigger.write_text("\n".join(VOCAB + ["extra"]) + "\n")
+    result = run_module("run_scripts.extract_features", f"--vocab_file={bigger}",
+                        f"--bert_config_file={model / 'bert_config.json'}",
+                        f"--input_file={model / 'lines.txt'}",
+                        f"--output_file={tmp_path / 'out.jsonl'}", "--max_seq_length=16",
+                        "--layers=-1")
+    refused(result, f"{bigger}: {len(VOCAB) + 1} tokens, more than the config's vocab_size")
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_extract_features_writes_the_lines_it_is_given(model, tmp_path):
+    succeeded(extract(model, f"--input_file={model / 'lines.txt'}",
+                      f"--output_file={tmp_path / 'out.jsonl'}"))
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
+
+
+def test_convert_checkpoint_names_a_missing_input(model, tmp_path):
+    result = run_module("run_scripts.convert_checkpoint", "--input_format=tf1",
+                        f"--input={tmp_path / 'absent' / 'bert_model.ckpt'}",
+                        f"--output_dir={tmp_path / 'out'}")
+    refused(result, "convert_checkpoint: ", f"{tmp_path / 'absent' / 'bert_model.ckpt'}: no "
+                                             "checkpoint there (no bert_model.ckpt.index)")
+    assert not (tmp_path / "out").exists()
+    result = run_module("run_scripts.convert_checkpoint", "--input_format=tf1",
+                        f"--input={tmp_path}", f"--output_dir={tmp_path / 'out'}")
+    refused(result, f"{tmp_path}: no checkpoint there (a folder without")
+
+
+def test_convert_checkpoint_refuses_an_output_dir_that_is_a_file(model, tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    result = run_module("run_scripts.convert_checkpoint", "--input_format=tf1",
+                        f"--input={model / 'bert_model.ckpt'}", f"--output_dir={tmp_path / 'a_file'}")
+    refused(result, f"--output_dir={tmp_path / 'a_file'}: is a file, not a directory")
+    assert (tmp_path / "a_file").read_text() == "x"
+
+
+@pytest.mark.parametrize("problem", ["export_dir is a file", "vocab beyond vocab_size"])
+def test_export_saved_model_checks_before_building(model, tmp_path, problem):
+    export_dir, vocab = tmp_path / "export", model / "vocab.txt"
+    if problem == "export_dir is a file":
+        export_dir.write_text("x")
+        expected = f"--export_dir={export_dir}: is a file, not a directory"
+    else:
+        vocab = tmp_path / "vocab.txt"
+        vocab.write_text("\n".join(VOCAB + ["extra"]) + "\n")
+        expected = (f"{vocab} has {len(VOCAB) + 1} tokens but {model / 'bert_config.json'} says "
+                    f"vocab_size={len(VOCAB)}")
+    before = snapshot(export_dir)
+    result = run_module("run_scripts.export_saved_model", "--export_type=encoder",
+                        f"--export_dir={export_dir}", f"--vocab_file={vocab}",
+                        f"--init_checkpoint={model / 'bert_model.ckpt'}",
+                        f"--bert_config_file={model / 'bert_config.json'}", "--max_seq_length=16")
+    refused(result, "export_saved_model: ", expected)
+    assert snapshot(export_dir) == before
