@@ -61,6 +61,7 @@ def import_tensorflow_quietly(argv: list[str]) -> None:
         return
     if _verbosity(argv) >= 1 or os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+        import tensorflow  # noqa: F401
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", _QUIET_CPP_LEVEL)
     sys.stderr.flush()

@@ -1,0 +1,64 @@
+"""official/console.py: plain lines, the progress line on a terminal, the import's held-back
+notes (the last through a subprocess, as an entry point imports TensorFlow)."""
+
+import io
+import logging
+import subprocess
+import sys
+
+from official import console
+from tests.cli import REPO
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def record(message, level=logging.INFO, progress=False):
+    made = logging.LogRecord("absl", level, __file__, 1, message, None, None)
+    if progress:
+        made.progress = True
+    return made
+
+
+def test_plain_lines_and_levels():
+    stream = io.StringIO()
+    handler = console.ProgressHandler(stream)
+    for made in (record("step 1/2", progress=True), record("step 2/2", progress=True),
+                 record("careful", logging.WARNING), record("broken", logging.ERROR)):
+        handler.emit(made)
+    # Not a terminal: every record is a line of its own, progress included.
+    assert stream.getvalue() == "step 1/2\nstep 2/2\nWARNING: careful\nERROR: broken\n"
+
+
+def test_progress_rewrites_one_line_on_a_terminal():
+    stream = Terminal()
+    handler = console.ProgressHandler(stream)
+    for made in (record("step 1/3", progress=True), record("step 2/3", progress=True),
+                 record("eval at step 2: accuracy 0.5"), record("step 3/3", progress=True)):
+        handler.emit(made)
+    assert stream.getvalue() == ("step 1/3" "\r\x1b[K" "step 2/3" "\n"
+                                 "eval at step 2: accuracy 0.5\n" "step 3/3")
+
+
+def test_verbosity_is_read_before_flags_are_parsed():
+    assert console._verbosity(["prog", "--verbosity=1"]) == 1
+    assert console._verbosity(["prog", "-v", "2"]) == 2
+    assert console._verbosity(["prog", "--verbosity", "x"]) == 0
+    assert console._verbosity(["prog", "--other"]) == 0
+
+
+def quiet_import(*argv, env=None):
+    code = ("import sys; from official import console; "
+            "console.import_tensorflow_quietly(sys.argv); print('imported', file=sys.stderr)")
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True,
+                          text=True, env=env)
+
+
+def test_tensorflow_notes_are_held_back_unless_asked_for():
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    assert quiet_import(env=env).stderr == "imported\n"
+    shown = quiet_import("--verbosity=1", env=env).stderr
+    assert shown.endswith("imported\n") and len(shown.splitlines()) > 1
