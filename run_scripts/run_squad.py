@@ -108,6 +108,10 @@ def check_options(options: FinetuningOptions, squad_options: SquadOptions) -> No
         raise ValueError("--do_train needs --train_file")
     if (options.do_eval or options.do_predict) and not squad_options.predict_file:
         raise ValueError("--do_eval and --do_predict need --predict_file")
+    for path in (squad_options.train_file if options.do_train else None,
+                 squad_options.predict_file if options.do_eval or options.do_predict else None):
+        if path and not os.path.isfile(path):
+            raise ValueError(f"{path}: no such file")
     if options.max_seq_length <= squad_options.max_query_length + 3:
         raise ValueError(f"max_seq_length ({options.max_seq_length}) must be greater than "
                          f"max_query_length ({squad_options.max_query_length}) + 3")

@@ -31,6 +31,11 @@ FILLERS = ("the", "a", "cat", "dog", "sat", "on", "mat", "ran", "far", "and", "t
 # Colours per context that a marker-blind model must choose among.
 COLOURS_PER_CONTEXT = 3
 BASELINE_EM = 100.0 / COLOURS_PER_CONTEXT
+# Training questions of the SQuAD 1.1 run: 75 steps of 16 an epoch. With 400 (25 steps) and a
+# learning rate of 3e-3, EM ranged 55-92 over 11 seeds (one run peaked after its first epoch
+# and fell back towards the baseline); with 1,200 at 1e-3 it is 95-100 (see the test), for a
+# few seconds more: the steps are fast, the run's time is mostly start-up and tracing.
+NUM_TRAIN = 1200
 
 
 def toy_paragraph(rng, index, answerable=True):
@@ -80,7 +85,7 @@ def toy(tmp_path_factory):
     return {"vocab_file": str(root / "vocab.txt"),
             "bert_config_file": str(root / "bert_config.json"),
             "train": str(root / "train.json"), "dev": str(root / "dev.json"),
-            "num_train": len(write_squad(root / "train.json", rng, 400)),
+            "num_train": len(write_squad(root / "train.json", rng, NUM_TRAIN)),
             "dev_answers": write_squad(root / "dev.json", rng, 60)}
 
 
@@ -90,7 +95,7 @@ def run(toy, output_dir, *flags):
         f"--vocab_file={toy['vocab_file']}", f"--bert_config_file={toy['bert_config_file']}",
         "--max_seq_length=64", "--doc_stride=32", "--max_query_length=16",
         "--train_batch_size=16", "--eval_batch_size=32", "--predict_batch_size=7",
-        "--learning_rate=3e-3", "--warmup_proportion=0.1", "--log_steps=25", *flags)
+        "--learning_rate=1e-3", "--warmup_proportion=0.1", "--log_steps=25", *flags)
 
 
 def read_json(path):
@@ -123,15 +128,18 @@ def test_learns_the_toy_task_and_writes_the_original_files(toy, trained):
     assert list(predictions) == list(toy["dev_answers"])
     exact = 100.0 * np.mean([predictions[q] == a for q, a in toy["dev_answers"].items()])
     # 20 points above the marker-blind 33.3 is 3 of its standard deviations on 60 questions
-    # (sqrt(1/3 * 2/3 / 60) = 6.1 points). The seed moves this run's EM a lot: seeds 1-5 and
-    # 12345 gave 55-88 (mean 72-77) with either dropout draw this project has had.
+    # (sqrt(1/3 * 2/3 / 60) = 6.1 points). Over 16 runs (the toy data's rng seeds 0-12 and
+    # run_squad's --seed 1-10 and 12345: 0/12345 as here, k/k for k = 1-10, 0/1, 0/2, 0/3,
+    # 11/12345, 12/12345) EM was 95-100: the bar is over 40 points below the worst.
     assert exact > BASELINE_EM + 20, f"EM {exact:.1f}, marker-blind baseline {BASELINE_EM:.1f}"
 
     # The official figures, on stdout and in predict_results.txt; exact string equality is a
-    # lower bound of SQuAD's normalised exact match.
+    # lower bound of SQuAD's normalised exact match (the two percentages are computed in other
+    # orders: 100 * mean vs 100 * count / total, so compared with a tolerance).
     printed = last_json_line(trained["result"].stdout)
     assert sorted(printed) == ["exact_match", "f1"]
-    assert exact <= printed["exact_match"] <= printed["f1"] <= 100
+    assert exact <= printed["exact_match"] + 1e-9
+    assert printed["exact_match"] <= printed["f1"] <= 100
     assert float(eval_results(out / "predict_results.txt")["f1"]) == pytest.approx(
         printed["f1"], rel=1e-6)
 
@@ -145,13 +153,16 @@ def test_learns_the_toy_task_and_writes_the_original_files(toy, trained):
         assert scores == sorted(scores, reverse=True)
     assert not (out / "null_odds.json").exists()
 
-    # Evaluated after each of the 6 epochs (25 steps each); the best by F1 kept in best/.
+    # Evaluated after each of the 6 epochs (75 steps each); the best by F1 kept in best/.
     log = trained["result"].stderr
-    assert [f"eval at step {25 * e}:" in log for e in range(1, 7)] == [True] * 6
+    per_epoch = NUM_TRAIN // 16
+    assert [f"eval at step {per_epoch * e}:" in log for e in range(1, 7)] == [True] * 6
     results = eval_results(out / "eval_results.txt")
-    assert results["global_step"] == "150" and {"exact_match", "f1"} <= set(results)
+    assert results["global_step"] == str(6 * per_epoch) and {"exact_match", "f1"} <= set(results)
+    # eval_results.txt holds the float32's digits, best_metric.json the float64 (which the
+    # float32 may round up by a few millionths).
     best = read_json(out / "best" / "best_metric.json")
-    assert best["metric"] == "f1" and best["value"] >= float(results["f1"])
+    assert best["metric"] == "f1" and best["value"] >= float(results["f1"]) - 1e-4
     assert (out / "best" / f"model.ckpt-{best['step']}.index").exists()
     assert f"Restored {out / 'best'}/model.ckpt-{best['step']}" in log
     assert eval_results(out / "predict_results.txt")["global_step"] == str(best["step"])

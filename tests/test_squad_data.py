@@ -29,7 +29,8 @@ from tests.reference_bert import import_original, import_original_script
 
 HERE = os.path.dirname(__file__)
 VOCAB = os.path.join(HERE, "..", "data", "vocab", "uncased_vocab.txt")
-DEV = os.path.join(HERE, "..", "..", "shared", "data", "squad", "v1.1", "dev-v1.1.json")
+# The first 55 questions of the real SQuAD v1.1 dev set (data/squad/README.md).
+DEV = os.path.join(HERE, "..", "data", "squad", "dev-v1.1-sample.json")
 # Small windows, so that the contexts below make several each.
 SEQ, STRIDE, QUERY = 64, 16, 16
 
@@ -115,7 +116,8 @@ def write_hand_written(path: str, version_2: bool) -> str:
 
 
 def write_dev_subset(path: str, num_questions: int = 30, first_answer_only: bool = False) -> str:
-    """The first questions of the real dev-v1.1.json; `first_answer_only` makes a training file."""
+    """The first questions of the real SQuAD v1.1 dev set (the shipped sample);
+    `first_answer_only` makes a training file."""
     with open(DEV, encoding="utf-8") as f:
         article = json.load(f)["data"][0]
     paragraphs, left = [], num_questions
@@ -127,6 +129,8 @@ def write_dev_subset(path: str, num_questions: int = 30, first_answer_only: bool
         left -= len(qas)
         if not left:
             break
+    if left:
+        raise ValueError(f"{DEV} has fewer than {num_questions} questions in its first article")
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"version": "1.1", "data": [{"title": article["title"],
                                                 "paragraphs": paragraphs}]}, f)

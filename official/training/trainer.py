@@ -12,7 +12,8 @@ One update (`Trainer._replica_update`, run on every replica by `strategy.run`):
 
 `steps_per_loop` updates run inside one tf.function call (the original's iterations_per_loop),
 which keeps the host out of the way on accelerators. Between calls the loop logs, writes
-TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption: save, then stop).
+TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption) and ctrl-C: save,
+then stop.
 
 Training stops at the first update whose loss (or, without float16 loss scaling, whose gradient
 norm) is not finite, with `Diverged` naming the step and nothing saved after it: the weights of
