@@ -16,6 +16,7 @@ import os
 
 from data_prep import fast_generation
 from data_prep.pretraining_options import PretrainingDataOptions
+from official import pretraining_shards
 from official.configs import BertConfig
 from official.training import pretraining
 from official.training.summaries import read_scalars
@@ -34,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
 
     records = os.path.join(args.work_dir, "records")
-    if not os.path.exists(os.path.join(records, fast_generation.SUMMARY_FILE)):
+    if not os.path.exists(os.path.join(records, pretraining_shards.SUMMARY_FILE)):
         fast_generation.generate([CORPUS], records, VOCAB, True,
                                  PretrainingDataOptions(dupe_factor=2), num_shards=4,
                                  num_workers=2)

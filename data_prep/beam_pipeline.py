@@ -33,6 +33,10 @@ packages them. The corpus is read with plain file calls (corpus_shards.py) and `
 written the same way, so the input files and `output_dir` must be on a file system mounted at the
 same path by the launcher and every worker (NFS, a FUSE-mounted bucket).
 
+A run first removes an earlier run's output from `output_dir` (as the fast generator does:
+`remove_earlier_output`) and Beam's temp folders a killed run left; an interrupted or failed run
+deletes its own.
+
 The plain DirectRunner tries Beam's Prism runner first, which it downloads from GitHub; offline it
 logs the failure and falls back to running in-process.
 """
@@ -43,23 +47,30 @@ import contextlib
 import dataclasses
 import json
 import os
-import sys
+import re
+import shutil
 import time
 import uuid
 
 import apache_beam as beam
+from absl import logging
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from data_prep import corpus_shards
-from data_prep.fast_generation import (CHUNK_BYTES, SUMMARY_FILE, ChunkProcessor, ShardStats,
-                                       chunks, shard_path, special_ids, summary_dict)
+from data_prep.fast_generation import (CHUNK_BYTES, ChunkProcessor, ShardStats, chunks,
+                                       remove_earlier_output, special_ids, summary_dict)
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.atomic_files import open_atomically
+from official.pretraining_shards import SUMMARY_FILE, shard_path
 from official.text.tokenizer import FullTokenizer
 from official.text.vocab import load_vocab
 
 _STATS = "stats"
+# What a run leaves beside the shards until it ends: the combined counts' file, and the temp
+# folders Beam's file sinks write in ("beam-temp-" + the file prefix + "-" + a uuid).
+_STATS_FILE = re.compile(r"\.beam-stats-[0-9a-f]{32}\.json")
+_BEAM_TEMP = re.compile(r"beam-temp-(pretraining|\.beam-stats-[0-9a-f]{32}\.json)-[0-9a-f]{32}")
 
 
 class _GenerateShard(beam.DoFn):
@@ -132,8 +143,11 @@ def run_beam(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
     if num_shards < 1:
         raise InputError(f"num_shards must be positive, got {num_shards}")
     special_ids(load_vocab(vocab_file), vocab_file)  # A bad vocab fails before any worker.
+    corpus_shards.check_has_text(input_files)
     plan = corpus_shards.plan_shards(input_files, num_shards)
     os.makedirs(output_dir, exist_ok=True)
+    remove_earlier_output(output_dir)
+    remove_temp_files(output_dir)
     # The combined counts leave the pipeline through this file, read back once it has finished:
     # that works on every runner, and summary.json is then written only after every shard file
     # is committed, as in the fast mode.
@@ -161,6 +175,9 @@ def run_beam(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
                  | "WriteStats" >> beam.io.WriteToText(stats_path, shard_name_template=""))
         with open(stats_path, encoding="utf-8") as f:
             stats = _stats_from_json(f.read())
+    except BaseException:
+        remove_temp_files(output_dir)  # Stopped or failed: Beam's temp folders stay otherwise.
+        raise
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(stats_path)
@@ -170,9 +187,20 @@ def run_beam(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
                 os.unlink(shard_path(output_dir, shard, num_shards))
         raise InputError(f"{', '.join(input_files)}: no document with any text")
     for path, count in sorted(stats.invalid_utf8.items()):
-        print(f"create_pretraining_data: {path}: {count} bytes were not UTF-8 and were replaced",
-              file=sys.stderr)
+        logging.warning("%s: %d bytes were not UTF-8 and were replaced", path, count)
     summary = summary_dict(stats, options, input_files, num_shards, time.monotonic() - start)
     with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
         json.dump(summary, f, indent=2, sort_keys=True)
     return summary
+
+
+def remove_temp_files(output_dir: str) -> None:
+    """Deletes the stats files and Beam temp folders of this generator that a run left (also
+    the entry point's, when a stop signal ends the run at once)."""
+    for name in os.listdir(output_dir):
+        path = os.path.join(output_dir, name)
+        if _BEAM_TEMP.fullmatch(name) and os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif _STATS_FILE.fullmatch(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)

@@ -1,21 +1,31 @@
 """Text files -> a WordPiece vocab.txt for BERT (the learning is in data_prep/wordpiece_vocab.py).
 
     python -m data_prep.build_vocab --input_file='corpus/*.txt' --vocab_size=30522 \\
-        --output_file=vocab.txt [--nodo_lower_case]
+        --output_file=vocab.txt [--nodo_lower_case] [--min_piece_count=10]
 
 Input: the pretraining format, one sentence per line (blank lines are skipped). The file appears
 only when complete. Bad input (a glob matching nothing, no words, a --vocab_size too small for the
-special tokens and characters) ends the run with one line on stderr and exit status 1.
+special tokens and characters, an --output_file that cannot be written) ends the run with one
+line on stderr and exit status 1; the output place is checked before any input is read.
+
+The last line says how many tokens were written, and, when fewer than --vocab_size, why: a small
+corpus has too few pieces seen --min_piece_count times or more (wordpiece_vocab.py).
 """
 
 import sys
 
 from absl import app
 from absl import flags
+from absl import logging
 
 from data_prep.corpus_shards import expand_input_files
 from data_prep.input_errors import InputError
-from data_prep.wordpiece_vocab import build_vocab
+from official import console
+from official.output_paths import OutputPathError, check_output_file
+
+# The learner's default; repeated here so that --help loads no TensorFlow (the module that
+# defines it does). A test checks that the two agree.
+_DEFAULT_MIN_PIECE_COUNT = 10
 
 flags.DEFINE_string("input_file", None,
                     "Input raw text file, or a comma-separated list of files and globs.")
@@ -23,23 +33,50 @@ flags.DEFINE_string("output_file", None, "The vocab file to write, one token per
 flags.DEFINE_integer("vocab_size", 30522, "The most tokens the vocab may hold.")
 flags.DEFINE_bool("do_lower_case", True,
                   "Whether to lower case the input text. True for uncased models.")
+flags.DEFINE_integer("min_piece_count", _DEFAULT_MIN_PIECE_COUNT,
+                     "The lowest count threshold the learner tries: pieces seen fewer times "
+                     "stay out even when --vocab_size has room (its search may end one below "
+                     "this). tensorflow-text's lower_thresh. Lower it for a larger vocab from a "
+                     "small corpus; rare pieces are poorly trained.")
 FLAGS = flags.FLAGS
 
 
 def main(argv: list[str]) -> int:
+    console.use_plain_lines()
     try:
         if len(argv) > 1:
             raise InputError(f"{argv[1]}: unexpected argument")
         for name in ("input_file", "output_file"):
             if not FLAGS[name].value:
                 raise InputError(f"--{name}: required")
-        vocab = build_vocab(expand_input_files(FLAGS.input_file), FLAGS.output_file,
-                            FLAGS.vocab_size, FLAGS.do_lower_case)
-    except InputError as e:
-        print(f"build_vocab: {e}", file=sys.stderr)
-        return 1
-    print(f"build_vocab: wrote {len(vocab)} tokens to {FLAGS.output_file}")
+        if FLAGS.min_piece_count < 1:
+            raise InputError(f"--min_piece_count={FLAGS.min_piece_count}: must be at least 1")
+        check_output_file(FLAGS.output_file, "output_file")
+        input_files = expand_input_files(FLAGS.input_file)
+        # TensorFlow (the tokenizer's word splits) loads only once the flags are known to be
+        # usable, its C++ start-up notes held back.
+        console.import_tensorflow_quietly(sys.argv)
+        from data_prep.wordpiece_vocab import build_vocab
+        learned = build_vocab(input_files, FLAGS.output_file, FLAGS.vocab_size,
+                              FLAGS.do_lower_case, FLAGS.min_piece_count)
+    except (InputError, OutputPathError) as e:
+        return _fail(str(e), 1)
+    except OSError as e:  # An input that cannot be read, an output that failed while writing.
+        return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
+    except KeyboardInterrupt:
+        return _fail(f"stopped by ctrl-C: {FLAGS.output_file} not written; rerunning the same "
+                     f"command finishes the job", 130)
+    why = learned.shortfall(FLAGS.vocab_size, FLAGS.min_piece_count)
+    logging.info("wrote %d tokens to %s%s", len(learned.tokens), FLAGS.output_file,
+                 f", fewer than --vocab_size={FLAGS.vocab_size}: {why}" if why else "")
     return 0
+
+
+def _fail(message: str, status: int) -> int:
+    """The one-line error, last on stderr; returns the exit status."""
+    console.quiet_after_error()
+    print(f"build_vocab: {message}", file=sys.stderr, flush=True)
+    return status
 
 
 if __name__ == "__main__":

@@ -43,17 +43,34 @@ def expand_input_files(input_file: str,
     in sorted order, so the file order depends on the names alone).
 
     Raises InputError naming the first pattern that matches nothing, so a typo is not read as
-    "no data".
+    "no data", or a folder it matches (which would fail only once reading starts).
     """
     files = []
     for pattern in filter(None, (p.strip() for p in input_file.split(","))):
         matches = glob(pattern)
         if not matches:
             raise InputError(f"{pattern}: no file matches")
+        for match in matches:
+            if os.path.isdir(match):
+                raise InputError(f"{match}: is a directory, not a text file")
         files.extend(matches)
     if not files:
         raise InputError("input_file: no file given")
     return files
+
+
+def check_has_text(files: list[str], block_bytes: int = 1 << 16) -> None:
+    """Raises InputError unless some file has a byte other than whitespace.
+
+    Cheap (it stops at the first such byte), so a generator can refuse an empty corpus before it
+    touches its output folder; text that tokenises to nothing is found only while generating.
+    """
+    for path in files:
+        with open(path, "rb") as f:
+            while block := f.read(block_bytes):
+                if block.strip():
+                    return
+    raise InputError(f"{', '.join(files)}: no document with any text")
 
 
 def plan_shards(files: list[str], num_shards: int) -> list[list[ByteRange]]:

@@ -13,13 +13,26 @@ Example:
       --input_file='corpus/*.txt' --output_file=/tmp/pretraining.tfrecord \\
       --vocab_file=data/vocab/uncased_vocab.txt --max_seq_length=128 --dupe_factor=5
 
-Bad input (a glob matching nothing, no documents, an unusable vocab, an option out of range) ends
-the run before anything is written, with one line on stderr and exit status 1.
+Bad input (a glob matching nothing, no documents, an unusable vocab, an option out of range, an
+output place that cannot be written) ends the run before anything is written, with one line on
+stderr and exit status 1; the output places are checked before any input is read.
+
+A rerun replaces the earlier output: the fast generator first removes the summary.json and shards
+an earlier run left in --output_dir (data_prep/fast_generation.py). SIGTERM or ctrl-C stops the
+run, its workers with it, leaving no temp file: one line, exit status 143 or 130 (128 + the
+signal), and rerunning the same command finishes the job. Log lines are plain messages, the
+progress line rewritten in place on a terminal, TensorFlow's C++ notes held back unless
+--verbosity=1 (official/console.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import signal
 import sys
+from typing import Callable
 
 from absl import app
 from absl import flags
@@ -27,6 +40,10 @@ from absl import logging
 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
+from official import console
+from official.atomic_files import TEMP_SUFFIX
+from official.output_paths import OutputPathError, check_output_dir, check_output_file
+from official.pretraining_shards import SUMMARY_FILE
 from official.text.vocab import VocabError
 
 _DEFAULTS = PretrainingDataOptions()
@@ -56,14 +73,16 @@ flags.DEFINE_bool("reproduce_original", False,
 flags.DEFINE_string("objective", _DEFAULTS.objective,
                     "Second-sentence task: nsp (BERT), sop (ALBERT) or none (RoBERTa). Only nsp "
                     "with --reproduce_original.")
-flags.DEFINE_string("output_dir", None, "Folder for the fast generator's shards.")
+flags.DEFINE_string("output_dir", None,
+                    "Folder for the fast generator's shards and summary.json. A run replaces "
+                    "the shards and summary.json an earlier run left there; other files stay.")
 flags.DEFINE_integer("num_shards", 1, "Output files of the fast generator.")
 flags.DEFINE_integer("num_workers", 1,
-                     "Processes of the fast generator (at most --num_shards are busy).")
+                     "Worker processes of the fast generator (at most --num_shards are started).")
 flags.DEFINE_string("runner", None,
                     "Run the fast generator as an Apache Beam pipeline on this runner "
-                    "(DirectRunner, FlinkRunner, SparkRunner, DataflowRunner) instead of a local "
-                    "process pool; the same records (data_prep/beam_pipeline.py).")
+                    "(DirectRunner, FlinkRunner, SparkRunner, DataflowRunner) instead of local "
+                    "worker processes; the same records (data_prep/beam_pipeline.py).")
 flags.DEFINE_string("beam_pipeline_options", "",
                     "Further Beam flags for --runner, space-separated, e.g. "
                     "'--flink_master=HOST:8081 --environment_type=DOCKER'.")
@@ -75,50 +94,142 @@ class _FlagError(ValueError):
     """A flag is missing or unusable; the message names it."""
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT arrived. A BaseException, as KeyboardInterrupt is, so that no library's
+    `except Exception` takes it for a failure; the generators clean up on any exception."""
+
+
+class _StopOnSignals:
+    """What the first SIGTERM or SIGINT does (a second one is ignored: it must not cut short
+    the cleanup the first one starts).
+
+    While this process runs only its own Python code (the fast generator's coordinator, whose
+    workers do the TensorFlow work), it raises _Stopped, and the generator kills its workers
+    and deletes their temp files on the way up. Once `exit_at_once(cleanup)` has been called,
+    this process runs TensorFlow's code itself (--reproduce_original, Beam), where an exception
+    raised by a signal handler may surface inside TensorFlow's C++ callbacks as a SystemError
+    with a traceback; so the handler calls `cleanup()` (deleting temp files), writes the one
+    line and exits there, without unwinding.
+    """
+
+    def __init__(self, stopped_message: Callable[[int], str]):
+        self.signum: int | None = None
+        self._message = stopped_message
+        self._cleanup: Callable[[], None] | None = None
+        # The real stderr, kept: import_tensorflow_quietly points fd 2 elsewhere for a while.
+        self._stderr = os.dup(2)
+        for stop_signal in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(stop_signal, self._stop)
+
+    def exit_at_once(self, cleanup: Callable[[], None]) -> None:
+        self._cleanup = cleanup
+
+    def _stop(self, signum, frame) -> None:
+        for stop_signal in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(stop_signal, signal.SIG_IGN)
+        self.signum = signum
+        console.quiet_after_error()  # Libraries log the exception on its way up (Beam does).
+        if self._cleanup is None:
+            raise _Stopped(signal.Signals(signum).name)
+        with contextlib.suppress(OSError):  # Best effort: a rerun deletes what stays.
+            self._cleanup()
+        os.write(self._stderr, f"create_pretraining_data: {self._message(signum)}\n".encode())
+        os._exit(128 + signum)
+
+
+def _remove_temp_files_of(paths: list[str]) -> None:
+    """Deletes the temp files official/atomic_files.py writes for `paths` (".NAME.<uuid>.tmp"
+    beside each), where a stopped --reproduce_original leaves them."""
+    for path in paths:
+        folder, name = os.path.split(os.path.abspath(path))
+        temp = re.compile(re.escape(f".{name}.") + "[0-9a-f]{32}" + re.escape(TEMP_SUFFIX))
+        with contextlib.suppress(OSError):
+            for found in os.listdir(folder):
+                if temp.fullmatch(found):
+                    os.unlink(os.path.join(folder, found))
+
+
 def main(argv: list[str]) -> int:
+    console.use_plain_lines()
+    output_files = [path for path in (FLAGS.output_file or "").split(",") if path]
+
+    def stopped_message(signum: int) -> str:
+        where = (f"{', '.join(output_files)} not written" if FLAGS.reproduce_original else
+                 f"{FLAGS.output_dir} is incomplete (no {SUMMARY_FILE})")
+        return (f"stopped by {signal.Signals(signum).name}: {where}; rerunning the same command "
+                f"finishes the job")
+
+    stop = _StopOnSignals(stopped_message)
     try:
         if len(argv) > 1:
             raise _FlagError(f"{argv[1]}: unexpected argument")
         options = _options_from_flags()
-        output_files = [path for path in (FLAGS.output_file or "").split(",") if path]
         for name, given in (("input_file", FLAGS.input_file), ("vocab_file", FLAGS.vocab_file),
                             ("output_file", output_files) if FLAGS.reproduce_original
                             else ("output_dir", FLAGS.output_dir)):
             if not given:
                 raise _FlagError(f"--{name}: required")
-    except (_FlagError, OptionsError) as e:
+        for name in ("num_shards", "num_workers"):
+            if FLAGS[name].value < 1:
+                raise _FlagError(f"--{name}={FLAGS[name].value}: must be at least 1")
+        # Where the output goes is checked before any input is read: a place that cannot be
+        # written would otherwise fail at the first write, after all the work.
+        if FLAGS.reproduce_original:
+            for path in output_files:
+                check_output_file(path, "output_file")
+        else:
+            check_output_dir(FLAGS.output_dir, "output_dir")
+    except (_FlagError, OptionsError, OutputPathError) as e:
         return _fail(e)
 
+    try:
+        _generate(options, output_files, stop)
+    except BaseException as e:
+        if stop.signum is not None:  # Whatever the stop became on its way up.
+            return _fail(stopped_message(stop.signum), status=128 + stop.signum)
+        if isinstance(e, (InputError, OptionsError, VocabError)):
+            return _fail(e)
+        if isinstance(e, OSError) and e.filename and e.strerror:  # A file that failed in work.
+            return _fail(f"{e.filename}: {e.strerror}")
+        raise
+    return 0
+
+
+def _generate(options: PretrainingDataOptions, output_files: list[str],
+              stop: _StopOnSignals) -> None:
     # Generators are imported once the flags are known to be usable: TensorFlow takes seconds to
     # start, and a mistyped flag should be reported at once. The fast generator's coordinating
     # process never loads TensorFlow; its workers do.
-    try:
-        if FLAGS.reproduce_original:
-            from data_prep import original_instances
-            from official.text.tokenizer import FullTokenizer
-            input_files = original_instances.expand_input_files(FLAGS.input_file)
-            tokenizer = FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-            count = original_instances.generate(input_files, output_files, tokenizer, options)
-            logging.info("Wrote %d instances to %s", count, ", ".join(output_files))
-        else:
-            # Globs expand in sorted order here (not the original's directory order), so the
-            # fast generator's output depends on the corpus alone.
-            from data_prep import corpus_shards, fast_generation
-            input_files = corpus_shards.expand_input_files(FLAGS.input_file)
-            if FLAGS.runner:
-                from data_prep import beam_pipeline
-                beam_pipeline.run_beam(
-                    input_files, FLAGS.output_dir, FLAGS.vocab_file, FLAGS.do_lower_case,
-                    options, FLAGS.num_shards, pipeline_args=[
-                        f"--runner={FLAGS.runner}", *FLAGS.beam_pipeline_options.split()])
-            else:
-                fast_generation.generate(input_files, FLAGS.output_dir, FLAGS.vocab_file,
-                                         FLAGS.do_lower_case, options,
-                                         num_shards=FLAGS.num_shards,
-                                         num_workers=FLAGS.num_workers)
-    except (InputError, OptionsError, VocabError) as e:
-        return _fail(e)
-    return 0
+    if FLAGS.reproduce_original:
+        stop.exit_at_once(lambda: _remove_temp_files_of(output_files))
+        console.import_tensorflow_quietly(sys.argv)
+        from data_prep import original_instances
+        from official.text.tokenizer import FullTokenizer
+        input_files = original_instances.expand_input_files(FLAGS.input_file)
+        tokenizer = FullTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
+        logging.info("Reading %d input file(s): --reproduce_original holds the corpus in memory "
+                     "and works in one process", len(input_files))
+        count = original_instances.generate(input_files, output_files, tokenizer, options)
+        logging.info("Wrote %d instances to %s", count, ", ".join(output_files))
+        return
+    # Globs expand in sorted order here (not the original's directory order), so the fast
+    # generator's output depends on the corpus alone.
+    from data_prep import corpus_shards
+    input_files = corpus_shards.expand_input_files(FLAGS.input_file)
+    if FLAGS.runner:
+        stop.exit_at_once(lambda: None)  # Nothing is written while Beam loads.
+        console.import_tensorflow_quietly(sys.argv)
+        from data_prep import beam_pipeline
+        stop.exit_at_once(lambda: beam_pipeline.remove_temp_files(FLAGS.output_dir))
+        beam_pipeline.run_beam(
+            input_files, FLAGS.output_dir, FLAGS.vocab_file, FLAGS.do_lower_case, options,
+            FLAGS.num_shards, pipeline_args=[
+                f"--runner={FLAGS.runner}", *FLAGS.beam_pipeline_options.split()])
+    else:
+        from data_prep import fast_generation
+        fast_generation.generate(input_files, FLAGS.output_dir, FLAGS.vocab_file,
+                                 FLAGS.do_lower_case, options, num_shards=FLAGS.num_shards,
+                                 num_workers=FLAGS.num_workers)
 
 
 def _options_from_flags() -> PretrainingDataOptions:
@@ -133,9 +244,11 @@ def _options_from_flags() -> PretrainingDataOptions:
         objective=FLAGS.objective)
 
 
-def _fail(error: Exception) -> int:
-    print(f"create_pretraining_data: {error}", file=sys.stderr)
-    return 1
+def _fail(error: Exception | str, status: int = 1) -> int:
+    """The one-line error, last on stderr; returns the exit status."""
+    console.quiet_after_error()
+    print(f"create_pretraining_data: {error}", file=sys.stderr, flush=True)
+    return status
 
 
 if __name__ == "__main__":

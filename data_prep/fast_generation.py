@@ -10,29 +10,47 @@ the shard or the corpus. Randomness is seeded by (random_seed, shard, chunk), so
 the flags and the corpus only, not on the number of workers. Random next sentences and the instance
 shuffle stay within a chunk (the original draws from the whole corpus, which needs it all in RAM).
 
-A shard file appears under its final name only when complete; a rerun after an interruption makes
-the same files. A `summary.json` beside the shards describes what was made.
+A shard file appears under its final name only when complete, and `summary.json` (the counts) is
+written last, once every shard is: a folder without it is incomplete. A run first removes what an
+earlier run left in `output_dir` (its summary.json, then its shards, whatever their number; other
+files stay), so the folder never mixes two runs, and a rerun after an interruption makes the same
+bytes as an uninterrupted run. The names are official/pretraining_shards.py's.
+
+Stopping: an exception in the coordinator (the entry point turns SIGTERM and ctrl-C into one) kills
+the workers, waits for them and deletes their temp files before it propagates, so nothing in
+`output_dir` changes once the coordinator has exited. The coordinator runs no TensorFlow (the
+work is in worker processes, one even for num_workers=1), so that exception is raised in its own
+Python code. Workers ignore ctrl-C (it reaches the whole process group; the coordinator stops
+them) and, on Linux, die with a coordinator that is killed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import json
 import multiprocessing
 import os
+import pickle
 import queue as queue_lib
+import signal
 import sys
 import time
+import traceback
 from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
+from absl import logging
 
 from data_prep import corpus_shards
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, build_instances
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
+from official import console
 from official.atomic_files import TEMP_SUFFIX, atomic_path, open_atomically
+from official.pretraining_shards import SHARD_NAME, SUMMARY_FILE, shard_path
 from official.text.vocab import load_vocab
 
 if TYPE_CHECKING:
@@ -42,11 +60,9 @@ if TYPE_CHECKING:
 # numpy works on big arrays; small enough that a chunk's instances (dupe_factor x ~2,500 per MiB)
 # take tens of MB.
 CHUNK_BYTES = 1 << 20
-SUMMARY_FILE = "summary.json"
-
-
-def shard_path(output_dir: str, shard: int, num_shards: int) -> str:
-    return os.path.join(output_dir, f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord")
+# What the entry point turns into a clean stop; blocked while workers start (see _run_worker).
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclasses.dataclass
@@ -188,31 +204,17 @@ def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: 
     return stats
 
 
-# Worker processes: each builds its own tokenizer once (TensorFlow objects do not cross processes).
-_worker: dict = {}
-
-
 def _make_tokenizer(vocab_file: str, do_lower_case: bool) -> "FullTokenizer":
     # Imported here: the coordinating process never loads TensorFlow (~600 MB, seconds to start).
+    # Its C++ start-up notes are held back unless the command line has --verbosity=1.
+    console.import_tensorflow_quietly(sys.argv)
     from official.text.tokenizer import FullTokenizer
     return FullTokenizer(vocab_file, do_lower_case)
 
 
-def _init_worker(vocab_file, do_lower_case, output_dir, num_shards, options, chunk_bytes, plan,
-                 messages):
-    _worker.update(tokenizer=_make_tokenizer(vocab_file, do_lower_case), output_dir=output_dir,
-                   num_shards=num_shards, options=options, chunk_bytes=chunk_bytes, plan=plan,
-                   messages=messages)
-
-
-def _worker_shard(shard: int) -> ShardStats:
-    w = _worker
-    return make_shard(shard, w["plan"][shard], w["output_dir"], w["num_shards"], w["tokenizer"],
-                      w["options"], w["chunk_bytes"], progress=w["messages"].put)
-
-
 class _Progress:
-    """One line on stderr every few seconds: documents/s, instances/s, MB done, ETA."""
+    """A progress line every few seconds: MB done, documents/s, instances/s, ETA (rewritten in
+    place on a terminal, plain lines in a log; official/console.py)."""
 
     def __init__(self, total_bytes: int, interval: float = 2.0):
         self.total_bytes, self.interval = total_bytes, interval
@@ -228,11 +230,11 @@ class _Progress:
         elapsed = max(now - self.start, 1e-9)
         rate = self.done.input_bytes / elapsed
         eta = (self.total_bytes - self.done.input_bytes) / rate if rate else float("inf")
-        print(f"create_pretraining_data: {self.done.input_bytes / 1e6:.1f}/"
-              f"{self.total_bytes / 1e6:.1f} MB, {self.done.documents / elapsed:.0f} documents/s, "
-              f"{self.done.instances / elapsed:.0f} instances/s, "
-              f"{'done in' if final else 'ETA'} {elapsed if final else eta:.0f} s",
-              file=sys.stderr, flush=True)
+        logging.info("%.1f/%.1f MB, %.0f documents/s, %.0f instances/s, %s %.0f s",
+                     self.done.input_bytes / 1e6, self.total_bytes / 1e6,
+                     self.done.documents / elapsed, self.done.instances / elapsed,
+                     "done in" if final else "ETA", elapsed if final else eta,
+                     extra=console.PROGRESS)
 
 
 def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_case: bool,
@@ -241,7 +243,10 @@ def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
     """Writes `num_shards` TFRecord files and `summary.json` to `output_dir`; returns the summary.
 
     The output depends on the corpus, `options`, `num_shards` and `chunk_bytes`, never on
-    `num_workers`.
+    `num_workers`. The shards are made in min(num_workers, num_shards) worker processes (with
+    num_workers=1, in this process instead if it has loaded TensorFlow). What an earlier run left
+    in `output_dir` (summary.json, shards) is removed once the inputs have been checked, before
+    any work.
 
     Raises:
       InputError: a corpus with no document, or a vocab without [MASK].
@@ -251,33 +256,59 @@ def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
         raise InputError(f"num_shards and num_workers must be positive, got {num_shards} and "
                          f"{num_workers}")
     special_ids(load_vocab(vocab_file), vocab_file)  # Fail on a bad vocab before any work.
+    corpus_shards.check_has_text(input_files)  # An empty corpus must not cost the earlier output.
     plan = corpus_shards.plan_shards(input_files, num_shards)
     total_bytes = sum(os.path.getsize(path) for path in input_files)
-    progress = _Progress(total_bytes)
     os.makedirs(output_dir, exist_ok=True)
-    _remove_stale_temp_files(output_dir)
+    remove_earlier_output(output_dir)
+    progress = _Progress(total_bytes)
     stats = ShardStats()
-    if num_workers == 1:
+    if num_workers == 1 and "tensorflow" in sys.modules:
+        # The caller runs TensorFlow already (a test, a notebook): the shards are made here
+        # rather than in a worker that would start it again. The command line never gets here:
+        # its process stays free of TensorFlow, so a stop signal never lands in TensorFlow's
+        # code (where an exception raised by a signal handler can surface inside its C++
+        # callbacks as a SystemError, with a traceback).
         tokenizer = _make_tokenizer(vocab_file, do_lower_case)
         for shard in range(num_shards):
             stats.add(make_shard(shard, plan[shard], output_dir, num_shards, tokenizer, options,
                                  chunk_bytes, progress=progress.update))
     else:
-        stats = _generate_in_pool(plan, output_dir, num_shards, vocab_file, do_lower_case,
-                                  options, chunk_bytes, num_workers, progress)
+        stats = _generate_in_workers(plan, output_dir, num_shards, vocab_file, do_lower_case,
+                                     options, chunk_bytes, num_workers, progress)
     progress.update(ShardStats(), final=True)
     if not stats.documents:
         for shard in range(num_shards):
             os.unlink(shard_path(output_dir, shard, num_shards))
         raise InputError(f"{', '.join(input_files)}: no document with any text")
     for path, count in sorted(stats.invalid_utf8.items()):
-        print(f"create_pretraining_data: {path}: {count} bytes were not UTF-8 and were replaced",
-              file=sys.stderr)
+        logging.warning("%s: %d bytes were not UTF-8 and were replaced", path, count)
     summary = summary_dict(stats, options, input_files, num_shards,
                            time.monotonic() - progress.start)
     with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
         json.dump(summary, f, indent=2, sort_keys=True)
     return summary
+
+
+def remove_earlier_output(output_dir: str) -> None:
+    """Deletes an earlier run's output from `output_dir`, so that it never mixes two runs.
+
+    summary.json goes first, so a folder this is interrupted in is visibly incomplete; then every
+    shard (any run's num_shards: names matching SHARD_NAME only) and the temp shards a killed run
+    left. Other files are never touched. Logs one line when there was an earlier output.
+    """
+    summary = os.path.join(output_dir, SUMMARY_FILE)
+    had_summary = os.path.isfile(summary)
+    if had_summary:
+        os.unlink(summary)
+    shards = sorted(name for name in os.listdir(output_dir) if SHARD_NAME.fullmatch(name))
+    for name in shards:
+        os.unlink(os.path.join(output_dir, name))
+    _remove_stale_temp_files(output_dir)
+    if had_summary or shards:
+        logging.info("%s: removed the earlier run's output (%s%d shard files) before writing "
+                     "this run's", output_dir, f"{SUMMARY_FILE} and " if had_summary else "",
+                     len(shards))
 
 
 def _remove_stale_temp_files(output_dir: str) -> None:
@@ -287,26 +318,130 @@ def _remove_stale_temp_files(output_dir: str) -> None:
             os.unlink(os.path.join(output_dir, name))
 
 
-def _generate_in_pool(plan, output_dir, num_shards, vocab_file, do_lower_case, options,
-                      chunk_bytes, num_workers, progress) -> ShardStats:
+# Worker processes. Not a multiprocessing.Pool: a pool cannot always be stopped, since its
+# terminate() waits for a lock that a worker killed while waiting for work may hold. Here each
+# worker claims the next shard from a shared counter and reports through one queue; stopping is
+# killing the processes, which nothing waits on.
+
+def _generate_in_workers(plan, output_dir, num_shards, vocab_file, do_lower_case, options,
+                         chunk_bytes, num_workers, progress) -> ShardStats:
+    """Makes the shards in min(num_workers, num_shards) processes; returns their summed counts.
+
+    On any exception (a worker's failure, or the entry point's stop on SIGTERM or ctrl-C) the
+    workers are killed and waited for, and their temp files deleted, before it propagates.
+    """
     # Forking is cheap, but a child forked from a process that has loaded TensorFlow inherits its
     # threads in an undefined state; the command line never loads it here, a test process may.
     method = "spawn" if "tensorflow" in sys.modules else "fork"
     context = multiprocessing.get_context(method)
     messages = context.Queue()
-    stats = ShardStats()
-    init_args = (vocab_file, do_lower_case, output_dir, num_shards, options, chunk_bytes, plan,
-                 messages)
-    with context.Pool(num_workers, initializer=_init_worker, initargs=init_args) as pool:
-        pending = pool.map_async(_worker_shard, range(num_shards))
-        while not pending.ready() or not messages.empty():
+    next_shard = context.Value("q", 0)
+    args = (os.getpid(), vocab_file, do_lower_case, output_dir, num_shards, options,
+            chunk_bytes, plan, next_shard, messages)
+    workers: list = []
+    stats, done = ShardStats(), 0
+    try:
+        with _stop_signals_blocked():  # Each worker unblocks them once its handlers are set.
+            for _ in range(min(num_workers, num_shards)):
+                workers.append(context.Process(target=_run_worker, args=args, daemon=True))
+                workers[-1].start()
+        while done < num_shards:
             try:
-                progress.update(messages.get(timeout=0.5))
+                kind, *payload = messages.get(timeout=0.5)
             except queue_lib.Empty:
-                pass
-        for shard_stats in pending.get():
-            stats.add(shard_stats)
+                _check_workers(workers, messages)
+                continue
+            if kind == "chunk":
+                progress.update(payload[0])
+            elif kind == "shard":
+                stats.add(payload[0])
+                done += 1
+            else:  # "failed": the worker's exception, with its traceback as a note
+                error, worker_traceback = payload
+                error.add_note(f"in a worker process:\n{worker_traceback}")
+                raise error
+        for worker in workers:
+            worker.join()
+    except BaseException:
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            worker.join()
+        _remove_stale_temp_files(output_dir)
+        raise
     return stats
+
+
+def _check_workers(workers, messages) -> None:
+    """Raises RuntimeError when a worker died, or all ended with shards left (nothing queued)."""
+    # Exit codes first, then the queue: a worker's messages are in the pipe before it exits.
+    died = [w for w in workers if w.exitcode not in (None, 0)]
+    ended = all(w.exitcode is not None for w in workers)
+    if (died or ended) and messages.empty():
+        detail = (f"worker pid {died[0].pid} ended with exit status {died[0].exitcode}" if died
+                  else "the workers ended")
+        raise RuntimeError(f"{detail} before every shard was made")
+
+
+def _run_worker(coordinator_pid, vocab_file, do_lower_case, output_dir, num_shards, options,
+                chunk_bytes, plan, next_shard, messages) -> None:
+    """A worker process: claims shards until none is left, reporting each chunk's and shard's
+    counts, or its exception, through `messages`."""
+    # The stop signals arrive blocked (the coordinator blocks them while starting workers), so
+    # the coordinator's handlers, which a forked child inherits, never run here. Ctrl-C reaches
+    # the whole process group: the coordinator stops the workers, so they ignore it. SIGTERM is
+    # the default (die at once, without a traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_coordinator(coordinator_pid)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    try:
+        tokenizer = _make_tokenizer(vocab_file, do_lower_case)
+        while True:
+            with next_shard.get_lock():
+                shard = next_shard.value
+                next_shard.value += 1
+            if shard >= num_shards:
+                return
+            stats = make_shard(shard, plan[shard], output_dir, num_shards, tokenizer, options,
+                               chunk_bytes, progress=lambda chunk: messages.put(("chunk", chunk)))
+            messages.put(("shard", stats))
+    except Exception as e:  # Reported by the coordinator, which stops the others.
+        try:
+            pickle.dumps(e)
+        except Exception:
+            e = RuntimeError(f"{type(e).__name__}: {e}")
+        messages.put(("failed", e, traceback.format_exc()))
+
+
+def _die_with_coordinator(coordinator_pid: int) -> None:
+    """Makes the kernel kill this process when the coordinator dies (SIGKILL, a crash), so no
+    worker goes on writing shards after the command has ended. Linux only (prctl's
+    PR_SET_PDEATHSIG, which watches the thread that started the worker: the coordinator's main
+    thread); elsewhere a killed coordinator's workers run until their shards are done."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL))
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != coordinator_pid:  # It died before prctl took effect.
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def _stop_signals_blocked():
+    """SIGINT and SIGTERM held back (delivered on exit) in this thread and the processes it
+    starts, where the platform can block signals."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def summary_dict(stats: ShardStats, options: PretrainingDataOptions, input_files: list[str],

@@ -24,9 +24,17 @@ ORIGINAL_FEATURES = original_parse_spec(64, 10)
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory) -> tuple[str, str]:
-    """(fast generator's folder, Beam pipeline's folder), made once from the same arguments."""
+    """(fast generator's folder, Beam pipeline's folder), made once from the same arguments.
+
+    The Beam folder holds an earlier run's output first (another num_shards), a temp folder of
+    a killed Beam run and a file of the user's: the run replaces the first, deletes the second
+    and keeps the third."""
     fast_dir = str(tmp_path_factory.mktemp("fast"))
     beam_dir = str(tmp_path_factory.mktemp("beam"))
+    for name in ("summary.json", "pretraining-00004-of-00005.tfrecord", "notes.txt"):
+        with open(os.path.join(beam_dir, name), "w") as f:
+            f.write("earlier")
+    os.makedirs(os.path.join(beam_dir, "beam-temp-pretraining-" + "0" * 32, "part"))
     fast_generation.generate([SAMPLE], fast_dir, VOCAB, True,
                              OPTIONS, num_shards=SHARDS, chunk_bytes=CHUNK_BYTES)
     beam_pipeline.run_beam([SAMPLE], beam_dir, VOCAB, True, OPTIONS, num_shards=SHARDS,
@@ -63,8 +71,9 @@ def test_summary_has_the_same_counts(outputs):
 
 def test_files_are_named_like_the_fast_generators_and_parse_as_the_original(outputs):
     names = [f"pretraining-{shard:05d}-of-00003.tfrecord" for shard in range(SHARDS)]
-    # Nothing else is left behind: no Beam temp folder, no stats file.
-    assert sorted(os.listdir(outputs[1])) == names + ["summary.json"]
+    # Nothing else is left behind: no Beam temp folder, no stats file, no earlier run's shard;
+    # the user's file stays.
+    assert sorted(os.listdir(outputs[1])) == ["notes.txt"] + names + ["summary.json"]
     for name in names:
         for record in tf.data.TFRecordDataset(os.path.join(outputs[1], name)):
             example = tf.io.parse_single_example(record, ORIGINAL_FEATURES)
@@ -77,4 +86,4 @@ def test_a_corpus_without_text_is_an_error_and_leaves_no_shards(tmp_path):
     with pytest.raises(InputError, match="no document"):
         beam_pipeline.run_beam([str(corpus)], str(tmp_path / "out"), VOCAB, True, OPTIONS,
                                num_shards=2, pipeline_args=DIRECT)
-    assert os.listdir(tmp_path / "out") == []
+    assert not (tmp_path / "out").exists()  # Refused before the folder is touched.

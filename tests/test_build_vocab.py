@@ -66,7 +66,7 @@ def cli_runs(text_file, tmp_path_factory):
 def test_vocab_layout_and_coverage(text_file, tmp_path, lower_case):
     vocab_file = str(tmp_path / "vocab.txt")
     vocab = wordpiece_vocab.build_vocab([text_file], vocab_file, vocab_size=400,
-                                        lower_case=lower_case)
+                                        lower_case=lower_case).tokens
     with open(vocab_file, encoding="utf-8") as f:
         assert f.read().split("\n")[:-1] == vocab
     assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -102,11 +102,67 @@ def test_vocab_size_below_required_tokens_is_refused():
     assert len(vocab) == 12 and {"a", "##a", "b", "##b", "c", "##c"} <= set(vocab)
 
 
+def test_the_threshold_search_is_the_learners(text_file):
+    """learn() runs tensorflow-text's learner step by step (to know where its search ended):
+    the same vocab as the learner's own learn(), whatever the size and lowest threshold."""
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+    with open(text_file, "rb") as f:
+        counts = wordpiece_vocab.count_words(f.read().splitlines(), lower_case=True)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    for vocab_size, min_piece_count in [(120, 10), (200, 10), (400, 10), (400, 2), (60, 1)]:
+        tried = []
+        ours = wordpiece_vocab._learn(ordered, vocab_size, min_piece_count,
+                                      lambda t, n: tried.append((t, n)))
+        assert ours.tokens == learner.learn(ordered, vocab_size,
+                                            list(wordpiece_vocab.SPECIAL_TOKENS),
+                                            lower_thresh=min_piece_count)
+        assert tried == list(ours.sizes.items()) and tried[-1] == (ours.threshold,
+                                                                    len(ours.tokens))
+
+
+def test_a_lower_min_piece_count_gives_more_tokens():
+    counts = {f"w{n}": n for n in range(1, 31)}  # "w1" seen once ... "w30" thirty times
+    default = wordpiece_vocab.learn(counts, vocab_size=200)
+    lower = wordpiece_vocab.learn(counts, vocab_size=200, min_piece_count=3)
+    assert len(default.tokens) < len(lower.tokens) < 200
+    assert default.threshold in (9, 10) and lower.threshold in (2, 3)  # one below, at most
+    assert "w12" in default.tokens and "w4" not in default.tokens and "w4" in lower.tokens
+    assert default.tokens == wordpiece_vocab.learn_vocab(counts, vocab_size=200)
+
+
+def test_shortfall_names_the_reason():
+    def learned(size, threshold, sizes, lowest=10):
+        return wordpiece_vocab.LearnedVocab(["t"] * size, threshold, sizes, lowest)
+
+    assert learned(100, 12, {12: 100}).shortfall(100, 10) is None
+    assert learned(90, 9, {10: 80, 9: 90}).shortfall(100, 10).startswith(
+        "every piece seen at least 9 times is already in, and the learner's threshold goes no "
+        "lower (--min_piece_count=10)")
+    assert "no word of this text is rarer" in learned(90, 40, {40: 90}, 40).shortfall(100, 10)
+    assert learned(90, 1, {1: 90}, 1).shortfall(100, 1).startswith("every piece of this text")
+    assert learned(90, 30, {29: 120, 30: 90}).shortfall(100, 10) == (
+        "a threshold of 29 instead of 30 gives 120 tokens, more than that")
+    assert learned(97, 30, {30: 97}).shortfall(100, 10).startswith(
+        "the learner stops within 5% below it")
+
+
+def test_the_clis_default_min_piece_count_is_the_learners():
+    # The CLI repeats the default so that --help loads no TensorFlow; run, not imported (the
+    # original's flags, which another test imports, would clash with its own).
+    result = subprocess.run([sys.executable, "-m", "data_prep.build_vocab", "--helpfull"],
+                            cwd=REPO, capture_output=True, text=True)
+    flag_help = result.stdout[result.stdout.index("--min_piece_count:"):]
+    assert flag_help.split("(default: ", 1)[1].startswith(
+        f"'{wordpiece_vocab.DEFAULT_MIN_PIECE_COUNT}')")
+
+
 def test_cli_writes_vocab(cli_runs):
     tmp, results = cli_runs
     returncode, stdout, stderr = results["ok"]
     assert returncode == 0, stderr
-    assert "wrote" in stdout
+    size = len((tmp / "vocab.txt").read_text(encoding="utf-8").splitlines())
+    assert stderr.strip().splitlines()[-1].startswith(f"wrote {size} tokens to {tmp / 'vocab.txt'}")
     assert (tmp / "vocab.txt").read_text(encoding="utf-8").startswith("[PAD]\n[UNK]\n")
 
 

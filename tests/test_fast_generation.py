@@ -1,15 +1,17 @@
-"""The fast generator end to end: deterministic shards, the original's features, atomic files."""
+"""The fast generator end to end: deterministic shards, the original's features, atomic files, a
+rerun replacing an earlier run's output, a failing worker's exception reaching the caller."""
 
 import json
+import logging
 import os
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
 from data_prep import fast_generation
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
+from official.pretraining_shards import SUMMARY_FILE, shard_path
 from official.text.vocab import load_vocab
 from tests.reference_bert import original_parse_spec
 
@@ -52,7 +54,7 @@ def test_shards_are_byte_identical_whatever_the_workers(tmp_path):
 
 def test_records_parse_with_the_originals_features(tmp_path):
     fast_generation.generate([SAMPLE], str(tmp_path), VOCAB, True, OPTIONS, num_shards=1)
-    records = tf.data.TFRecordDataset(fast_generation.shard_path(str(tmp_path), 0, 1))
+    records = tf.data.TFRecordDataset(shard_path(str(tmp_path), 0, 1))
     count = 0
     for record in records:
         example = tf.io.parse_single_example(record, ORIGINAL_FEATURES)
@@ -85,12 +87,43 @@ def test_a_rerun_after_a_kill_clears_its_temp_files(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["pretraining-00000-of-00001.tfrecord", "summary.json"]
 
 
+def test_a_rerun_replaces_the_earlier_runs_output(tmp_path, caplog):
+    """Another --num_shards into the same folder: the earlier run's shards and summary go (and
+    only they: other files stay), so `*.tfrecord` is this run's alone."""
+    fast_generation.generate([SAMPLE], str(tmp_path), VOCAB, True, OPTIONS, num_shards=3)
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "pretraining-0-of-3.tfrecord").write_text("not a shard name")
+    caplog.set_level(logging.INFO, logger="absl")
+    fast_generation.generate([SAMPLE], str(tmp_path), VOCAB, True, OPTIONS, num_shards=2)
+    assert sorted(os.listdir(tmp_path)) == [
+        "notes.txt", "pretraining-0-of-3.tfrecord", "pretraining-00000-of-00002.tfrecord",
+        "pretraining-00001-of-00002.tfrecord", SUMMARY_FILE]
+    assert json.loads((tmp_path / SUMMARY_FILE).read_text())["num_shards"] == 2
+    removed = [r.getMessage() for r in caplog.records if "removed" in r.getMessage()]
+    assert removed == [f"{tmp_path}: removed the earlier run's output ({SUMMARY_FILE} and 3 "
+                       f"shard files) before writing this run's"]
+
+
+def test_a_failing_worker_reports_its_exception_and_leaves_no_temp_file(tmp_path):
+    # A byte range of a file that is gone stands for any failure inside a worker process: it
+    # must reach the caller as the worker's own exception, with the worker's traceback.
+    plan = [[fast_generation.corpus_shards.ByteRange(str(tmp_path / "gone.txt"), 0, 1000)]]
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(FileNotFoundError, match="gone.txt") as raised:
+        fast_generation._generate_in_workers(plan, str(out), 1, VOCAB, True, OPTIONS, 20_000,
+                                             num_workers=2,
+                                             progress=fast_generation._Progress(1000))
+    assert any("in a worker process" in note for note in raised.value.__notes__)
+    assert os.listdir(out) == []
+
+
 def test_bad_inputs(tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n  \n")
     with pytest.raises(InputError, match=r"empty.txt: no document with any text"):
         fast_generation.generate([str(empty)], str(tmp_path / "out"), VOCAB, True, OPTIONS)
-    assert not [n for n in os.listdir(tmp_path / "out") if n.endswith(".tfrecord")]
+    assert not (tmp_path / "out").exists()  # Refused before the folder is touched.
 
     no_mask = tmp_path / "vocab.txt"
     no_mask.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n")
