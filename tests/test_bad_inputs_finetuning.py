@@ -1,5 +1,7 @@
 """run_classifier, run_squad and run_ner with bad input, as a user meets it: checked before any
-work, one line naming the flag or file, no traceback, the output location as it was.
+work, one line naming the flag or file, no traceback, the output location as it was. (What the
+fine-tuning jobs share with run_pretraining, the training loop's stop at a non-finite loss and
+the output_dir's checks, is tested there: tests/test_bad_inputs_pretraining.py.)
 
 Each case is a subprocess (tests/cli.py) on a toy task in GLUE's SST-2 layout
 (tests/test_run_classifier.py writes it) with a tiny model. "As it was" is
@@ -63,15 +65,11 @@ def data_copy(files, tmp_path):
     return tmp_path / "data"
 
 
-@pytest.mark.parametrize("split, flags", [
-    ("train", ["--do_train"]),
-    ("dev", ["--do_train", "--do_eval"]),
-], ids=["train", "dev"])
-def test_a_split_with_only_a_header_is_refused_before_any_record(files, tmp_path, split, flags):
+def test_a_split_with_only_a_header_is_refused_before_any_record(files, tmp_path):
     data = data_copy(files, tmp_path)
-    (data / f"{split}.tsv").write_text("sentence\tlabel\n")
-    result = classify(files, tmp_path / "out", *flags, data=data)
-    refused(result, "run_classifier: ", f"{data / split}.tsv: no examples after its header")
+    (data / "train.tsv").write_text("sentence\tlabel\n")
+    result = classify(files, tmp_path / "out", "--do_train", "--do_eval", data=data)
+    refused(result, "run_classifier: ", f"{data / 'train'}.tsv: no examples after its header")
     assert not (tmp_path / "out").exists()
 
 
@@ -84,10 +82,9 @@ def test_a_bad_row_in_the_test_file_stops_the_run_before_training(files, tmp_pat
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("flag", ["--do_predict", "--do_eval"])
-def test_predicting_from_a_never_fine_tuned_output_dir_is_refused(files, tmp_path, flag):
-    result = classify(files, tmp_path / "out", flag)
-    refused(result, f"{flag} without --do_train", "no fine-tuned checkpoint",
+def test_predicting_from_a_never_fine_tuned_output_dir_is_refused(files, tmp_path):
+    result = classify(files, tmp_path / "out", "--do_predict")
+    refused(result, "--do_predict without --do_train", "no fine-tuned checkpoint",
             "--allow_untrained_head")
     assert not (tmp_path / "out").exists()
 
@@ -132,78 +129,34 @@ def test_a_rerun_with_another_config_is_refused_and_changes_nothing(files, finis
     assert snapshot(out) == before
 
 
-def test_a_diverging_fine_tuning_stops_without_saving(files, tmp_path):
-    result = classify(files, tmp_path / "out", "--do_train", "--learning_rate=1e10",
-                      "--warmup_proportion=0", "--num_train_epochs=4",
-                      "--save_checkpoints_steps=1", "--iterations_per_loop=1")
-    line = refused(result, "not finite (nan or inf) at step", "training stopped without saving")
-    step = int(line.split("at step ")[1].split(":")[0])
-    saved = [int(n[len("model.ckpt-"):-len(".index")]) for n in os.listdir(tmp_path / "out")
-             if n.startswith("model.ckpt-") and n.endswith(".index")]
-    assert all(s < step for s in saved)
-
-
-def test_a_cut_short_cached_record_is_made_again(files, finished, tmp_path):
-    out = copy_of(finished, tmp_path)
-    expected = (out / "test_results.tsv").read_bytes()
-    record = out / "sst-2-test.tf_record"
-    record.write_bytes(record.read_bytes()[:-10])
-    (out / "test_results.tsv").unlink()
-    result = succeeded(classify(files, out, "--do_predict"))
-    assert "test: 8 examples (records written)" in result.stderr
-    assert (out / "test_results.tsv").read_bytes() == expected
-
-
 def test_a_hugging_face_folder_is_an_init_checkpoint(files, tmp_path):
-    weights = original_weights(CONFIG, heads=False)
-    (tmp_path / "hf_tanh").mkdir()
-    hf.write(str(tmp_path / "hf_tanh"), CONFIG, weights)
+    """(A folder whose config computes something else is refused: test_checkpoints_hf.)"""
+    (tmp_path / "hf").mkdir()
+    hf.write(str(tmp_path / "hf"), CONFIG, original_weights(CONFIG, heads=False))
     succeeded(classify(files, tmp_path / "out", "--do_train",
-                       f"--init_checkpoint={tmp_path / 'hf_tanh'}"))
-    # Hugging Face's "gelu" is the exact one: a config that says the original's tanh "gelu"
-    # would load the weights and compute something else. Refused, naming the difference.
-    exact = BertConfig(**dict(CONFIG.to_dict(), hidden_act="gelu_exact"))
-    (tmp_path / "hf_exact").mkdir()
-    hf.write(str(tmp_path / "hf_exact"), exact, weights)
-    result = classify(files, tmp_path / "out2", "--do_train",
-                      f"--init_checkpoint={tmp_path / 'hf_exact'}")
-    refused(result, f"{tmp_path / 'hf_exact'}: its config differs from the model's in "
-                    "hidden_act ('gelu_exact' vs 'gelu')")
-    assert not (tmp_path / "out2").exists()
+                       f"--init_checkpoint={tmp_path / 'hf'}"))
+    assert (tmp_path / "out" / "model.ckpt-4.index").exists()
 
 
-def test_an_output_dir_that_is_a_file_is_refused(files, tmp_path):
-    (tmp_path / "a_file").write_text("x")
-    result = classify(files, tmp_path / "a_file", "--do_train")
-    refused(result, f"--output_dir={tmp_path / 'a_file'}: is a file, not a directory")
-    assert (tmp_path / "a_file").read_text() == "x"
-
-
-def test_run_squad_checks_before_reading_and_refuses_an_untrained_head(files, tmp_path):
-    squad_file = tmp_path / "dev.json"
-    squad_file.write_text('{"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context":'
-                          ' "a good movie", "qas": [{"id": "q", "question": "what ?", '
-                          '"answers": [{"text": "good", "answer_start": 2}]}]}]}]}')
-    common = ["run_scripts.run_squad", f"--vocab_file={files['vocab_file']}",
-              f"--bert_config_file={files['bert_config_file']}", f"--predict_file={squad_file}",
-              f"--output_dir={tmp_path / 'out'}", "--max_query_length=8", "--doc_stride=8"]
-    result = run_module(*common, "--do_predict", "--max_seq_length=24")
-    refused(result, "run_squad: --do_predict without --do_train", "--allow_untrained_head")
-    result = run_module(*common, "--do_train", f"--train_file={squad_file}",
-                        "--max_seq_length=384")
-    refused(result, "--max_seq_length=384 is more than the max_position_embeddings=32")
+def test_run_squad_checks_the_config_before_reading_its_files(files, tmp_path):
+    squad_file = tmp_path / "train.json"
+    squad_file.write_text('{"version": "1.1", "data": []}')
+    result = run_module("run_scripts.run_squad", f"--vocab_file={files['vocab_file']}",
+                        f"--bert_config_file={files['bert_config_file']}",
+                        f"--output_dir={tmp_path / 'out'}", "--do_train",
+                        f"--train_file={squad_file}", "--max_seq_length=384")
+    refused(result, "run_squad: --max_seq_length=384 is more than the "
+                    "max_position_embeddings=32")
     assert not (tmp_path / "out").exists()
 
 
-def test_run_ner_refuses_an_untrained_head_and_an_empty_file(files, tmp_path):
+def test_run_ner_refuses_an_untrained_head(files, tmp_path):
     data = tmp_path / "conll"
     data.mkdir()
-    (data / "eng.train").write_text("")
-    (data / "eng.testb").write_text("good B-ORG\n")
-    common = ["run_scripts.run_ner", f"--data_dir={data}", f"--vocab_file={files['vocab_file']}",
-              f"--bert_config_file={files['bert_config_file']}", "--max_seq_length=16",
-              f"--output_dir={tmp_path / 'out'}"]
-    refused(run_module(*common, "--do_predict"), "run_ner: --do_predict without --do_train",
-            "--allow_untrained_head")
-    refused(run_module(*common, "--do_train"), f"{data / 'eng.train'}: no sentences")
+    (data / "eng.testb").write_text("good NN I-NP B-ORG\n")
+    result = run_module("run_scripts.run_ner", f"--data_dir={data}",
+                        f"--vocab_file={files['vocab_file']}",
+                        f"--bert_config_file={files['bert_config_file']}", "--max_seq_length=16",
+                        f"--output_dir={tmp_path / 'out'}", "--do_predict")
+    refused(result, "run_ner: --do_predict without --do_train", "--allow_untrained_head")
     assert not (tmp_path / "out").exists()

@@ -114,3 +114,24 @@ def test_encoder_weights_of_another_size_are_rejected(tiny_config, tmp_path):
     bundle.weights["bert/embeddings/word_embeddings"] = np.zeros((99, 32), "float32")
     with pytest.raises(ValueError, match=r"word_embeddings checkpoint \[99, 32\] vs model"):
         tf1.assign(build_encoder(tiny_config), bundle.weights, "test")
+
+
+def test_a_folder_whose_config_computes_otherwise_is_refused(tiny_config, tmp_path):
+    """A Hugging Face folder as --init_checkpoint: its config.json must agree with the model's
+    (the same shapes with HF's exact "gelu" against the original's tanh "gelu" would load and
+    compute something else); dropout rates may differ."""
+    import dataclasses
+
+    from official import checkpoints
+    from official.checkpoints.errors import CheckpointError
+
+    exact = dataclasses.replace(tiny_config, hidden_act="gelu_exact", hidden_dropout_prob=0.3)
+    weights = original_weights(exact, heads=False)
+    hf.write(str(tmp_path), exact, weights)
+    with pytest.raises(CheckpointError, match=r"its config differs from the model's in "
+                                              r"hidden_act \('gelu_exact' vs 'gelu'\)$"):
+        checkpoints.load_init_checkpoint(str(tmp_path), build_encoder(tiny_config))
+    encoder = build_encoder(dataclasses.replace(tiny_config, hidden_act="gelu_exact"))
+    checkpoints.load_init_checkpoint(str(tmp_path), encoder)
+    np.testing.assert_array_equal(encoder.pooler.kernel.numpy(),
+                                  weights["bert/pooler/dense/kernel"])

@@ -136,3 +136,9 @@ def test_our_tf1_checkpoint_reads_in_tf1_code(tiny_config, tmp_path):
 def test_missing_checkpoint_is_a_one_line_error(tmp_path):
     with pytest.raises(checkpoints.CheckpointError, match=r"no checkpoint there"):
         checkpoints.read_weights(str(tmp_path / "nothing"))
+    # A folder: what it lacks, every kind of weights an --init_checkpoint may be.
+    with pytest.raises(checkpoints.CheckpointError,
+                       match=rf"^{tmp_path}: no checkpoint there \(a folder without a "
+                             r"'checkpoint' file, bert_model.ckpt.index, Hugging Face "
+                             r"model.safetensors or keras-hub metadata.json\)$"):
+        checkpoints.read_weights(str(tmp_path))

@@ -222,3 +222,26 @@ def test_preset_parameter_counts(name):
 def test_bert_base_and_large_counts():
     assert count_by_formula(configs.preset("base")) == 109_482_240    # "110M"
     assert count_by_formula(configs.preset("large")) == 335_141_888   # "340M"
+
+
+def test_a_missing_field_is_named_with_the_default_it_takes(tmp_path, caplog):
+    values = json.loads(BASE_UNCASED_JSON)
+    del values["initializer_range"], values["type_vocab_size"]
+    path = write(tmp_path, json.dumps(values))
+    with caplog.at_level(logging.WARNING):
+        config = BertConfig.from_json_file(path)
+    assert config.type_vocab_size == 16 and config.initializer_range == 0.02
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [f"{path}: missing, so the original's defaults are used: "
+                        f"type_vocab_size=16, initializer_range=0.02"]
+
+
+def test_a_misspelt_key_is_an_error_naming_the_field_it_resembles(tmp_path):
+    values = json.loads(BASE_UNCASED_JSON)
+    values["num_hidden_layer"] = values.pop("num_hidden_layers")
+    with pytest.raises(ConfigError, match=r"unknown key num_hidden_layer \(did you mean "
+                                          r"num_hidden_layers\?\)"):
+        BertConfig.from_json_file(write(tmp_path, json.dumps(values)))
+    # A near name of a field that is there too is an extra, tolerated with the warning above.
+    values["num_hidden_layers"] = 12
+    assert BertConfig.from_json_file(write(tmp_path, json.dumps(values))).num_hidden_layers == 12

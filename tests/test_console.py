@@ -3,6 +3,7 @@ notes (the last through a subprocess, as an entry point imports TensorFlow)."""
 
 import io
 import logging
+import os
 import subprocess
 import sys
 
@@ -49,16 +50,12 @@ def test_verbosity_is_read_before_flags_are_parsed():
     assert console._verbosity(["prog", "--other"]) == 0
 
 
-def quiet_import(*argv, env=None):
+def test_tensorflow_notes_show_when_asked_for():
+    """--verbosity=1: TensorFlow's C++ start-up notes as it prints them. (Held back otherwise:
+    what an entry point prints is checked in tests/test_bad_inputs_pretraining.py.)"""
     code = ("import sys; from official import console; "
             "console.import_tensorflow_quietly(sys.argv); print('imported', file=sys.stderr)")
-    return subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True,
-                          text=True, env=env)
-
-
-def test_tensorflow_notes_are_held_back_unless_asked_for():
-    import os
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    assert quiet_import(env=env).stderr == "imported\n"
-    shown = quiet_import("--verbosity=1", env=env).stderr
+    shown = subprocess.run([sys.executable, "-c", code, "--verbosity=1"], cwd=REPO,
+                           capture_output=True, text=True, env=env).stderr
     assert shown.endswith("imported\n") and len(shown.splitlines()) > 1

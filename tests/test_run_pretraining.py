@@ -143,20 +143,6 @@ def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
     assert f"step {step + 1}/{step + 1}" in log
 
 
-def test_sigkill_loses_only_the_steps_after_the_last_checkpoint(pretraining_records, tmp_path):
-    out = tmp_path / "out"
-    # Ready once the checkpoint state names step 2: its index file appears before that.
-    process = _start_until(pretraining_records, out,
-                           lambda: "model.ckpt-2" in str(tf.train.latest_checkpoint(str(out))),
-                           "--save_checkpoints_steps=2", "--log_steps=1")
-    process.kill()
-    process.communicate(timeout=60)
-    log = succeeded(run(pretraining_records, out, "--do_train", "--num_train_steps=1",
-                        "--do_eval", "--max_eval_steps=1"))
-    assert "Resuming from" in log
-    assert int(eval_results(out)["global_step"]) >= 2
-
-
 def test_mlm_only_data_has_no_next_sentence_metrics(pretraining_records, tmp_path):
     from data_prep import fast_generation
     from data_prep.pretraining_options import PretrainingDataOptions
