@@ -271,33 +271,6 @@ def fp16(args: argparse.Namespace) -> int:
 
 # ---- pretrain: BERT-Base throughput and MFU ------------------------------------------------------
 
-def make_trainer(config, dtype: str, jit: bool, output_dir: str, batch: int):
-    """bench/pretraining_throughput.py's `make_trainer` (run_pretraining's setup, no logging or
-    checkpoint inside the timed calls) with the batch size as an argument: that bench's is its
-    module constant BATCH, 16, sized for a CPU."""
-    import keras
-    import tensorflow as tf
-
-    from bench import pretraining_throughput as ptb
-    from official.modeling.encoder import build_encoder
-    from official.modeling.models import BertPretrainer
-    from official.tasks.pretraining import PretrainingTask
-    from official.training.job_setup import DTYPE_POLICIES
-    from official.training.optimization import create_optimizer, decay_exempt_variables
-    from official.training.trainer import LoopOptions, Trainer
-
-    keras.utils.set_random_seed(ptb.SEED)
-    strategy = tf.distribute.get_strategy()
-    with strategy.scope():
-        model = BertPretrainer(build_encoder(config, dtype=DTYPE_POLICIES[dtype]))
-        optimizer = create_optimizer("adamw", ptb.LEARNING_RATE, 10_000, 1_000,
-                                     decay_exempt=decay_exempt_variables(model))
-    big = 10 ** 9
-    return Trainer(strategy, model, optimizer, PretrainingTask(), LoopOptions(
-        output_dir=output_dir, num_train_steps=big, train_batch_size=batch, steps_per_loop=1,
-        log_steps=big, save_checkpoints_steps=big, jit_compile=jit))
-
-
 def pretrain(args: argparse.Namespace) -> int:
     import tensorflow as tf
 
@@ -307,8 +280,11 @@ def pretrain(args: argparse.Namespace) -> int:
 
     config = preset(args.size)
     gpus = tf.config.list_physical_devices("GPU")
-    trainer = make_trainer(config, args.dtype, args.jit, os.path.join(args.work_dir, "pretrain"),
-                           args.batch)
+    # The bench's setup (run_pretraining's, nothing logged or saved in the timed calls) at the
+    # GPU's batch.
+    trainer = ptb.make_trainer(config, args.dtype, args.jit,
+                               os.path.join(args.work_dir, "pretrain"), 10_000, 1_000,
+                               batch=args.batch)
     # The iterator as Trainer.train builds it, as bench/pretraining_throughput.ours_step does.
     iterator = iter(trainer._distribute(
         lambda context, batch_size, start: ptb.synthetic_dataset(config.vocab_size, batch_size),

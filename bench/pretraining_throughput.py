@@ -165,8 +165,9 @@ def _release() -> None:
 
 def make_trainer(config: BertConfig, dtype: str, jit: bool, output_dir: str,
                  num_train_steps: int, num_warmup_steps: int,
-                 learning_rate: float = LEARNING_RATE) -> Trainer:
-    """Our training setup as run_pretraining builds it (official/training/pretraining.py).
+                 learning_rate: float = LEARNING_RATE, batch: int = BATCH) -> Trainer:
+    """Our training setup as run_pretraining builds it (official/training/pretraining.py), at a
+    global batch of `batch` (this bench's CPU-sized BATCH; bench/device_check.py's GPU one).
 
     run() also turns on op determinism on a machine without a GPU; that is process-wide (it would
     apply to the keras-hub peer too), so it is left off here.
@@ -179,7 +180,7 @@ def make_trainer(config: BertConfig, dtype: str, jit: bool, output_dir: str,
                                      decay_exempt=decay_exempt_variables(model))
     big = 10 ** 9  # no log, summary or checkpoint boundary inside the timed calls
     return Trainer(strategy, model, optimizer, PretrainingTask(), LoopOptions(
-        output_dir=output_dir, num_train_steps=big, train_batch_size=BATCH, steps_per_loop=1,
+        output_dir=output_dir, num_train_steps=big, train_batch_size=batch, steps_per_loop=1,
         log_steps=big, save_checkpoints_steps=big, jit_compile=jit))
 
 
