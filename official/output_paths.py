@@ -43,7 +43,8 @@ def check_output_dir(path: str, flag: str = "output_dir") -> None:
         raise OutputPathError(f"--{flag}: required")
     existing = _nearest_existing(path)
     if not os.path.isdir(existing):
-        what = "is a file" if existing == os.path.abspath(path) else f"is inside the file {existing}"
+        what = ("is a file" if existing == os.path.abspath(path)
+                else f"is inside the file {existing}")
         raise OutputPathError(f"--{flag}={path}: {what}, not a directory")
     _check_writable_in(existing, flag, path)
 

@@ -9,7 +9,6 @@ Each case is a subprocess (tests/cli.py) on a toy task in GLUE's SST-2 layout
 output_dir was made at all).
 """
 
-import os
 import shutil
 
 import numpy as np

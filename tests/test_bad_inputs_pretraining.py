@@ -10,7 +10,6 @@ the shipped sample (a tiny model, seq 32, 5 predictions). What each case asserts
     rerun of the same command goes on from there.
 """
 
-import json
 import os
 import re
 import shutil

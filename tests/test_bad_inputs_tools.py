@@ -7,7 +7,7 @@ import pytest
 from official.checkpoints import tf1
 from official.configs import BertConfig
 from tests.checkpoint_helpers import original_weights
-from tests.cli import refused, run_module, snapshot, succeeded
+from tests.cli import refused, run_module, snapshot
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "movie", "the", "plot"]
 CONFIG = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1,
@@ -72,7 +72,8 @@ def test_convert_checkpoint_names_a_missing_input(model, tmp_path):
 def test_convert_checkpoint_refuses_an_output_dir_that_is_a_file(model, tmp_path):
     (tmp_path / "a_file").write_text("x")
     result = run_module("run_scripts.convert_checkpoint", "--input_format=tf1",
-                        f"--input={model / 'bert_model.ckpt'}", f"--output_dir={tmp_path / 'a_file'}")
+                        f"--input={model / 'bert_model.ckpt'}",
+                        f"--output_dir={tmp_path / 'a_file'}")
     refused(result, f"--output_dir={tmp_path / 'a_file'}: is a file, not a directory")
     assert (tmp_path / "a_file").read_text() == "x"
 

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import json
 import logging
 import os
-import sys
 import types
 
-from absl import flags
 import pytest
 import tensorflow as tf
 

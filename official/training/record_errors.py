@@ -78,7 +78,8 @@ def naming_bad_records(files: Sequence[str], config_file: str | None = None) -> 
         found = _ID_CHECK_MESSAGE.search(e.message)
         if not found:
             raise
+        where = ", ".join(files) if len(files) <= 3 else f"the {len(files)} input files"
         raise ValueError(
-            f"a record of {', '.join(files) if len(files) <= 3 else f'the {len(files)} input files'}"
-            f" holds token id {found.group(1)}, but {config_file or 'the config'} says "
+            f"a record of {where} holds token id {found.group(1)}, but "
+            f"{config_file or 'the config'} says "
             f"vocab_size={found.group(2)}: were the records made with another vocab?") from None
