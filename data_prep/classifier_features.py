@@ -34,6 +34,7 @@ from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.glue import InputExample, TaskProcessor, TsvError, read_tfds
 from official.atomic_files import atomic_path
+from official.tasks.base import Records
 from official.text.tokenizer import FullTokenizer
 
 # Examples tokenized per op call: big enough that the op's overhead vanishes, small enough
@@ -267,3 +268,38 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
 
     facts, reused = record_cache.cached(path, key, make)
     return RecordFile(path, facts["num_examples"], facts["num_records"], reused)
+
+
+class ClassifierData:
+    """run_classifier's data (`official.tasks.base.TaskData`): a task's TSV files in
+    `data_dir`, or TensorFlow Datasets' prepared glue/* data in `tfds_data_dir`, as cached
+    records in `output_dir`. The count that sets the updates is the split's examples.
+    The vocab is read by `read`, after the run's checks of it."""
+
+    def __init__(self, processor: TaskProcessor, data_dir: str | None,
+                 tfds_data_dir: str | None, max_seq_length: int, vocab_file: str,
+                 do_lower_case: bool, output_dir: str):
+        self.processor = processor
+        self.data_dir, self.tfds_data_dir = data_dir, tfds_data_dir
+        self.max_seq_length, self.output_dir = max_seq_length, output_dir
+        self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
+        self._examples: dict[str, list[InputExample]] = {}
+
+    def source(self, split: str) -> str:
+        if self.tfds_data_dir is not None:
+            return f"{self.tfds_data_dir} (glue/{self.processor.name} {split})"
+        return self.processor.path(self.data_dir, split)
+
+    def read(self, splits: Sequence[str]) -> int | None:
+        self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)
+        self._examples = {split: read_split(self.processor, self.data_dir, split,
+                                            self.tfds_data_dir) for split in splits}
+        return len(self._examples["train"]) if "train" in splits else None
+
+    def records(self, split: str) -> Records:
+        made = cached_tfrecord(self.processor, self.data_dir, split, self.max_seq_length,
+                               self.tokenizer, self.output_dir, tfds_data_dir=self.tfds_data_dir,
+                               examples=self._examples[split])
+        spec = parse_spec(self.max_seq_length, regression=self.processor.get_labels() is None)
+        return Records(made.path, spec, made.num_examples, made.num_records, self.source(split),
+                       made.reused)

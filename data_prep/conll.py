@@ -10,7 +10,6 @@ and what BERT NER code commonly does:
     convert_sentences   each sentence -> one or more `InputFeatures` (windows of whole words):
                         [CLS] word pieces [SEP], 0-padded; a word's tag on its first piece only
     write_tfrecord      features -> TFRecords; `cached_tfrecord` makes them once per setting
-    write_predictions   "word gold predicted" lines, conlleval's input
 
 Choices, and why:
 - Tags are IOB2 (every entity starts with B-): the files' IOB1 (B- only between two adjacent
@@ -59,8 +58,7 @@ Example:
     tokenizer = FullTokenizer("cased_L-12_H-768_A-12/vocab.txt", do_lower_case=False)
     sentences = read_conll("conll2003/eng.testa")
     features = convert_sentences(sentences, LABELS, 128, tokenizer)
-    ...  # predict, then per sentence one tag per word:
-    write_predictions(sentences, predicted_tags, "output_dir/eng.testa.predictions.txt")
+    ...  # predict: official.tasks.ner.NerTask writes "word gold predicted" per word
 """
 
 from __future__ import annotations
@@ -76,7 +74,8 @@ import tensorflow as tf
 from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.input_errors import InputError
-from official.atomic_files import atomic_path, open_atomically
+from official.atomic_files import atomic_path
+from official.tasks.base import Records
 from official.tasks.ner_metrics import iob1_to_iob2
 from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
 
@@ -389,23 +388,34 @@ def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenize
                       reused)
 
 
-def write_predictions(sentences: Sequence[Sentence], predicted_tags: Sequence[Sequence[str]],
-                      path: str) -> None:
-    """Writes "word gold predicted" per word, a blank line after each sentence: the input of
-    CoNLL's conlleval script (gold in IOB2, as read). Written atomically.
+class ConllData:
+    """run_ner's data (`official.tasks.base.TaskData`): one CoNLL file per split, as cached
+    records in `output_dir`. The count that sets the updates is the training file's windows,
+    known once its records are made; each split's `Records.examples` is its sentences.
 
-    Raises:
-      ValueError: the sentences and predictions differ in number, or a sentence's word count
-        and its tag count differ.
+    Args:
+      files: {"train", "dev", "test": path}; only the splits asked for are read.
+      vocab_file, do_lower_case: the tokenizer's, read by `read` (after the run's checks).
     """
-    if len(sentences) != len(predicted_tags):
-        raise ValueError(f"{len(sentences)} sentences but {len(predicted_tags)} predicted")
-    for index, (sentence, tags) in enumerate(zip(sentences, predicted_tags)):
-        if len(tags) != len(sentence.words):
-            raise ValueError(f"sentence {index} (line {sentence.line}): {len(sentence.words)} "
-                             f"words but {len(tags)} predicted tags")
-    with open_atomically(path) as f:
-        for sentence, tags in zip(sentences, predicted_tags):
-            f.writelines(f"{word} {gold} {predicted}\n"
-                         for word, gold, predicted in zip(sentence.words, sentence.tags, tags))
-            f.write("\n")
+
+    def __init__(self, files: dict[str, str], labels: Sequence[str], max_seq_length: int,
+                 vocab_file: str, do_lower_case: bool, output_dir: str):
+        self.files, self.labels = files, list(labels)
+        self.max_seq_length, self.output_dir = max_seq_length, output_dir
+        self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
+        self._sentences: dict[str, list[Sentence]] = {}
+
+    def source(self, split: str) -> str:
+        return self.files[split]
+
+    def read(self, splits: Sequence[str]) -> int | None:
+        self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)
+        # cached_tfrecord reads a file again only when its records are not cached yet.
+        self._sentences = {split: read_conll(self.files[split], self.labels) for split in splits}
+        return None  # windows are counted as the records are made
+
+    def records(self, split: str) -> Records:
+        made = cached_tfrecord(self.files[split], self.max_seq_length, self.tokenizer,
+                               self.output_dir, self.labels)
+        return Records(made.path, parse_spec(self.max_seq_length), made.num_features,
+                       made.num_records, self.files[split], made.reused, self._sentences[split])

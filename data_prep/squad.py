@@ -49,6 +49,8 @@ import tensorflow as tf
 from data_prep import record_cache
 from data_prep.input_errors import InputError
 from official.atomic_files import atomic_path
+from official.tasks.base import Records
+from official.tasks.squad import SquadSplit, check_answers
 from official.text.tokenizer import FullTokenizer
 
 # The original numbers features from here, so a unique_id never looks like an example index.
@@ -550,3 +552,72 @@ def cached_tfrecord(input_file: str, examples: list[SquadExample], tokenizer: Fu
 
     facts, reused = record_cache.cached(path, key, make)
     return RecordFile(path, facts["num_examples"], facts["num_features"], reused)
+
+
+class SquadData:
+    """run_squad's data (`official.tasks.base.TaskData`): `train_file` for "train",
+    `predict_file` for both "dev" and "test" (the original evaluates its predictions), as cached
+    records in `output_dir`. The count that sets the updates is the training file's questions,
+    not its windows, as the original counts.
+
+    Args:
+      settings: the feature settings (max_seq_length, doc_stride, max_query_length,
+        version_2_with_negative), run_squad's flags.
+      vocab_file, do_lower_case: the tokenizer's, read by `read` (after the run's checks).
+    """
+
+    def __init__(self, train_file: str | None, predict_file: str | None, settings: Any,
+                 vocab_file: str, do_lower_case: bool, output_dir: str):
+        self.files = {"train": train_file, "dev": predict_file, "test": predict_file}
+        self.settings, self.output_dir = settings, output_dir
+        self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
+        self._train: list[SquadExample] = []
+        self._predict: SquadSplit | None = None
+        self._made: dict[bool, Records] = {}
+
+    def source(self, split: str) -> str:
+        return self.files[split]
+
+    def read(self, splits: Sequence[str]) -> int | None:
+        self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)
+        v2 = self.settings.version_2_with_negative
+        if "train" in splits:
+            self._train = read_squad_examples(self.files["train"], True, v2)
+            if not self._train:
+                raise ValueError(f"{self.files['train']}: no question to train on")
+        if "dev" in splits or "test" in splits:
+            path = self.files["test"]
+            examples = read_squad_examples(path, False, v2)
+            with open(path, encoding="utf-8") as f:
+                gold = json.load(f)
+            try:
+                check_answers(gold, path, v2)
+            except ValueError:
+                if "dev" in splits:  # evaluating needs the answers; predicting does not
+                    raise
+                gold = None
+            features = list(convert_examples_to_features(
+                examples, self.tokenizer, is_training=False, **self._feature_settings()))
+            self._predict = SquadSplit(examples, features, gold)
+        return len(self._train) if "train" in splits else None
+
+    def records(self, split: str) -> Records:
+        is_training = split == "train"
+        if is_training not in self._made:
+            path = self.files[split]
+            made = cached_tfrecord(
+                path, self._train if is_training else self._predict.examples, self.tokenizer,
+                self.output_dir, is_training=is_training,
+                version_2_with_negative=self.settings.version_2_with_negative,
+                features=None if is_training else self._predict.features,
+                **self._feature_settings())
+            self._made[is_training] = Records(
+                made.path, parse_spec(self.settings.max_seq_length, is_training),
+                made.num_examples, made.num_features, path, made.reused,
+                None if is_training else self._predict)
+        return self._made[is_training]
+
+    def _feature_settings(self) -> dict[str, int]:
+        s = self.settings
+        return dict(max_seq_length=s.max_seq_length, doc_stride=s.doc_stride,
+                    max_query_length=s.max_query_length)

@@ -18,21 +18,19 @@ settings), checkpoints, eval_results.txt (after every epoch when training: the o
 plus the task's GLUE metrics), best/ (the checkpoint with the best GLUE score so far),
 test_results.tsv (class probabilities, the original's file) and <TASK>.tsv (GLUE's submission
 file). A run with only --do_predict (or --do_eval) uses the checkpoint a finished run left.
-"""
 
-import os
+The halves: data_prep/glue.py and classifier_features.py (files -> records),
+official/tasks/classification.py (model, loss, metrics, test files), and
+official/training/finetuning.py (the run every fine-tuning task shares).
+"""
 
 from absl import app
 from absl import flags
-from absl import logging
 
-from data_prep import classifier_features, glue
-from official.modeling.models import BertClassifier
-from official.tasks import classification, glue_metrics
-from official.text.tokenizer import FullTokenizer
-from official.training.finetuning import FinetuningOptions, FinetuningRun
-from official.training.finetuning_input import record_dataset
-from official.training.record_errors import naming_bad_records
+from data_prep import glue
+from data_prep.classifier_features import ClassifierData
+from official.tasks.classification import ClassificationTask
+from official.training import finetuning
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("data_dir", None,
@@ -46,92 +44,23 @@ common_flags.define_finetuning_flags()
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
-TEST_RESULTS_FILE = "test_results.tsv"
 
-
-def run(options: FinetuningOptions, task_name: str, data_dir: str | None,
-        tfds_data_dir: str | None, vocab_file: str, do_lower_case: bool) -> dict[str, float]:
-    """Trains, evaluates and predicts as the options say; returns the last eval metrics."""
-    if data_dir is None and tfds_data_dir is None:
+def run() -> dict[str, dict[str, float]]:
+    if FLAGS.data_dir is None and FLAGS.tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
-    processor = glue.get_processor(task_name, data_dir)
-    labels = processor.get_labels()
-    num_labels = 1 if labels is None else len(labels)
-    # Config, vocab, output_dir and --init_checkpoint are checked before any data is read.
-    job = FinetuningRun(options, lambda encoder: BertClassifier(encoder, num_labels),
-                        classification.ClassificationTask(num_labels))
-    tokenizer = FullTokenizer(vocab_file, do_lower_case)
-    spec = classifier_features.parse_spec(options.max_seq_length, regression=labels is None)
-
-    # Every split is read and checked before any record is written.
-    wanted = [split for split, asked in (("train", options.do_train), ("dev", options.do_eval),
-                                         ("test", options.do_predict)) if asked]
-    examples = {split: classifier_features.read_split(processor, data_dir, split, tfds_data_dir)
-                for split in wanted}
-    train_source = (processor.path(data_dir, "train") if tfds_data_dir is None
-                    else f"{tfds_data_dir} (glue/{processor.name} train)")
-    if options.do_train:
-        job.check_train_size(len(examples["train"]), train_source)
-
-    def records(split: str) -> classifier_features.RecordFile:
-        made = classifier_features.cached_tfrecord(
-            processor, data_dir, split, options.max_seq_length, tokenizer, options.output_dir,
-            tfds_data_dir=tfds_data_dir, examples=examples[split])
-        logging.info("%s %s: %d examples (%s)", processor.name, split, made.num_examples,
-                     "cached records reused" if made.reused else "records written")
-        return made
-
-    made = {split: records(split) for split in wanted}
-    train, dev, test = (made.get(split) for split in ("train", "dev", "test"))
-
-    def predict(records: classifier_features.RecordFile, batch_size: int) -> dict:
-        dataset = record_dataset(records.path, spec, batch_size, is_training=False)
-        return job.predict(dataset, keep=("label_ids", "is_real_example"))
-
-    def evaluate() -> dict[str, float]:
-        outputs = predict(dev, options.eval_batch_size)
-        return classification.evaluation_metrics(processor.name, outputs["logits"],
-                                                 outputs["label_ids"], outputs["is_real_example"])
-
-    metrics = {}
-    with naming_bad_records([r.path for r in made.values()]):
-        if options.do_train:
-            def dataset_fn(context, batch_size, start_step):
-                return record_dataset(train.path, spec, batch_size, is_training=True,
-                                      seed=options.seed + start_step, input_context=context)
-            metrics = job.train(dataset_fn, train.num_examples, train_source,
-                                evaluate if options.do_eval else None,
-                                "eval_" + glue_metrics.score_metric(processor.name)) or {}
-        if options.do_eval and not options.do_train:
-            job.restore()
-            metrics = job.evaluate(evaluate)
-        if options.do_predict:
-            job.restore()
-            logits = predict(test, options.predict_batch_size)["logits"]
-            if job.is_chief:
-                write_test_outputs(processor, logits, options.output_dir)
-    return metrics
-
-
-def write_test_outputs(processor: glue.TaskProcessor, logits, output_dir: str) -> None:
-    """test_results.tsv (the original's probabilities) and, for a GLUE task, its submission
-    file (label strings, or scores for regression)."""
-    classification.write_test_results(os.path.join(output_dir, TEST_RESULTS_FILE), logits)
-    if processor.submission_name is None:
-        return
-    labels = processor.get_labels()
-    predicted = ([str(float(score)) for score in logits[:, 0]] if labels is None
-                 else [labels[i] for i in logits.argmax(axis=-1)])
-    path = os.path.join(output_dir, glue.submission_file(processor.name))
-    classification.write_submission(path, predicted)
-    logging.info("Wrote %d test predictions to %s", len(predicted), path)
+    options = common_flags.finetuning_options()
+    processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
+    task = ClassificationTask(processor.name, processor.get_labels(),
+                              glue.submission_file(processor.name)
+                              if processor.submission_name else None)
+    data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
+                          FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir)
+    return finetuning.run(options, task, data)
 
 
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    entry_point.run_job("run_classifier", lambda: run(
-        common_flags.finetuning_options(), FLAGS.task_name, FLAGS.data_dir, FLAGS.tfds_data_dir,
-        FLAGS.vocab_file, FLAGS.do_lower_case))
+    entry_point.run_job("run_classifier", run)
 
 
 if __name__ == "__main__":

@@ -28,25 +28,17 @@ original skips it (SQuAD's own train set has a few).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 
 from absl import app
 from absl import flags
-from absl import logging
 
-from data_prep import squad as squad_data
+from data_prep.squad import SquadData
 from official.export.squad import SquadSettings
-from official.modeling.models import BertSpanLabeler
-from official.tasks import squad, squad_decoding
-from official.text.tokenizer import FullTokenizer
-from official.training.finetuning import FinetuningOptions, FinetuningRun
-from official.training.finetuning_input import record_dataset
-from official.training.record_errors import naming_bad_records
-from official.training.trainer import write_eval_results
+from official.tasks.squad import SquadTask
+from official.training import finetuning
+from official.training.finetuning import FinetuningOptions
 from run_scripts import common_flags, entry_point
-
-PREDICT_RESULTS_FILE = "predict_results.txt"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,99 +112,17 @@ def check_options(options: FinetuningOptions, squad_options: SquadOptions) -> No
             raise ValueError(f"{name} must be at least 1, got {getattr(squad_options, name)}")
 
 
-def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, float]:
-    """Trains, evaluates and predicts as the options say; returns the last figures (the
-    prediction's EM / F1 when it has answers, else the last evaluation's)."""
-    check_options(options, squad_options)
-    s = squad_options
-    v2 = s.version_2_with_negative
-    # Config, vocab, output_dir and --init_checkpoint are checked before any data is read.
-    job = FinetuningRun(options, BertSpanLabeler, squad.SquadTask())
-    tokenizer = FullTokenizer(s.vocab_file, s.do_lower_case)
-    convert_settings = dict(max_seq_length=options.max_seq_length, doc_stride=s.doc_stride,
-                            max_query_length=s.max_query_length)
-
-    # Every input is read and checked before output_dir is touched.
-    train_examples = None
-    if options.do_train:
-        train_examples = squad_data.read_squad_examples(s.train_file, True, v2)
-        if not train_examples:
-            raise ValueError(f"{s.train_file}: no question to train on")
-        # The original counts training steps in questions, not in windows (features).
-        job.check_train_size(len(train_examples), s.train_file)
-    if options.do_eval or options.do_predict:
-        predict_examples = squad_data.read_squad_examples(s.predict_file, False, v2)
-        with open(s.predict_file, encoding="utf-8") as f:
-            gold = json.load(f)
-        try:
-            squad.check_answers(gold, s.predict_file, v2)
-            labelled = True
-        except ValueError:
-            if options.do_eval:
-                raise
-            labelled = False
-        predict_features = list(squad_data.convert_examples_to_features(
-            predict_examples, tokenizer, is_training=False, **convert_settings))
-
-    def records(path, examples, is_training, features=None) -> squad_data.RecordFile:
-        made = squad_data.cached_tfrecord(
-            path, examples, tokenizer, options.output_dir, is_training=is_training,
-            version_2_with_negative=v2, features=features, **convert_settings)
-        logging.info("%s: %d questions, %d features (%s)", path, made.num_examples,
-                     made.num_features, "cached records reused" if made.reused else
-                     f"records written to {made.path}")
-        return made
-
-    def predict(batch_size: int) -> squad_decoding.SquadPredictions:
-        dataset = record_dataset(predict_records.path, squad_data.parse_spec(
-            options.max_seq_length, is_training=False), batch_size, is_training=False)
-        outputs = job.predict(dataset, keep=("unique_ids",))
-        return squad_decoding.decode_predictions(
-            predict_examples, predict_features, squad.raw_results(outputs),
-            n_best_size=s.n_best_size, max_answer_length=s.max_answer_length,
-            do_lower_case=s.do_lower_case, version_2_with_negative=v2,
-            null_score_diff_threshold=s.null_score_diff_threshold)
-
-    def evaluate() -> dict[str, float]:
-        return squad.evaluate(gold, predict(options.eval_batch_size), s.null_score_diff_threshold)
-
-    record_files = []
-    if options.do_eval or options.do_predict:
-        predict_records = records(s.predict_file, predict_examples, False, predict_features)
-        record_files.append(predict_records.path)
-    if options.do_train:
-        train_records = records(s.train_file, train_examples, True)
-        record_files.append(train_records.path)
-    metrics: dict[str, float] = {}
-    with naming_bad_records(record_files):
-        if options.do_train:
-            spec = squad_data.parse_spec(options.max_seq_length, is_training=True)
-
-            def dataset_fn(context, batch_size, start_step):
-                return record_dataset(train_records.path, spec, batch_size, is_training=True,
-                                      seed=options.seed + start_step, input_context=context)
-
-            metrics = job.train(dataset_fn, len(train_examples), s.train_file,
-                                evaluate if options.do_eval else None, squad.BEST_METRIC) or {}
-        if options.do_eval and not options.do_train:
-            job.restore()
-            metrics = job.evaluate(evaluate)
-        if options.do_predict:
-            job.restore()
-            predictions = predict(options.predict_batch_size)
-            if labelled:
-                metrics = squad.evaluate(gold, predictions, s.null_score_diff_threshold)
-            if job.is_chief:  # under multi_worker_mirrored every worker predicts; one writes
-                for path in squad_decoding.write_prediction_files(predictions,
-                                                                  options.output_dir):
-                    logging.info("Wrote %s", path)
-                if labelled:
-                    write_eval_results(os.path.join(options.output_dir, PREDICT_RESULTS_FILE),
-                                       metrics, job.step)
-                    logging.info("%s: %s", s.predict_file,
-                                 "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-                    print(json.dumps(metrics), flush=True)
-    return metrics
+def run() -> dict[str, dict[str, float]]:
+    options, s = common_flags.finetuning_options(), squad_options_from_flags()
+    check_options(options, s)
+    settings = SquadSettings(max_seq_length=options.max_seq_length, doc_stride=s.doc_stride,
+                             max_query_length=s.max_query_length, n_best_size=s.n_best_size,
+                             max_answer_length=s.max_answer_length,
+                             version_2_with_negative=s.version_2_with_negative,
+                             null_score_diff_threshold=s.null_score_diff_threshold)
+    data = SquadData(s.train_file, s.predict_file, settings, s.vocab_file, s.do_lower_case,
+                     options.output_dir)
+    return finetuning.run(options, SquadTask(settings, s.do_lower_case), data)
 
 
 def squad_options_from_flags() -> SquadOptions:
@@ -227,8 +137,7 @@ def squad_options_from_flags() -> SquadOptions:
 
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    entry_point.run_job(
-        "run_squad", lambda: run(common_flags.finetuning_options(), squad_options_from_flags()))
+    entry_point.run_job("run_squad", run)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,20 @@
-"""Training checkpoints (what the training loop saves) read back as original-named weights."""
+"""Training checkpoints (what the training loop saves): read back as original-named weights, and
+the roots every model declares (`checkpoint_items`) hold all it trains."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from official import checkpoints
 from official.checkpoints import converter, tf1
-from official.checkpoints.training import model_roots
-from official.modeling.encoder import build_encoder
-from official.modeling.models import BertClassifier, BertPretrainer
+from official.checkpoints.errors import CheckpointError
+from official.checkpoints.training import check_holds, model_roots
+from official.modeling.encoder import build_encoder, encoder_inputs
+from official.modeling.models import BertClassifier, BertPretrainer, _EncoderModel
+from official.tasks.classification import ClassificationTask
+from official.tasks.ner import NerTask
+from official.tasks.squad import SquadTask
 
 
 def save_training_checkpoint(model, config, directory):
@@ -66,3 +72,72 @@ def test_a_checkpoint_of_another_size_is_a_clear_error(tiny_config, tmp_path):
     bigger.to_json_file(str(tmp_path / "bert_config.json"))
     with pytest.raises(checkpoints.CheckpointError, match="model.ckpt-7"):
         checkpoints.read_weights(str(tmp_path))
+
+
+# ---- every model's trainable variables lie under a checkpoint root ------------------------------
+
+class BertRegressor(_EncoderModel):
+    """A model with a head under an attribute name no other model uses, as an adaptation or a new
+    task brings: it is saved because it declares the head, not because a list knows its name."""
+
+    def __init__(self, encoder, declare=True, **kwargs):
+        self.encoder = encoder
+        self.declare = declare
+        self.regressor = keras.layers.Dense(1, name="regressor")
+        inputs = encoder_inputs()
+        super().__init__(inputs=inputs,
+                         outputs=self.regressor(encoder(inputs)["pooled_output"]), **kwargs)
+
+    @property
+    def checkpoint_heads(self):
+        return {"regressor": self.regressor} if self.declare else {}
+
+
+def every_model(config):
+    """Each model the project trains, as its task builds it, and the regressor above."""
+    return {
+        "pretrainer": lambda: BertPretrainer(build_encoder(config)),
+        "classifier": lambda: ClassificationTask("mrpc", ["0", "1"]).build_model(
+            build_encoder(config)),
+        "sts-b": lambda: ClassificationTask("sts-b", None).build_model(build_encoder(config)),
+        "squad": lambda: SquadTask().build_model(build_encoder(config)),
+        "ner": lambda: NerTask(["O", "B-PER", "I-PER"]).build_model(build_encoder(config)),
+        "regressor": lambda: BertRegressor(build_encoder(config)),
+    }
+
+
+@pytest.mark.parametrize("name", ["pretrainer", "classifier", "sts-b", "squad", "ner",
+                                  "regressor"])
+def test_every_trainable_variable_survives_a_save_and_restore(tiny_config, tmp_path, name):
+    build = every_model(tiny_config)[name]
+    saved, restored = build(), build()
+    for variable in saved.trainable_variables:  # nothing left equal by chance
+        variable.assign(np.random.default_rng(len(variable.path)).normal(
+            size=variable.shape).astype(variable.dtype))
+    # As the training loop saves: the optimiser's variables list names the heads' variables too.
+    optimizer = keras.optimizers.Adam()
+    optimizer.build(saved.trainable_variables)
+    prefix = tf.train.Checkpoint(**model_roots(saved), optimizer=optimizer).write(
+        str(tmp_path / "model.ckpt-1"))
+    roots = model_roots(restored)
+    check_holds(prefix, roots)
+    tf.train.Checkpoint(**roots).read(prefix).assert_existing_objects_matched()
+    assert len(restored.trainable_variables) == len(saved.trainable_variables) > 0
+    for before, after in zip(saved.trainable_variables, restored.trainable_variables):
+        np.testing.assert_array_equal(after.numpy(), before.numpy(), err_msg=before.path)
+
+
+def test_a_head_the_model_does_not_declare_is_refused(tiny_config):
+    model = BertRegressor(build_encoder(tiny_config), declare=False)
+    with pytest.raises(ValueError, match=r"BertRegressor: 2 trainable variables lie under none "
+                                         r"of its checkpoint_items \(regressor/kernel"):
+        model_roots(model)
+
+
+def test_a_checkpoint_without_the_models_head_is_refused(tiny_config, tmp_path):
+    classifier = ClassificationTask("mrpc", ["0", "1"]).build_model(build_encoder(tiny_config))
+    prefix = tf.train.Checkpoint(**model_roots(classifier)).write(str(tmp_path / "model.ckpt-1"))
+    regressor = BertRegressor(build_encoder(tiny_config))
+    with pytest.raises(CheckpointError, match="holds no heads/regressor: those weights would "
+                                              "stay at their initial values"):
+        check_holds(prefix, model_roots(regressor))

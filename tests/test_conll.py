@@ -284,17 +284,3 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, uncased):
     with pytest.raises(conll.ConllError, match="eng.testb: no such file"):
         conll.cached_tfrecord(str(tmp_path / "eng.testb"), 16, uncased, out)
 
-
-def test_predictions_are_written_in_conll_format(tmp_path):
-    sentences = conll.read_conll(write(tmp_path, SAMPLE[:13]))
-    path = tmp_path / "predictions.txt"
-    conll.write_predictions(sentences, [["B-ORG", "O", "O", "O", "O"],
-                                        ["B-PER", "I-PER", "I-PER", "I-PER"]], str(path))
-    assert path.read_text(encoding="utf-8") == (
-        "EU B-ORG B-ORG\nrejects O O\nGerman B-MISC O\ncall O O\n. O O\n\n"
-        "Peter B-PER B-PER\nBlackburn I-PER I-PER\nSam B-PER I-PER\nJones I-PER I-PER\n\n")
-    with pytest.raises(ValueError, match="^2 sentences but 1 predicted$"):
-        conll.write_predictions(sentences, [["O"] * 5], str(tmp_path / "other.txt"))
-    with pytest.raises(ValueError, match=r"^sentence 1 \(line 10\): 4 words but 3 predicted"):
-        conll.write_predictions(sentences, [["O"] * 5, ["O"] * 3], str(tmp_path / "other.txt"))
-    assert sorted(os.listdir(tmp_path)) == ["predictions.txt", "sample.txt"]

@@ -2,6 +2,8 @@
 the scores. References are hand-built arrays and hand-computed numbers."""
 
 import math
+import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -141,3 +143,21 @@ def test_a_batch_of_padding_records_has_zero_loss():
     features["label_weights"] = tf.zeros_like(features["label_weights"])
     loss, _ = task.loss_and_stats(logits, features, task.normalizers(features))
     assert float(loss) == 0.0
+
+
+def test_tagged_words_are_written_in_conll_format(tmp_path):
+    sentences = [SimpleNamespace(words=["EU", "rejects", "German", "call", "."],
+                                 tags=["B-ORG", "O", "B-MISC", "O", "O"], line=3),
+                 SimpleNamespace(words=["Peter", "Blackburn", "Sam", "Jones"],
+                                 tags=["B-PER", "I-PER", "B-PER", "I-PER"], line=10)]
+    path = tmp_path / "predictions.txt"
+    ner.write_tagged_words(sentences, [["B-ORG", "O", "O", "O", "O"],
+                                         ["B-PER", "I-PER", "I-PER", "I-PER"]], str(path))
+    assert path.read_text(encoding="utf-8") == (
+        "EU B-ORG B-ORG\nrejects O O\nGerman B-MISC O\ncall O O\n. O O\n\n"
+        "Peter B-PER B-PER\nBlackburn I-PER I-PER\nSam B-PER I-PER\nJones I-PER I-PER\n\n")
+    with pytest.raises(ValueError, match="^2 sentences but 1 predicted$"):
+        ner.write_tagged_words(sentences, [["O"] * 5], str(tmp_path / "other.txt"))
+    with pytest.raises(ValueError, match=r"^sentence 1 \(line 10\): 4 words but 3 predicted"):
+        ner.write_tagged_words(sentences, [["O"] * 5, ["O"] * 3], str(tmp_path / "other.txt"))
+    assert sorted(os.listdir(tmp_path)) == ["predictions.txt"]

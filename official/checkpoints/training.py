@@ -3,9 +3,15 @@
 The training loop saves the whole state, object-based, under these roots:
 
     encoder     the BertEncoder
-    heads       {attribute name: head layer}: masked_lm and next_sentence when pretraining,
+    heads       {name: head layer}, as the model declares them in its `checkpoint_items`
+                (official/modeling/models.py): masked_lm and next_sentence when pretraining,
                 classifier or span when fine-tuning
     optimizer, step, and the input iterator when it can be saved (see official/training/trainer.py)
+
+`model_roots` refuses a model with a trainable variable under neither root (it would be trained
+and never saved), and `check_holds` a checkpoint that lacks one of the model's heads
+(tf.train.Checkpoint leaves what it does not find at its initial values without a word, so a
+head saved under another name would come back random).
 
 Keeping the encoder a root of its own lets any model read it back, whatever heads it has, so
 `--init_checkpoint=<output_dir>` of one job starts the next (fine-tuning from pretraining, further
@@ -19,28 +25,81 @@ import os
 
 import keras
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
-from official.modeling.encoder import build_encoder
+from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
 
 CONFIG_FILE = "bert_config.json"
-HEAD_NAMES = ("masked_lm", "next_sentence", "classifier", "span")
-_ENCODER_ROOT = "encoder/"
+_OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
 def model_roots(model: keras.Model) -> dict:
-    """The model's part of a training checkpoint: {"encoder": ..., "heads": {...}}."""
-    heads = {name: getattr(model, name) for name in HEAD_NAMES
-             if getattr(model, name, None) is not None}
-    return {"encoder": model.encoder, "heads": heads}
+    """The model's part of a training checkpoint: {"encoder": ..., "heads": {...}}, from its
+    `checkpoint_items` (a bare BertEncoder has no heads).
+
+    Raises:
+      ValueError: the model declares no checkpoint_items, or has trainable variables under
+        neither its encoder nor a declared head.
+    """
+    if isinstance(model, BertEncoder):
+        return {"encoder": model, "heads": {}}
+    items = getattr(model, "checkpoint_items", None)
+    if items is None:
+        raise ValueError(f"{type(model).__name__} declares no checkpoint_items: its encoder and "
+                         "heads cannot be saved")
+    covered = {id(v) for v in items["encoder"].variables}
+    covered.update(id(v) for head in items["heads"].values() for v in head.variables)
+    missing = [v.path for v in model.trainable_variables if id(v) not in covered]
+    if missing:
+        raise ValueError(f"{type(model).__name__}: {len(missing)} trainable variables lie under "
+                         f"none of its checkpoint_items ({', '.join(missing[:3])}"
+                         f"{', ...' if len(missing) > 3 else ''}): add the layer that holds them "
+                         "to its heads")
+    return items
+
+
+def saved_heads(prefix: str) -> set[str]:
+    """The names of the heads a training checkpoint holds, from its object graph.
+
+    Not from its variable names: a variable is listed under its shortest path from the root,
+    which for a head's variables is often the optimiser's (optimizer/_trainable_variables/N).
+    """
+    graph = _object_graph(prefix)
+    roots = {child.local_name: child.node_id for child in graph.nodes[0].children} if graph else {}
+    if "heads" not in roots:
+        return set()
+    return {child.local_name for child in graph.nodes[roots["heads"]].children}
+
+
+def _object_graph(prefix: str) -> trackable_object_graph_pb2.TrackableObjectGraph | None:
+    """An object-based checkpoint's graph of objects (None for a name-based TF1 checkpoint)."""
+    reader = tf.train.load_checkpoint(prefix)
+    if not reader.has_tensor(_OBJECT_GRAPH):
+        return None
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor(_OBJECT_GRAPH))
+    return graph
+
+
+def check_holds(prefix: str, roots: dict) -> None:
+    """Raises CheckpointError unless the training checkpoint at `prefix` holds every head of
+    `roots` (a `model_roots` dict)."""
+    lacking = sorted(set(roots["heads"]) - saved_heads(prefix))
+    if lacking:
+        raise CheckpointError(f"{prefix} holds no {' or '.join(f'heads/{h}' for h in lacking)}: "
+                              "those weights would stay at their initial values (a checkpoint "
+                              "of another model?)")
 
 
 def is_training_checkpoint(prefix: str) -> bool:
     """True for a checkpoint written by the training loop (its encoder is a root object)."""
-    return any(name.startswith(_ENCODER_ROOT) for name, _ in tf.train.list_variables(prefix))
+    graph = _object_graph(prefix)
+    return graph is not None and any(child.local_name == "encoder"
+                                     for child in graph.nodes[0].children)
 
 
 def read(prefix: str) -> tf1.Weights:
@@ -54,8 +113,7 @@ def read(prefix: str) -> tf1.Weights:
         raise CheckpointError(f"{prefix}: a training checkpoint needs the {CONFIG_FILE} written "
                               f"beside it, and {config_path} does not exist")
     encoder = build_encoder(BertConfig.from_json_file(config_path))
-    names = {name for name, _ in tf.train.list_variables(prefix)}
-    has_pretraining_heads = any(n.startswith("heads/masked_lm/") for n in names)
+    has_pretraining_heads = "masked_lm" in saved_heads(prefix)
     model = BertPretrainer(encoder) if has_pretraining_heads else encoder
     heads = ({"masked_lm": model.masked_lm, "next_sentence": model.next_sentence}
              if has_pretraining_heads else {})

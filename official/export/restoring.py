@@ -62,6 +62,7 @@ def restore_finetuned(model: keras.Model, path: str) -> str:
                               "roots): export the output_dir of run_classifier, run_ner or "
                               "run_squad")
     roots = training.model_roots(model)
+    training.check_holds(prefix, roots)
     try:
         tf.train.Checkpoint(**roots).read(prefix).expect_partial() \
             .assert_existing_objects_matched()

@@ -6,7 +6,9 @@
     BertTokenClassifier   each token -> num_labels logits (NER)
 
 Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`; inputs
-are the encoder's Hub-convention dict (plus `masked_lm_positions` for the pretrainer).
+are the encoder's Hub-convention dict (plus `masked_lm_positions` for the pretrainer). Each
+declares what its training checkpoints hold, `checkpoint_items`: the encoder, and its heads by
+name (official/checkpoints/training.py refuses a model with a trainable variable outside them).
 """
 
 import keras
@@ -16,7 +18,17 @@ from official.modeling.heads import DenseLogits, MaskedLMHead
 
 
 class _EncoderModel(keras.Model):
-    """Shared config plumbing: the encoder is serialised inside the model's config."""
+    """Shared plumbing: the encoder is serialised inside the model's config; the checkpoint
+    roots are the encoder and the heads a model names in `checkpoint_heads`."""
+
+    @property
+    def checkpoint_heads(self) -> dict[str, keras.layers.Layer]:
+        raise NotImplementedError(f"{type(self).__name__} must name its heads")
+
+    @property
+    def checkpoint_items(self) -> dict:
+        """{"encoder": the BertEncoder, "heads": {name: layer}}: a training checkpoint's roots."""
+        return {"encoder": self.encoder, "heads": self.checkpoint_heads}
 
     def get_config(self):
         return {"encoder": keras.layers.serialize(self.encoder), "name": self.name,
@@ -59,6 +71,10 @@ class BertPretrainer(_EncoderModel):
             "next_sentence_logits": self.next_sentence(outputs["pooled_output"]),
         }, **kwargs)
 
+    @property
+    def checkpoint_heads(self):
+        return {"masked_lm": self.masked_lm, "next_sentence": self.next_sentence}
+
 
 @keras.saving.register_keras_serializable(package="official")
 class BertClassifier(_EncoderModel):
@@ -78,6 +94,10 @@ class BertClassifier(_EncoderModel):
         # The encoder's layers called directly, its last one at [CLS] only (`pooled_output`).
         logits = self.classifier(pooled_output(encoder, inputs))
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    @property
+    def checkpoint_heads(self):
+        return {"classifier": self.classifier}
 
     def _head_config(self):
         return {"num_labels": self.num_labels}
@@ -99,6 +119,10 @@ class BertSpanLabeler(_EncoderModel):
         super().__init__(inputs=inputs, outputs={"start_logits": logits[:, :, 0],
                                                  "end_logits": logits[:, :, 1]}, **kwargs)
 
+    @property
+    def checkpoint_heads(self):
+        return {"span": self.span}
+
 
 @keras.saving.register_keras_serializable(package="official")
 class BertTokenClassifier(_EncoderModel):
@@ -116,6 +140,10 @@ class BertTokenClassifier(_EncoderModel):
         inputs = encoder_inputs()
         logits = self.classifier(encoder(inputs)["sequence_output"])
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    @property
+    def checkpoint_heads(self):
+        return {"classifier": self.classifier}
 
     def _head_config(self):
         return {"num_labels": self.num_labels}

@@ -1,7 +1,9 @@
-"""Sentence (pair) classification and regression: the loss, its running metrics, and results.
+"""Sentence (pair) classification and regression: the fine-tuning task, and its results.
 
-    ClassificationTask   the training loss (the original run_classifier's mean cross-entropy;
-                         mean squared error for a regression task such as STS-B)
+    ClassificationTask   run_classifier's task (official/tasks/base.py): `BertClassifier`, the
+                         original's mean cross-entropy loss (mean squared error for a regression
+                         task such as STS-B), dev metrics, best/ by the task's GLUE score, and the
+                         test split's test_results.tsv and GLUE submission file
     evaluation_metrics   dev-set figures from predicted logits: eval_loss and the task's GLUE
                          metrics (official/tasks/glue_metrics.py) with the original's eval_ prefix
     write_test_results   the original's test_results.tsv: each example's class probabilities
@@ -13,26 +15,48 @@ sum, as the original's metric_fn does.
 
 from __future__ import annotations
 
+import os
 from typing import Mapping, Sequence
 
+import keras
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from official.atomic_files import open_atomically
+from official.modeling.encoder import BertEncoder
+from official.modeling.models import BertClassifier
 from official.tasks import glue_metrics
+from official.tasks.base import Records
+
+TEST_RESULTS_FILE = "test_results.tsv"
 
 
 class ClassificationTask:
-    """The loss of `BertClassifier` logits (float32 [batch, num_labels]) against `label_ids`.
+    """Classifying a sentence or a pair with `BertClassifier` (float32 [batch, num_labels]
+    logits) against `label_ids`.
 
     Args:
-      num_labels: the classes; 1 means regression (the single logit is the score).
+      task_name: the GLUE task (or "tsv"), which names its metrics (glue_metrics).
+      labels: the label strings in id order; None for regression (one logit: the score).
+      submission_file: the GLUE leaderboard file --do_predict writes beside test_results.tsv,
+        e.g. "MRPC.tsv"; None writes none.
 
     Features: label_ids int32 [batch] (float32 for regression), is_real_example int32 [batch].
     """
 
-    def __init__(self, num_labels: int):
-        self.regression = num_labels == 1
+    keep = ("label_ids", "is_real_example")
+
+    def __init__(self, task_name: str, labels: Sequence[str] | None,
+                 submission_file: str | None = None):
+        self.task_name = task_name
+        self.labels = None if labels is None else list(labels)
+        self.regression = labels is None
+        self.submission_file = submission_file
+        self.best_metric = "eval_" + glue_metrics.score_metric(task_name)
+
+    def build_model(self, encoder: BertEncoder) -> keras.Model:
+        return BertClassifier(encoder, 1 if self.labels is None else len(self.labels))
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's real examples: the loss is a mean over the whole global batch."""
@@ -57,6 +81,26 @@ class ClassificationTask:
         if not self.regression:
             result["accuracy"] = float(stats["correct"]) / examples
         return result
+
+    def evaluate(self, outputs: Mapping[str, np.ndarray], records: Records) -> dict[str, float]:
+        return evaluation_metrics(self.task_name, outputs["logits"], outputs["label_ids"],
+                                  outputs["is_real_example"])
+
+    def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
+                          output_dir: str | None, step: int) -> dict[str, float]:
+        """test_results.tsv (the original's probabilities) and the submission file (label
+        strings, or scores for regression); GLUE's test labels are hidden, so no scores."""
+        if output_dir is None:
+            return {}
+        logits = outputs["logits"]
+        write_test_results(os.path.join(output_dir, TEST_RESULTS_FILE), logits)
+        if self.submission_file is not None:
+            predicted = ([str(float(score)) for score in logits[:, 0]] if self.labels is None
+                         else [self.labels[i] for i in logits.argmax(axis=-1)])
+            path = os.path.join(output_dir, self.submission_file)
+            write_submission(path, predicted)
+            logging.info("Wrote %d test predictions to %s", len(predicted), path)
+        return {}
 
 
 def example_losses(logits: tf.Tensor, labels: tf.Tensor, regression: bool) -> tf.Tensor:

@@ -5,6 +5,7 @@
     word_label_ids      windows' per-position predictions -> each sentence's per-word label ids
     predicted_tags      model outputs -> each sentence's per-word tags
     evaluate            model outputs + gold tags -> conlleval's entity P/R/F1 and the loss
+    write_tagged_words  "word gold predicted" lines, conlleval's input
 
 The features are data_prep.conll's records (read through official.training.finetuning_input):
 only a word's first piece is predicted, and a long sentence is split into windows of whole
@@ -19,7 +20,9 @@ loss is that of one big batch however the batch is split. Unlike masked-LM there
 a batch without any weight (padding records only) has a loss of 0, not 0/eps.
 
 This module takes plain arrays and tag lists, not data_prep's classes (the library does not
-import data_prep): a sentence here is its gold tags, one per word.
+import data_prep): a sentence here is its gold tags, one per word (or, for the fine-tuning task
+and `write_tagged_words`, anything with `words`, `tags` and the `line` it starts at, as
+data_prep.conll.Sentence).
 
 Example:
     outputs = run.predict(dataset, keep=PREDICT_FEATURES)     # official.training.finetuning
@@ -29,12 +32,23 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Mapping, Sequence
 
+import keras
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
+from official.atomic_files import open_atomically
+from official.modeling.encoder import BertEncoder
+from official.modeling.models import BertTokenClassifier
+from official.tasks.base import Records
 from official.tasks.ner_metrics import entity_scores
+from official.training.trainer import write_eval_results
+
+TEST_PREDICTIONS_FILE = "test_predictions.txt"
+TEST_RESULTS_FILE = "test_results.txt"
 
 # The features `FinetuningRun.predict` must keep beside the logits for `predicted_tags`
 # (label_ids too, for `evaluate`'s loss).
@@ -42,13 +56,28 @@ PREDICT_FEATURES = ("label_weights", "sentence_index", "first_word", "label_ids"
 
 
 class NerTask:
-    """Loss and running metrics of token classification with per-position weights.
+    """Token classification with per-position weights: run_ner's task (official/tasks/base.py).
+
+    Args:
+      labels: the tags in label-id order (data_prep.conll.LABELS for CoNLL-2003).
 
     Features: label_ids int32 [batch, seq_len], label_weights float32 [batch, seq_len].
     Outputs (of BertTokenClassifier): float32 logits [batch, seq_len, num_labels].
     Stats: loss_sum and correct (weighted sums over predicted positions), label_weight,
     examples. Metrics: loss and accuracy over predicted positions (words, not pieces).
+    The dev metrics are conlleval's entity scores (best/ kept by entity F1); the test split's
+    tags are written as conlleval's input, test_predictions.txt, and scored (CoNLL's test files
+    carry gold tags) into test_results.txt. `Records.examples` is the split's sentences.
     """
+
+    best_metric = "f1"
+    keep = PREDICT_FEATURES
+
+    def __init__(self, labels: Sequence[str] = ()):
+        self.labels = list(labels)
+
+    def build_model(self, encoder: BertEncoder) -> keras.Model:
+        return BertTokenClassifier(encoder, len(self.labels))
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """This batch's share of the loss denominator: float32 scalars that add across batches."""
@@ -85,6 +114,20 @@ class NerTask:
         weight = max(float(stats["label_weight"]), 1e-12)
         return {"accuracy": float(stats["correct"]) / weight,
                 "loss": float(stats["loss_sum"]) / weight}
+
+    def evaluate(self, outputs: Mapping[str, np.ndarray], records: Records) -> dict[str, float]:
+        return evaluate(outputs, [s.tags for s in records.examples], self.labels)[0]
+
+    def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
+                          output_dir: str | None, step: int) -> dict[str, float]:
+        sentences = records.examples
+        scores, tags = evaluate(outputs, [s.tags for s in sentences], self.labels)
+        if output_dir is not None:
+            write_tagged_words(sentences, tags, os.path.join(output_dir, TEST_PREDICTIONS_FILE))
+            write_eval_results(os.path.join(output_dir, TEST_RESULTS_FILE), scores, step)
+        logging.info("test %s: precision %.4f  recall %.4f  f1 %.4f", records.source,
+                     scores["precision"], scores["recall"], scores["f1"])
+        return scores
 
 
 def word_label_ids(position_ids: np.ndarray, label_weights: np.ndarray,
@@ -174,3 +217,27 @@ def evaluate(outputs: Mapping[str, np.ndarray], gold_tags: Sequence[Sequence[str
     scores = entity_scores(gold_tags, tags).as_dict()
     scores["loss"] = weighted_loss(outputs)
     return scores, tags
+
+
+def write_tagged_words(sentences: Sequence, predicted_tags: Sequence[Sequence[str]],
+                       path: str) -> None:
+    """Writes "word gold predicted" per word, a blank line after each sentence: the input of
+    CoNLL's conlleval script (gold in IOB2, as read). Written atomically.
+
+    Args:
+      sentences: each with `words`, its gold `tags` and the `line` it starts at.
+    Raises:
+      ValueError: the sentences and predictions differ in number, or a sentence's word count
+        and its tag count differ.
+    """
+    if len(sentences) != len(predicted_tags):
+        raise ValueError(f"{len(sentences)} sentences but {len(predicted_tags)} predicted")
+    for index, (sentence, tags) in enumerate(zip(sentences, predicted_tags)):
+        if len(tags) != len(sentence.words):
+            raise ValueError(f"sentence {index} (line {sentence.line}): {len(sentence.words)} "
+                             f"words but {len(tags)} predicted tags")
+    with open_atomically(path) as f:
+        for sentence, tags in zip(sentences, predicted_tags):
+            f.writelines(f"{word} {gold} {predicted}\n"
+                         for word, gold, predicted in zip(sentence.words, sentence.tags, tags))
+            f.write("\n")

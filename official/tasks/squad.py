@@ -1,7 +1,10 @@
-"""SQuAD span labelling: the training loss, its running metrics, and scoring decoded answers.
+"""SQuAD span labelling: the fine-tuning task, and scoring decoded answers.
 
-    SquadTask       the original run_squad's loss: the cross-entropy of the answer's start
-                    token and of its end token, averaged over the batch, halved
+    SquadTask       run_squad's task (official/tasks/base.py): `BertSpanLabeler`, the original
+                    run_squad's loss (the cross-entropy of the answer's start token and of its
+                    end token, averaged over the batch, halved), EM / F1 of decoded answers
+                    with best/ kept by F1, the original's prediction files
+    SquadSplit      what decoding a file's predictions needs besides the model's outputs
     raw_results     `Trainer.predict` outputs -> one `squad_decoding.RawResult` per feature
     check_answers   whether a SQuAD JSON file has the gold answers an evaluation needs
     evaluate        EM / F1 of decoded predictions by the official v1.1 or v2.0 evaluation
@@ -20,20 +23,50 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 from typing import Any, Mapping
 
+import keras
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
-from official.tasks import squad_metrics
+from official.modeling.encoder import BertEncoder
+from official.modeling.models import BertSpanLabeler
+from official.tasks import squad_decoding, squad_metrics
+from official.tasks.base import Records
 from official.tasks.squad_decoding import RawResult, SquadPredictions
+from official.training.trainer import write_eval_results
 
 # The evaluation figure that chooses the best checkpoint (the same key in v1.1 and v2.0).
 BEST_METRIC = "f1"
+# --do_predict's scores, when the predicted file has gold answers.
+PREDICT_RESULTS_FILE = "predict_results.txt"
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadSplit:
+    """A SQuAD file as decoding its predictions needs it (`Records.examples` of its split).
+
+    Attributes:
+      examples: its questions (data_prep.squad.SquadExample), in file order.
+      features: their windows (data_prep.squad.InputFeatures, with the token maps).
+      gold: the file's JSON when every question has gold answers (`check_answers`), else None.
+    """
+    examples: list
+    features: list
+    gold: Any = None
 
 
 class SquadTask:
     """The loss of `BertSpanLabeler` logits against the answer's token positions.
+
+    Args:
+      settings: the decoding settings (n_best_size, max_answer_length, version_2_with_negative,
+        null_score_diff_threshold), run_squad's flags.
+      do_lower_case: the tokenizer's, which final-text recovery follows.
 
     Features: start_positions, end_positions int32 [batch] (0: [CLS], no answer in this window).
     Outputs: start_logits, end_logits float32 [batch, seq_len].
@@ -43,6 +76,16 @@ class SquadTask:
     denominator is the row count of the whole global batch (`normalizers`), so accumulation and
     replicas give one big batch's loss.
     """
+
+    best_metric = BEST_METRIC
+    keep = ("unique_ids",)
+
+    def __init__(self, settings: Any = None, do_lower_case: bool = True):
+        self.settings = settings
+        self.do_lower_case = do_lower_case
+
+    def build_model(self, encoder: BertEncoder) -> keras.Model:
+        return BertSpanLabeler(encoder)
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's rows, a float32 scalar that adds across batches."""
@@ -71,6 +114,39 @@ class SquadTask:
                 / (2.0 * examples),
                 "start_accuracy": float(stats["start_correct"]) / examples,
                 "end_accuracy": float(stats["end_correct"]) / examples}
+
+    def decode(self, outputs: Mapping[str, np.ndarray], split: SquadSplit) -> SquadPredictions:
+        """The answers of the model's outputs on a file's windows, by the original's decoding."""
+        s = self.settings
+        return squad_decoding.decode_predictions(
+            split.examples, split.features, raw_results(outputs), n_best_size=s.n_best_size,
+            max_answer_length=s.max_answer_length, do_lower_case=self.do_lower_case,
+            version_2_with_negative=s.version_2_with_negative,
+            null_score_diff_threshold=s.null_score_diff_threshold)
+
+    def evaluate(self, outputs: Mapping[str, np.ndarray], records: Records) -> dict[str, float]:
+        return evaluate(records.examples.gold, self.decode(outputs, records.examples),
+                        self.settings.null_score_diff_threshold)
+
+    def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
+                          output_dir: str | None, step: int) -> dict[str, float]:
+        """predictions.json, nbest_predictions.json (and null_odds.json for 2.0); with gold
+        answers, their scores in predict_results.txt and as JSON on stdout, as the official
+        evaluation prints them."""
+        split: SquadSplit = records.examples
+        predictions = self.decode(outputs, split)
+        metrics = ({} if split.gold is None else
+                   evaluate(split.gold, predictions, self.settings.null_score_diff_threshold))
+        if output_dir is None:
+            return metrics
+        for path in squad_decoding.write_prediction_files(predictions, output_dir):
+            logging.info("Wrote %s", path)
+        if metrics:
+            write_eval_results(os.path.join(output_dir, PREDICT_RESULTS_FILE), metrics, step)
+            logging.info("%s: %s", records.source,
+                         "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+            print(json.dumps(metrics), flush=True)
+        return metrics
 
 
 def raw_results(outputs: Mapping[str, np.ndarray]) -> list[RawResult]:

@@ -1,10 +1,12 @@
-"""The fine-tuning jobs' shared half: training with per-epoch evaluation and the best
-checkpoint kept, and predicting.
+"""Fine-tuning, the same for every task: `run(options, task, data)`, and the job it drives.
 
-    FinetuningOptions  the flags run_classifier, run_squad and run_ner share (the original's
-                       names and defaults, plus run_pretraining's strategy, dtype, XLA and seed)
-    FinetuningRun      job_setup's checks, strategy and model (+ --init_checkpoint), made before
-                       any data work; then an optimiser and a Trainer:
+    run(options, task, data, adapt)    what run_classifier, run_squad and run_ner do with their
+                                       task (official/tasks/base.py): checks, data, training
+                                       with per-epoch evaluation and best/, prediction
+    FinetuningOptions  the flags the fine-tuning entry points share (the original's names and
+                       defaults, plus run_pretraining's strategy, dtype, XLA and seed)
+    FinetuningRun      job_setup's checks, strategy and model (+ --init_checkpoint, then
+                       `adapt`), made before any data work; then an optimiser and a Trainer:
         .check_train_size(examples, source)    the updates they make (an error if none)
         .train(dataset_fn, examples, source, evaluate, metric)
                                                an epoch's end: checkpoint, evaluate(), and the
@@ -13,12 +15,11 @@ checkpoint kept, and predicting.
                                                evaluating or predicting without training
         .predict(dataset, keep)                outputs as numpy arrays, in the data's order
 
-The entry points in run_scripts/ bring the rest: their data (data_prep), their model (one of
-official/modeling/models.py) and their metrics (official/tasks/).
-
 The number of updates is the original's `int(num_examples / train_batch_size * num_train_epochs)`
-with `warmup_proportion` of them warming up. output_dir (and output_dir/best) hold training
-checkpoints with a bert_config.json beside them, so either is an --init_checkpoint for any job.
+with `warmup_proportion` of them warming up; `num_examples` is the train split's
+`Records.num_examples`, the count the task's data side says the original used. output_dir (and
+output_dir/best) hold training checkpoints with a bert_config.json beside them, so either is an
+--init_checkpoint for any job.
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ import tensorflow as tf
 from absl import logging
 
 from official.checkpoints.training import CONFIG_FILE
-from official.modeling.encoder import BertEncoder
+from official.tasks.base import SPLITS, FinetuningTask, TaskData
 from official.training import job_setup, output_dir
 from official.training.distribution import is_chief
+from official.training.finetuning_input import record_dataset
 from official.training.output_dir import BEST_DIR
-from official.training.trainer import (EVAL_RESULTS_FILE, DatasetFn, Task, Trainer,
-                                       write_eval_results)
+from official.training.record_errors import naming_bad_records
+from official.training.trainer import EVAL_RESULTS_FILE, DatasetFn, Trainer, write_eval_results
 
 _BEST_RECORD = "best_metric.json"
 
@@ -83,8 +85,9 @@ class FinetuningRun:
 
     Args:
       options: the shared flags.
-      build_model: encoder -> the task's model (BertClassifier(encoder, 2), say).
-      task: its loss and running metrics (a `official.training.trainer.Task`).
+      task: the task's model (`task.build_model`) and loss (a `official.training.trainer.Task`).
+      adapt: what an adaptation method does to the model once --init_checkpoint is loaded
+        (`job_setup.set_up`).
 
     Raises:
       ValueError: bad options, config, vocab or checkpoint; evaluating or predicting without
@@ -92,8 +95,8 @@ class FinetuningRun:
         options.allow_untrained_head).
     """
 
-    def __init__(self, options: FinetuningOptions,
-                 build_model: Callable[[BertEncoder], keras.Model], task: Task):
+    def __init__(self, options: FinetuningOptions, task: FinetuningTask,
+                 adapt: Callable[[keras.Model], None] | None = None):
         if not (options.do_train or options.do_eval or options.do_predict):
             raise ValueError("at least one of do_train, do_eval or do_predict must be True")
         if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
@@ -109,7 +112,7 @@ class FinetuningRun:
                 f"{'--init_checkpoint' if options.init_checkpoint else 'random'} weights anyway")
         self.options = options
         self.task = task
-        self._job = job_setup.set_up(options, build_model)
+        self._job = job_setup.set_up(options, task.build_model, adapt=adapt)
         self.config, self.model = self._job.config, self._job.model
         self.is_chief = is_chief(self._job.strategy)
         self._trainer: Trainer | None = None
@@ -253,3 +256,66 @@ class FinetuningRun:
         os.replace(staging, best)
         shutil.rmtree(previous, ignore_errors=True)
         logging.info("best %s %.4f at step %d: kept in %s", metric, metrics[metric], step, best)
+
+
+# ---- the run every fine-tuning entry point makes ---------------------------------------------
+
+def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
+        adapt: Callable[[keras.Model], None] | None = None) -> dict[str, dict[str, float]]:
+    """Trains, evaluates and predicts as options.do_train, do_eval and do_predict say.
+
+    The order makes a mistake cost no work: the options, config, vocab, output_dir and
+    --init_checkpoint are checked first (`FinetuningRun`); then every split asked for is read and
+    checked (`data.read`) and the training updates counted; only then are records written. With
+    --do_eval while training, the dev split is evaluated at each epoch's end and best/ kept by
+    `task.best_metric`; --do_eval alone evaluates the checkpoint a finished run left; --do_predict
+    predicts the test split from best/ (else the newest checkpoint), the chief writing the files.
+
+    Returns:
+      {"dev": the last dev metrics, "test": the test split's scores}, for the parts that ran
+      ("test" when the test data has answers).
+    """
+    job = FinetuningRun(options, task, adapt)
+    asked = (options.do_train, options.do_eval, options.do_predict)
+    splits = [split for split, wanted in zip(SPLITS, asked) if wanted]
+    train_count = data.read(splits)
+    if train_count is not None:
+        job.check_train_size(train_count, data.source("train"))
+    records = {split: data.records(split) for split in splits}
+    for split, made in records.items():
+        logging.info("%s %s: %d examples, %d records (%s)", split, made.source, made.num_examples,
+                     made.num_records, "cached records reused" if made.reused
+                     else f"records written to {made.path}")
+
+    def predict(split: str, batch_size: int) -> dict[str, np.ndarray]:
+        dataset = record_dataset(records[split].path, records[split].spec, batch_size,
+                                 is_training=False)
+        return job.predict(dataset, keep=task.keep)
+
+    def evaluate() -> dict[str, float]:
+        return task.evaluate(predict("dev", options.eval_batch_size), records["dev"])
+
+    def train_dataset(context, batch_size, start_step):
+        return record_dataset(records["train"].path, records["train"].spec, batch_size,
+                              is_training=True, seed=options.seed + start_step,
+                              input_context=context)
+
+    results = {}
+    with naming_bad_records(sorted({made.path for made in records.values()})):
+        if options.do_train:
+            dev = job.train(train_dataset, records["train"].num_examples, data.source("train"),
+                            evaluate if options.do_eval else None, task.best_metric)
+            if dev is not None:
+                results["dev"] = dev
+        elif options.do_eval:
+            job.restore()
+            results["dev"] = job.evaluate(evaluate)
+        if options.do_predict:
+            job.restore()
+            scores = task.write_predictions(predict("test", options.predict_batch_size),
+                                            records["test"],
+                                            options.output_dir if job.is_chief else None,
+                                            job.step)
+            if scores:
+                results["test"] = scores
+    return results

@@ -3,10 +3,11 @@
     checked_config(options) -> BertConfig    everything that can be checked before data work:
                     the config of options.bert_config_file, max_seq_length and the vocab checked
                     against it, and it against the config of checkpoints in output_dir
-    set_up(options, build_model, config) -> Job
+    set_up(options, build_model, config, adapt) -> Job
         strategy    from --distribution_strategy
         model       build_model(encoder) in the strategy's scope, --init_checkpoint loaded (a
-                    checkpoint of the wrong shape fails here, before any record is written)
+                    checkpoint of the wrong shape fails here, before any record is written),
+                    then adapt(model): the one hook of an adaptation method (adapters, LoRA)
     create_optimizer(options, job, num_train_steps, num_warmup_steps)
                     the original's AdamWeightDecay (or LAMB), float16 loss scaling when asked;
                     made once the data has said how many updates there are
@@ -103,9 +104,15 @@ def checked_config(options: TrainingOptions) -> BertConfig:
 
 
 def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.Model],
-           config: BertConfig | None = None) -> Job:
+           config: BertConfig | None = None,
+           adapt: Callable[[keras.Model], None] | None = None) -> Job:
     """Seeds everything, builds the strategy, then the model in its scope with --init_checkpoint
     loaded; `config` is `checked_config(options)`, made here when not given. Nothing is written.
+
+    `adapt(model)` runs last, in the scope: after the pretrained weights are in (an adaptation
+    method starts from them) and before any optimiser exists (it sees only the variables left
+    trainable), on every run, so a run that only predicts builds the same variables its
+    checkpoint holds.
 
     On a CPU-only machine deterministic ops are switched on for the whole process, so the same
     flags and seed give the same weights.
@@ -124,6 +131,8 @@ def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.
         model = build_model(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
         if options.init_checkpoint:
             checkpoints.load_init_checkpoint(options.init_checkpoint, model)
+        if adapt is not None:
+            adapt(model)
     return Job(config, strategy, model)
 
 

@@ -47,7 +47,7 @@ import tensorflow as tf
 from absl import logging
 
 from official import console
-from official.checkpoints.training import model_roots
+from official.checkpoints.training import check_holds, model_roots
 from official.modeling import dropout
 from official.training.distribution import is_chief
 
@@ -256,6 +256,7 @@ class Trainer:
             roots["iterator"] = iterator
         checkpoint = tf.train.Checkpoint(**roots)
         if latest:
+            check_holds(latest, roots)
             checkpoint.restore(latest).assert_existing_objects_matched()
             logging.info("Resuming from %s at step %d", latest, int(self.step.numpy()))
             if not keep_iterator:
@@ -333,7 +334,9 @@ class Trainer:
         latest = tf.train.latest_checkpoint(checkpoint_dir or self.options.output_dir)
         if latest is None:
             return False
-        tf.train.Checkpoint(**model_roots(self.model), step=self.step).read(
+        roots = model_roots(self.model)
+        check_holds(latest, roots)
+        tf.train.Checkpoint(**roots, step=self.step).read(
             latest).expect_partial().assert_existing_objects_matched()
         logging.info("Restored %s (step %d)", latest, int(self.step.numpy()))
         return True
