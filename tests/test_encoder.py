@@ -45,38 +45,49 @@ def weights_of(layer):
     return {w.path.removeprefix(prefix): w.numpy().astype(np.float64) for w in layer.weights}
 
 
-def block_reference(x, mask, w, num_heads, act):
-    """One post-LN BERT layer; the fused qkv kernel's columns are [q | k | v], each head-major."""
+def attention_reference(x, mask, w, num_heads):
+    """Multi-head self-attention, (output, probs [batch, heads, query, key]); `w` holds a
+    SelfAttention's weights, the fused qkv kernel's columns [q | k | v], each head-major."""
     batch, seq_len, hidden = x.shape
     head = hidden // num_heads
-    qkv = x @ w["attention/qkv/kernel"] + w["attention/qkv/bias"]
+    qkv = x @ w["qkv/kernel"] + w["qkv/bias"]
     q, k, v = (qkv[..., i * hidden:(i + 1) * hidden].reshape(batch, seq_len, num_heads, head)
                for i in range(3))
     scores = np.einsum("bqnd,bknd->bnqk", q, k) / math.sqrt(head)
     scores = np.where(mask[:, None, None, :] == 1, scores, -np.inf)  # padding keys: weight 0
-    context = np.einsum("bnqk,bknd->bqnd", softmax(scores), v).reshape(batch, seq_len, hidden)
-    attended = context @ w["attention/output_dense/kernel"] + w["attention/output_dense/bias"]
+    probs = softmax(scores)
+    context = np.einsum("bnqk,bknd->bqnd", probs, v).reshape(batch, seq_len, hidden)
+    return context @ w["output_dense/kernel"] + w["output_dense/bias"], probs
+
+
+def block_reference(x, mask, w, num_heads, act):
+    """One post-LN BERT layer, (output, attention probs)."""
+    attention = {k.removeprefix("attention/"): v for k, v in w.items()
+                 if k.startswith("attention/")}
+    attended, probs = attention_reference(x, mask, attention, num_heads)
     x = layer_norm(x + attended, w["attention_layer_norm/gamma"], w["attention_layer_norm/beta"])
     h = act(x @ w["intermediate_dense/kernel"] + w["intermediate_dense/bias"])
     h = h @ w["output_dense/kernel"] + w["output_dense/bias"]
-    return layer_norm(x + h, w["output_layer_norm/gamma"], w["output_layer_norm/beta"])
+    return layer_norm(x + h, w["output_layer_norm/gamma"], w["output_layer_norm/beta"]), probs
 
 
 def encoder_reference(inputs, encoder):
+    """(sequence, pooled, every layer's output, every layer's attention probs)."""
     config = encoder.config
     ids, mask, types = (inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids"))
     e = weights_of(encoder.embeddings)
     x = (e["word_embeddings"][ids] + e["token_type_embeddings"][types]
          + e["position_embeddings"][:ids.shape[1]])
     x = layer_norm(x, e["layer_norm/gamma"], e["layer_norm/beta"])
-    layer_outputs = []
+    layer_outputs, layer_probs = [], []
     for layer in encoder.transformer_layers:
-        x = block_reference(x, mask, weights_of(layer), config.num_attention_heads,
-                            NUMPY_ACTIVATIONS[config.hidden_act])
+        x, probs = block_reference(x, mask, weights_of(layer), config.num_attention_heads,
+                                   NUMPY_ACTIVATIONS[config.hidden_act])
         layer_outputs.append(x)
+        layer_probs.append(probs)
     p = weights_of(encoder.pooler)
     pooled = np.tanh(x[:, 0] @ p["kernel"] + p["bias"])
-    return x, pooled, layer_outputs
+    return x, pooled, layer_outputs, layer_probs
 
 
 def randomize(layer, seed=1, scale=0.3):
@@ -127,8 +138,8 @@ def test_transformer_block_matches_numpy(make_inputs, hidden_act):
     mask = make_inputs(3, 7)["input_mask"]
     assert mask.min() == 0  # some keys are padding
 
-    expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
-                               NUMPY_ACTIVATIONS[hidden_act])
+    expected, _ = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                                  NUMPY_ACTIVATIONS[hidden_act])
     np.testing.assert_allclose(block(x, mask), expected, atol=1e-5)
 
 
@@ -139,11 +150,30 @@ def test_first_token_only_is_the_blocks_first_row(make_inputs):
     randomize(block)
     x = np.random.default_rng(3).normal(size=(3, 7, 32)).astype(np.float32)
     mask = make_inputs(3, 7)["input_mask"]
-    expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
-                               NUMPY_ACTIVATIONS["gelu"])
+    expected, _ = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                                  NUMPY_ACTIVATIONS["gelu"])
     first = block(x, mask, first_token_only=True)
     assert first.shape == (3, 1, 32)
     np.testing.assert_allclose(first, expected[:, :1], atol=1e-5)
+
+
+@pytest.mark.parametrize("first_token_only", [False, True])
+def test_transformer_block_returns_its_attention_probs(make_inputs, first_token_only):
+    """The same output as without them, and the numpy block's softmax (row 0 alone for a
+    classifier's last layer)."""
+    block = TransformerBlock(num_heads=4, intermediate_size=48, hidden_act="gelu")
+    block.build((None, None, 32))
+    randomize(block)
+    x = np.random.default_rng(4).normal(size=(3, 7, 32)).astype(np.float32)
+    mask = make_inputs(3, 7)["input_mask"]
+    _, expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                                  NUMPY_ACTIVATIONS["gelu"])
+    output, probs = block(x, mask, first_token_only=first_token_only,
+                          return_attention_probs=True)
+    np.testing.assert_array_equal(output, block(x, mask, first_token_only=first_token_only))
+    rows = 1 if first_token_only else 7
+    assert probs.shape == (3, 4, rows, 7) and probs.dtype == "float32"
+    np.testing.assert_allclose(probs, expected[:, :, :rows], atol=1e-6)
 
 
 def test_pooled_output_computes_the_encoders_pooled_output(encoder, make_inputs):
@@ -151,7 +181,7 @@ def test_pooled_output_computes_the_encoders_pooled_output(encoder, make_inputs)
     functional model and called on tensors."""
     randomize(encoder)
     inputs = make_inputs(3, 9)
-    _, pooled, _ = encoder_reference(inputs, encoder)
+    _, pooled, _, _ = encoder_reference(inputs, encoder)
     np.testing.assert_allclose(pooled_output(encoder, inputs), pooled, atol=1e-5)
     symbolic = encoder_inputs()
     model = keras.Model(symbolic, pooled_output(encoder, symbolic))
@@ -162,7 +192,7 @@ def test_encoder_matches_numpy(encoder, make_inputs):
     randomize(encoder)
     inputs = make_inputs(3, 9)
 
-    sequence, pooled, layers = encoder_reference(inputs, encoder)
+    sequence, pooled, layers, _ = encoder_reference(inputs, encoder)
     outputs = np_out(encoder(inputs))
     np.testing.assert_allclose(outputs["sequence_output"], sequence, atol=1e-5)
     np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
