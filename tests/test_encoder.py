@@ -9,7 +9,7 @@ import tensorflow as tf
 from official.modeling import activations, models
 from official.modeling.attention import SelfAttention
 from official.modeling.embeddings import BertEmbeddings
-from official.modeling.encoder import BertEncoder, build_encoder, encoder_inputs, pooled_output
+from official.modeling.encoder import BertEncoder, build_encoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
 from official.modeling.transformer import TransformerBlock
 
@@ -176,16 +176,52 @@ def test_transformer_block_returns_its_attention_probs(make_inputs, first_token_
     np.testing.assert_allclose(probs, expected[:, :, :rows], atol=1e-6)
 
 
-def test_pooled_output_computes_the_encoders_pooled_output(encoder, make_inputs):
-    """encoder.pooled_output (the last layer at [CLS] only) against the numpy encoder, in a
-    functional model and called on tensors."""
+@pytest.mark.parametrize("last_layer_positions", ["all", "first"])
+def test_forward_matches_numpy(encoder, make_inputs, last_layer_positions):
+    """Every output `forward` can give, against the numpy encoder, called on tensors and in a
+    functional model built on it (as models.py builds its models)."""
     randomize(encoder)
     inputs = make_inputs(3, 9)
-    _, pooled, _, _ = encoder_reference(inputs, encoder)
-    np.testing.assert_allclose(pooled_output(encoder, inputs), pooled, atol=1e-5)
+    sequence, pooled, layers, probs = encoder_reference(inputs, encoder)
+    rows = 1 if last_layer_positions == "first" else 9
     symbolic = encoder_inputs()
-    model = keras.Model(symbolic, pooled_output(encoder, symbolic))
-    np.testing.assert_allclose(model(inputs), pooled, atol=1e-5)
+    model = keras.Model(symbolic, encoder.forward(
+        symbolic, last_layer_positions=last_layer_positions, per_layer_outputs=True,
+        attention_probs=True))
+    for outputs in (encoder.forward(inputs, last_layer_positions=last_layer_positions,
+                                    per_layer_outputs=True, attention_probs=True),
+                    model(inputs)):
+        outputs = np_out(outputs)
+        np.testing.assert_allclose(outputs["sequence_output"], sequence[:, :rows], atol=1e-5)
+        np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
+        *got_layers, got_last = outputs["encoder_outputs"]
+        for got, want in zip(got_layers, layers[:-1], strict=True):
+            np.testing.assert_allclose(got, want, atol=1e-5)
+        np.testing.assert_allclose(got_last, layers[-1][:, :rows], atol=1e-5)
+        *got_probs, got_last = outputs["attention_probs"]
+        for got, want in zip(got_probs, probs[:-1], strict=True):
+            assert got.shape == (3, 4, 9, 9)
+            np.testing.assert_allclose(got, want, atol=1e-6)
+        assert got_last.shape == (3, 4, rows, 9)
+        np.testing.assert_allclose(got_last, probs[-1][:, :, :rows], atol=1e-6)
+
+
+def test_forward_returns_what_it_is_asked_for(encoder, make_inputs):
+    inputs = make_inputs(2, 5)
+    assert set(encoder.forward(inputs)) == {"sequence_output", "pooled_output"}
+    # The encoder's own graph is forward with every layer's output.
+    tf.nest.map_structure(np.testing.assert_array_equal, np_out(encoder(inputs)),
+                          np_out(encoder.forward(inputs, per_layer_outputs=True)))
+    with pytest.raises(ValueError, match="last_layer_positions.*'cls'"):
+        encoder.forward(inputs, last_layer_positions="cls")
+
+
+def test_forward_attention_probs_under_a_mixed_policy(tiny_config, make_inputs):
+    """float32 whatever the compute dtype: the softmax runs in float32 and is returned as is."""
+    encoder = build_encoder(tiny_config, dtype="mixed_bfloat16")
+    outputs = encoder.forward(make_inputs(2, 5), attention_probs=True)
+    assert outputs["sequence_output"].dtype == "bfloat16"
+    assert all(p.dtype == "float32" for p in outputs["attention_probs"])
 
 
 def test_encoder_matches_numpy(encoder, make_inputs):

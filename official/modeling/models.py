@@ -5,13 +5,14 @@
     BertSpanLabeler       each token -> start and end logits (SQuAD)
     BertTokenClassifier   each token -> num_labels logits (NER)
 
-Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`; inputs
-are the encoder's Hub-convention dict (plus `masked_lm_positions` for the pretrainer).
+Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`, its graph
+built by `encoder.forward` (the encoder's layers called directly); inputs are the encoder's
+Hub-convention dict (plus `masked_lm_positions` for the pretrainer).
 """
 
 import keras
 
-from official.modeling.encoder import BertEncoder, encoder_inputs, pooled_output
+from official.modeling.encoder import BertEncoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
 
 
@@ -52,7 +53,7 @@ class BertPretrainer(_EncoderModel):
         inputs = dict(encoder_inputs(),
                       masked_lm_positions=keras.Input((None,), dtype="int32",
                                                       name="masked_lm_positions"))
-        outputs = encoder({k: inputs[k] for k in encoder.input})
+        outputs = encoder.forward(inputs)
         super().__init__(inputs=inputs, outputs={
             "masked_lm_logits": self.masked_lm(outputs["sequence_output"],
                                                inputs["masked_lm_positions"]),
@@ -65,7 +66,8 @@ class BertClassifier(_EncoderModel):
     """Sentence (pair) classification as run_classifier: dropout + dense on the pooled output.
 
     Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
-    regression score (STS-B).
+    regression score (STS-B). The last layer is computed at [CLS] only, all the pooled output
+    reads (see `BertEncoder.forward`).
     """
 
     def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
@@ -75,8 +77,8 @@ class BertClassifier(_EncoderModel):
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
         inputs = encoder_inputs()
-        # The encoder's layers called directly, its last one at [CLS] only (`pooled_output`).
-        logits = self.classifier(pooled_output(encoder, inputs))
+        encoded = encoder.forward(inputs, last_layer_positions="first")
+        logits = self.classifier(encoded["pooled_output"])
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
     def _head_config(self):
@@ -95,7 +97,7 @@ class BertSpanLabeler(_EncoderModel):
         self.span = DenseLogits(2, 0.0, encoder.config.initializer_range,
                                 dtype=encoder.dtype_policy, name="span")
         inputs = encoder_inputs()
-        logits = self.span(encoder(inputs)["sequence_output"])
+        logits = self.span(encoder.forward(inputs)["sequence_output"])
         super().__init__(inputs=inputs, outputs={"start_logits": logits[:, :, 0],
                                                  "end_logits": logits[:, :, 1]}, **kwargs)
 
@@ -114,7 +116,7 @@ class BertTokenClassifier(_EncoderModel):
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
         inputs = encoder_inputs()
-        logits = self.classifier(encoder(inputs)["sequence_output"])
+        logits = self.classifier(encoder.forward(inputs)["sequence_output"])
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
     def _head_config(self):
