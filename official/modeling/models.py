@@ -67,22 +67,29 @@ class BertClassifier(_EncoderModel):
 
     Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
     regression score (STS-B). The last layer is computed at [CLS] only, all the pooled output
-    reads (see `BertEncoder.forward`).
+    reads (see `BertEncoder.forward`), unless `with_sequence_output`: then the outputs are
+    {"logits": the same logits, "sequence_output": [batch, seq_len, hidden], the last layer
+    at every position}, for a loss on the sequence (distillation).
     """
 
-    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+    def __init__(self, encoder: BertEncoder, num_labels: int, with_sequence_output: bool = False,
+                 **kwargs):
         self.encoder = encoder
         self.num_labels = num_labels
+        self.with_sequence_output = with_sequence_output
         self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
         inputs = encoder_inputs()
-        encoded = encoder.forward(inputs, last_layer_positions="first")
+        encoded = encoder.forward(
+            inputs, last_layer_positions="all" if with_sequence_output else "first")
         logits = self.classifier(encoded["pooled_output"])
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        outputs = ({"logits": logits, "sequence_output": encoded["sequence_output"]}
+                   if with_sequence_output else logits)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def _head_config(self):
-        return {"num_labels": self.num_labels}
+        return {"num_labels": self.num_labels, "with_sequence_output": self.with_sequence_output}
 
 
 @keras.saving.register_keras_serializable(package="official")
