@@ -9,7 +9,7 @@ import tensorflow as tf
 from official.modeling import activations, models
 from official.modeling.attention import SelfAttention
 from official.modeling.embeddings import BertEmbeddings
-from official.modeling.encoder import BertEncoder, build_encoder, encoder_inputs, pooled_output
+from official.modeling.encoder import BertEncoder, build_encoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
 from official.modeling.transformer import TransformerBlock
 
@@ -45,38 +45,49 @@ def weights_of(layer):
     return {w.path.removeprefix(prefix): w.numpy().astype(np.float64) for w in layer.weights}
 
 
-def block_reference(x, mask, w, num_heads, act):
-    """One post-LN BERT layer; the fused qkv kernel's columns are [q | k | v], each head-major."""
+def attention_reference(x, mask, w, num_heads):
+    """Multi-head self-attention, (output, probs [batch, heads, query, key]); `w` holds a
+    SelfAttention's weights, the fused qkv kernel's columns [q | k | v], each head-major."""
     batch, seq_len, hidden = x.shape
     head = hidden // num_heads
-    qkv = x @ w["attention/qkv/kernel"] + w["attention/qkv/bias"]
+    qkv = x @ w["qkv/kernel"] + w["qkv/bias"]
     q, k, v = (qkv[..., i * hidden:(i + 1) * hidden].reshape(batch, seq_len, num_heads, head)
                for i in range(3))
     scores = np.einsum("bqnd,bknd->bnqk", q, k) / math.sqrt(head)
     scores = np.where(mask[:, None, None, :] == 1, scores, -np.inf)  # padding keys: weight 0
-    context = np.einsum("bnqk,bknd->bqnd", softmax(scores), v).reshape(batch, seq_len, hidden)
-    attended = context @ w["attention/output_dense/kernel"] + w["attention/output_dense/bias"]
+    probs = softmax(scores)
+    context = np.einsum("bnqk,bknd->bqnd", probs, v).reshape(batch, seq_len, hidden)
+    return context @ w["output_dense/kernel"] + w["output_dense/bias"], probs
+
+
+def block_reference(x, mask, w, num_heads, act):
+    """One post-LN BERT layer, (output, attention probs)."""
+    attention = {k.removeprefix("attention/"): v for k, v in w.items()
+                 if k.startswith("attention/")}
+    attended, probs = attention_reference(x, mask, attention, num_heads)
     x = layer_norm(x + attended, w["attention_layer_norm/gamma"], w["attention_layer_norm/beta"])
     h = act(x @ w["intermediate_dense/kernel"] + w["intermediate_dense/bias"])
     h = h @ w["output_dense/kernel"] + w["output_dense/bias"]
-    return layer_norm(x + h, w["output_layer_norm/gamma"], w["output_layer_norm/beta"])
+    return layer_norm(x + h, w["output_layer_norm/gamma"], w["output_layer_norm/beta"]), probs
 
 
 def encoder_reference(inputs, encoder):
+    """(sequence, pooled, every layer's output, every layer's attention probs)."""
     config = encoder.config
     ids, mask, types = (inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids"))
     e = weights_of(encoder.embeddings)
     x = (e["word_embeddings"][ids] + e["token_type_embeddings"][types]
          + e["position_embeddings"][:ids.shape[1]])
     x = layer_norm(x, e["layer_norm/gamma"], e["layer_norm/beta"])
-    layer_outputs = []
+    layer_outputs, layer_probs = [], []
     for layer in encoder.transformer_layers:
-        x = block_reference(x, mask, weights_of(layer), config.num_attention_heads,
-                            NUMPY_ACTIVATIONS[config.hidden_act])
+        x, probs = block_reference(x, mask, weights_of(layer), config.num_attention_heads,
+                                   NUMPY_ACTIVATIONS[config.hidden_act])
         layer_outputs.append(x)
+        layer_probs.append(probs)
     p = weights_of(encoder.pooler)
     pooled = np.tanh(x[:, 0] @ p["kernel"] + p["bias"])
-    return x, pooled, layer_outputs
+    return x, pooled, layer_outputs, layer_probs
 
 
 def randomize(layer, seed=1, scale=0.3):
@@ -127,8 +138,8 @@ def test_transformer_block_matches_numpy(make_inputs, hidden_act):
     mask = make_inputs(3, 7)["input_mask"]
     assert mask.min() == 0  # some keys are padding
 
-    expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
-                               NUMPY_ACTIVATIONS[hidden_act])
+    expected, _ = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                                  NUMPY_ACTIVATIONS[hidden_act])
     np.testing.assert_allclose(block(x, mask), expected, atol=1e-5)
 
 
@@ -139,30 +150,85 @@ def test_first_token_only_is_the_blocks_first_row(make_inputs):
     randomize(block)
     x = np.random.default_rng(3).normal(size=(3, 7, 32)).astype(np.float32)
     mask = make_inputs(3, 7)["input_mask"]
-    expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
-                               NUMPY_ACTIVATIONS["gelu"])
+    expected, _ = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                                  NUMPY_ACTIVATIONS["gelu"])
     first = block(x, mask, first_token_only=True)
     assert first.shape == (3, 1, 32)
     np.testing.assert_allclose(first, expected[:, :1], atol=1e-5)
 
 
-def test_pooled_output_computes_the_encoders_pooled_output(encoder, make_inputs):
-    """encoder.pooled_output (the last layer at [CLS] only) against the numpy encoder, in a
-    functional model and called on tensors."""
+@pytest.mark.parametrize("first_token_only", [False, True])
+def test_transformer_block_returns_its_attention_probs(make_inputs, first_token_only):
+    """The same output as without them, and the numpy block's softmax (row 0 alone for a
+    classifier's last layer)."""
+    block = TransformerBlock(num_heads=4, intermediate_size=48, hidden_act="gelu")
+    block.build((None, None, 32))
+    randomize(block)
+    x = np.random.default_rng(4).normal(size=(3, 7, 32)).astype(np.float32)
+    mask = make_inputs(3, 7)["input_mask"]
+    _, expected = block_reference(x.astype(np.float64), mask, weights_of(block), 4,
+                                  NUMPY_ACTIVATIONS["gelu"])
+    output, probs = block(x, mask, first_token_only=first_token_only,
+                          return_attention_probs=True)
+    np.testing.assert_array_equal(output, block(x, mask, first_token_only=first_token_only))
+    rows = 1 if first_token_only else 7
+    assert probs.shape == (3, 4, rows, 7) and probs.dtype == "float32"
+    np.testing.assert_allclose(probs, expected[:, :, :rows], atol=1e-6)
+
+
+@pytest.mark.parametrize("last_layer_positions", ["all", "first"])
+def test_forward_matches_numpy(encoder, make_inputs, last_layer_positions):
+    """Every output `forward` can give, against the numpy encoder, called on tensors and in a
+    functional model built on it (as models.py builds its models)."""
     randomize(encoder)
     inputs = make_inputs(3, 9)
-    _, pooled, _ = encoder_reference(inputs, encoder)
-    np.testing.assert_allclose(pooled_output(encoder, inputs), pooled, atol=1e-5)
+    sequence, pooled, layers, probs = encoder_reference(inputs, encoder)
+    rows = 1 if last_layer_positions == "first" else 9
     symbolic = encoder_inputs()
-    model = keras.Model(symbolic, pooled_output(encoder, symbolic))
-    np.testing.assert_allclose(model(inputs), pooled, atol=1e-5)
+    model = keras.Model(symbolic, encoder.forward(
+        symbolic, last_layer_positions=last_layer_positions, per_layer_outputs=True,
+        attention_probs=True))
+    for outputs in (encoder.forward(inputs, last_layer_positions=last_layer_positions,
+                                    per_layer_outputs=True, attention_probs=True),
+                    model(inputs)):
+        outputs = np_out(outputs)
+        np.testing.assert_allclose(outputs["sequence_output"], sequence[:, :rows], atol=1e-5)
+        np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
+        *got_layers, got_last = outputs["encoder_outputs"]
+        for got, want in zip(got_layers, layers[:-1], strict=True):
+            np.testing.assert_allclose(got, want, atol=1e-5)
+        np.testing.assert_allclose(got_last, layers[-1][:, :rows], atol=1e-5)
+        *got_probs, got_last = outputs["attention_probs"]
+        for got, want in zip(got_probs, probs[:-1], strict=True):
+            assert got.shape == (3, 4, 9, 9)
+            np.testing.assert_allclose(got, want, atol=1e-6)
+        assert got_last.shape == (3, 4, rows, 9)
+        np.testing.assert_allclose(got_last, probs[-1][:, :, :rows], atol=1e-6)
+
+
+def test_forward_returns_what_it_is_asked_for(encoder, make_inputs):
+    inputs = make_inputs(2, 5)
+    assert set(encoder.forward(inputs)) == {"sequence_output", "pooled_output"}
+    # The encoder's own graph is forward with every layer's output.
+    tf.nest.map_structure(np.testing.assert_array_equal, np_out(encoder(inputs)),
+                          np_out(encoder.forward(inputs, per_layer_outputs=True)))
+    with pytest.raises(ValueError, match="last_layer_positions.*'cls'"):
+        encoder.forward(inputs, last_layer_positions="cls")
+
+
+def test_forward_attention_probs_under_a_mixed_policy(tiny_config, make_inputs):
+    """float32 whatever the compute dtype: the softmax runs in float32 and is returned as is."""
+    encoder = build_encoder(tiny_config, dtype="mixed_bfloat16")
+    outputs = encoder.forward(make_inputs(2, 5), attention_probs=True)
+    assert outputs["sequence_output"].dtype == "bfloat16"
+    assert all(p.dtype == "float32" for p in outputs["attention_probs"])
 
 
 def test_encoder_matches_numpy(encoder, make_inputs):
     randomize(encoder)
     inputs = make_inputs(3, 9)
 
-    sequence, pooled, layers = encoder_reference(inputs, encoder)
+    sequence, pooled, layers, _ = encoder_reference(inputs, encoder)
     outputs = np_out(encoder(inputs))
     np.testing.assert_allclose(outputs["sequence_output"], sequence, atol=1e-5)
     np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
@@ -210,6 +276,8 @@ MODELS = {
     "encoder": lambda encoder: encoder,
     "pretrainer": models.BertPretrainer,
     "classifier": lambda encoder: models.BertClassifier(encoder, num_labels=3),
+    "classifier_with_sequence": lambda encoder: models.BertClassifier(
+        encoder, num_labels=3, with_sequence_output=True),
     "span_labeler": models.BertSpanLabeler,
     "token_classifier": lambda encoder: models.BertTokenClassifier(encoder, num_labels=5),
 }

@@ -41,6 +41,29 @@ def test_classifier_outputs(encoder, make_inputs, num_labels):
     assert logits.shape == (4, num_labels) and logits.dtype == "float32"
 
 
+def test_classifier_with_sequence_output(encoder, make_inputs):
+    """Built to expose the last layer at every position (for a loss on the sequence): the same
+    logits as the default classifier, whose last layer runs at [CLS] only, and the encoder's
+    sequence_output."""
+    default = models.BertClassifier(encoder, num_labels=3)
+    exposed = models.BertClassifier(encoder, num_labels=3, with_sequence_output=True)
+    exposed.classifier.set_weights(default.classifier.get_weights())
+    inputs = make_inputs(3, 9)
+
+    outputs = exposed(inputs)
+
+    assert set(outputs) == {"logits", "sequence_output"}
+    np.testing.assert_allclose(outputs["logits"], default(inputs), atol=1e-6)
+    np.testing.assert_allclose(outputs["sequence_output"], encoder(inputs)["sequence_output"],
+                               atol=1e-6)
+    assert exposed.get_config()["with_sequence_output"] is True
+    # A config written before the option existed builds the default classifier.
+    config = {k: v for k, v in default.get_config().items() if k != "with_sequence_output"}
+    clone = models.BertClassifier.from_config(config)
+    clone.set_weights(default.get_weights())
+    np.testing.assert_allclose(clone(inputs), default(inputs), atol=1e-6)
+
+
 def test_span_labeler_outputs(encoder, make_inputs):
     outputs = models.BertSpanLabeler(encoder)(make_inputs(3, 9))
     assert set(outputs) == {"start_logits", "end_logits"}

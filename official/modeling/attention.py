@@ -26,9 +26,15 @@ class SelfAttention(keras.layers.Layer):
       x: [batch, seq_len, hidden].
       input_mask: int or bool [batch, seq_len]; 1 for real tokens, 0 for padding keys to ignore.
       first_query_only: attend from the first position ([CLS]) alone, over every key.
+      return_attention_probs: also return the attention probabilities (for attention
+        distillation and probing).
     Returns:
       [batch, seq_len, hidden] (or [batch, 1, hidden] with first_query_only), the output
-      projection of the heads' concatenated contexts.
+      projection of the heads' concatenated contexts; with return_attention_probs, the pair
+      (that, probs): probs float32 [batch, heads, query_len, key_len] (query_len 1 with
+      first_query_only), each row summing to 1 and exactly 0 at padding keys. They are the
+      softmax before its dropout and before the cast to the compute dtype: the distribution the
+      model defines, the same in training and inference, at full precision under a mixed policy.
     """
 
     def __init__(self, num_heads: int, initializer_range: float = 0.02,
@@ -52,7 +58,8 @@ class SelfAttention(keras.layers.Layer):
         self.output_dense.build(x_shape)
         self.dropout = Dropout(self.dropout_rate, dtype=self.dtype_policy, name="dropout")
 
-    def call(self, x, input_mask, training=None, first_query_only=False):
+    def call(self, x, input_mask, training=None, first_query_only=False,
+             return_attention_probs=False):
         batch, seq_len, hidden = ops.shape(x)[0], ops.shape(x)[1], x.shape[-1]
         # The projections run on [batch * seq_len, hidden] rows (see TransformerBlock.call).
         qkv = ops.reshape(self.qkv(ops.reshape(x, (-1, hidden))),
@@ -71,19 +78,26 @@ class SelfAttention(keras.layers.Layer):
         scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
         padding = 1.0 - ops.cast(input_mask, "float32")
         scores = scores + padding[:, None, None, :] * _MASK_ADDER
-        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
-        probs = self.dropout(probs, training=training)
+        probs = ops.softmax(scores, axis=-1)
+        dropped = self.dropout(ops.cast(probs, self.compute_dtype), training=training)
         # [batch, heads, query, head_size] -> rows of [query positions, heads * head_size].
-        context = ops.transpose(tf.linalg.matmul(probs, value), (0, 2, 1, 3))
+        context = ops.transpose(tf.linalg.matmul(dropped, value), (0, 2, 1, 3))
         context = ops.reshape(context, (-1, hidden))
-        return ops.reshape(self.output_dense(context), (batch, -1, hidden))
+        output = ops.reshape(self.output_dense(context), (batch, -1, hidden))
+        return (output, probs) if return_attention_probs else output
 
     def compute_output_shape(self, x_shape, input_mask_shape=None):
         return x_shape
 
-    def compute_output_spec(self, x, input_mask=None, training=None, first_query_only=False):
-        shape = (x.shape[0], 1, x.shape[2]) if first_query_only else x.shape
-        return keras.KerasTensor(shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, input_mask=None, training=None, first_query_only=False,
+                            return_attention_probs=False):
+        batch, seq_len, hidden = x.shape
+        query_len = 1 if first_query_only else seq_len
+        output = keras.KerasTensor((batch, query_len, hidden), dtype=self.compute_dtype)
+        if not return_attention_probs:
+            return output
+        probs = keras.KerasTensor((batch, self.num_heads, query_len, seq_len), dtype="float32")
+        return output, probs
 
     def get_config(self):
         config = super().get_config()

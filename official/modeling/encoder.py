@@ -13,7 +13,10 @@ Example:
     config = official.configs.preset("tiny", vocab_size=100)
     encoder = build_encoder(config)
     ids = np.array([[2, 7, 9, 3, 0]], "int32")
-    out = encoder({"input_word_ids": ids, "input_mask": ids > 0, "input_type_ids": 0 * ids})
+    inputs = {"input_word_ids": ids, "input_mask": ids > 0, "input_type_ids": 0 * ids}
+    out = encoder(inputs)
+    # What a model built on the encoder calls, choosing what to compute and return:
+    probs = encoder.forward(inputs, attention_probs=True)["attention_probs"]
 """
 
 import keras
@@ -68,21 +71,67 @@ class BertEncoder(keras.Model):
             kernel_initializer=initializers.truncated_normal(initializer_range), dtype=dtype,
             name="pooler")
 
-        # Functional model.
+        # Functional model: the Hub outputs, from `forward`, the one path through the layers.
         inputs = encoder_inputs()
-        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-        layer_outputs = []
-        for layer in self.transformer_layers:
-            x = layer(x, inputs["input_mask"])
-            layer_outputs.append(x)
-        outputs = {"sequence_output": x,
-                   "pooled_output": self.pooler(x[:, 0, :]),
-                   "encoder_outputs": layer_outputs}
+        outputs = self.forward(inputs, per_layer_outputs=True)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         # A functional model's constructor drops `dtype`; heads built on this encoder read its
         # policy, and get_config must carry it for a saved mixed-precision model to load as one.
         if dtype is not None:
             self.dtype_policy = keras.dtype_policies.get(dtype)
+
+    def forward(self, inputs: dict, *, last_layer_positions: str = "all",
+                per_layer_outputs: bool = False, attention_probs: bool = False,
+                training=None) -> dict:
+        """The encoder's computation, the one path through its layers: `encoder(inputs)` is
+        `forward(inputs, per_layer_outputs=True)` made a functional graph at construction, and
+        every model built on the encoder (official/modeling/models.py) calls `forward` to choose
+        what is computed and returned. The layers are the encoder's own, so are the weights;
+        `inputs` holds the three Hub-convention inputs (other keys are ignored), symbolic (a
+        functional model's construction) or tensors.
+
+        Args:
+          last_layer_positions: "all", or "first": the last layer's output is computed for the
+            first position ([CLS]) alone, which still attends to every position's keys and
+            values. The pooled output reads nothing else of the last layer, so a model that
+            needs only it asks for "first": the same values, with that layer's queries,
+            attention output projection, feed-forward and LayerNorms run on 1 row per sequence
+            instead of seq_len, about three quarters of the layer's multiply-adds (all but the
+            fused query/key/value projection). bench/serving_throughput.py measures a classifier's
+            serving, which takes this path.
+          per_layer_outputs: also return `encoder_outputs`, every layer's output.
+          attention_probs: also return `attention_probs`, every layer's attention.
+          training: dropout on or off; None leaves it to Keras (the outer model's call).
+        Returns:
+          {"sequence_output": [batch, seq_len, hidden], the last layer ([batch, 1, hidden]
+                              with "first"),
+           "pooled_output":   [batch, hidden], tanh(W h_[CLS] + b),
+           "encoder_outputs": (per_layer_outputs) [[batch, seq_len, hidden]] per layer, the
+                              last one sequence_output,
+           "attention_probs": (attention_probs) [float32 [batch, heads, query_len, seq_len]]
+                              per layer, query_len 1 for the last layer with "first": the
+                              softmax before dropout, 0 at padding keys (see SelfAttention)}
+        """
+        if last_layer_positions not in ("all", "first"):
+            raise ValueError(f"last_layer_positions must be 'all' or 'first', "
+                             f"not {last_layer_positions!r}")
+        mask = inputs["input_mask"]
+        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"],
+                            training=training)
+        layer_outputs, layer_probs = [], []
+        for i, layer in enumerate(self.transformer_layers):
+            last = i == len(self.transformer_layers) - 1
+            x, probs = layer(x, mask, training=training,
+                             first_token_only=last and last_layer_positions == "first",
+                             return_attention_probs=True)
+            layer_outputs.append(x)
+            layer_probs.append(probs)
+        outputs = {"sequence_output": x, "pooled_output": self.pooler(x[:, 0, :])}
+        if per_layer_outputs:
+            outputs["encoder_outputs"] = layer_outputs
+        if attention_probs:
+            outputs["attention_probs"] = layer_probs
+        return outputs
 
     def get_config(self):
         config = super().get_config()
@@ -92,25 +141,6 @@ class BertEncoder(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
-
-
-def pooled_output(encoder: BertEncoder, inputs: dict):
-    """encoder(inputs)["pooled_output"], [batch, hidden], for a model that reads nothing else.
-
-    The pooled output reads the last layer at [CLS] only, so that layer is computed for [CLS]
-    alone (its attention still reads every position's keys and values): the same values, with
-    that layer's feed-forward, attention and output projection computed for 1 position instead
-    of seq_len, about 80% of one layer's work saved (serving a 6-layer classifier at batch 32:
-    533 -> 408 ms with the 2-D dense layers of TransformerBlock). `inputs` may be symbolic (a
-    functional model's construction) or tensors; the layers are the encoder's own, so are its
-    weights.
-    """
-    x = encoder.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-    *layers, last = encoder.transformer_layers
-    for layer in layers:
-        x = layer(x, inputs["input_mask"])
-    first = last(x, inputs["input_mask"], first_token_only=True)
-    return encoder.pooler(first[:, 0, :])
 
 
 def build_encoder(config: BertConfig, dtype=None) -> BertEncoder:

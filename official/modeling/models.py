@@ -5,15 +5,16 @@
     BertSpanLabeler       each token -> start and end logits (SQuAD)
     BertTokenClassifier   each token -> num_labels logits (NER)
 
-Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`; inputs
-are the encoder's Hub-convention dict (plus `masked_lm_positions` for the pretrainer). Each
-declares what its training checkpoints hold, `checkpoint_items`: the encoder, and its heads by
-name (official/checkpoints/training.py refuses a model with a trainable variable outside them).
+Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`, its graph
+built by `encoder.forward` (the encoder's layers called directly); inputs are the encoder's
+Hub-convention dict (plus `masked_lm_positions` for the pretrainer). Each declares what its
+training checkpoints hold, `checkpoint_items`: the encoder, and its heads by name
+(official/checkpoints/training.py refuses a model with a trainable variable outside them).
 """
 
 import keras
 
-from official.modeling.encoder import BertEncoder, encoder_inputs, pooled_output
+from official.modeling.encoder import BertEncoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
 
 
@@ -64,7 +65,7 @@ class BertPretrainer(_EncoderModel):
         inputs = dict(encoder_inputs(),
                       masked_lm_positions=keras.Input((None,), dtype="int32",
                                                       name="masked_lm_positions"))
-        outputs = encoder({k: inputs[k] for k in encoder.input})
+        outputs = encoder.forward(inputs)
         super().__init__(inputs=inputs, outputs={
             "masked_lm_logits": self.masked_lm(outputs["sequence_output"],
                                                inputs["masked_lm_positions"]),
@@ -81,26 +82,34 @@ class BertClassifier(_EncoderModel):
     """Sentence (pair) classification as run_classifier: dropout + dense on the pooled output.
 
     Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
-    regression score (STS-B).
+    regression score (STS-B). The last layer is computed at [CLS] only, all the pooled output
+    reads (see `BertEncoder.forward`), unless `with_sequence_output`: then the outputs are
+    {"logits": the same logits, "sequence_output": [batch, seq_len, hidden], the last layer
+    at every position}, for a loss on the sequence (distillation).
     """
 
-    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+    def __init__(self, encoder: BertEncoder, num_labels: int, with_sequence_output: bool = False,
+                 **kwargs):
         self.encoder = encoder
         self.num_labels = num_labels
+        self.with_sequence_output = with_sequence_output
         self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
         inputs = encoder_inputs()
-        # The encoder's layers called directly, its last one at [CLS] only (`pooled_output`).
-        logits = self.classifier(pooled_output(encoder, inputs))
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        encoded = encoder.forward(
+            inputs, last_layer_positions="all" if with_sequence_output else "first")
+        logits = self.classifier(encoded["pooled_output"])
+        outputs = ({"logits": logits, "sequence_output": encoded["sequence_output"]}
+                   if with_sequence_output else logits)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     @property
     def checkpoint_heads(self):
         return {"classifier": self.classifier}
 
     def _head_config(self):
-        return {"num_labels": self.num_labels}
+        return {"num_labels": self.num_labels, "with_sequence_output": self.with_sequence_output}
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -115,7 +124,7 @@ class BertSpanLabeler(_EncoderModel):
         self.span = DenseLogits(2, 0.0, encoder.config.initializer_range,
                                 dtype=encoder.dtype_policy, name="span")
         inputs = encoder_inputs()
-        logits = self.span(encoder(inputs)["sequence_output"])
+        logits = self.span(encoder.forward(inputs)["sequence_output"])
         super().__init__(inputs=inputs, outputs={"start_logits": logits[:, :, 0],
                                                  "end_logits": logits[:, :, 1]}, **kwargs)
 
@@ -138,7 +147,7 @@ class BertTokenClassifier(_EncoderModel):
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
         inputs = encoder_inputs()
-        logits = self.classifier(encoder(inputs)["sequence_output"])
+        logits = self.classifier(encoder.forward(inputs)["sequence_output"])
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
     @property

@@ -17,8 +17,11 @@ class TransformerBlock(keras.layers.Layer):
       input_mask: [batch, seq_len], 1 for real tokens.
       first_token_only: compute the output of the first position ([CLS]) alone (it still
         attends to every position): all that a classifier reads of the last layer.
+      return_attention_probs: also return the attention's probabilities.
     Returns:
-      [batch, seq_len, hidden], or [batch, 1, hidden] with first_token_only.
+      [batch, seq_len, hidden], or [batch, 1, hidden] with first_token_only; with
+      return_attention_probs, the pair (that, probs): probs float32
+      [batch, heads, query_len, seq_len], the pre-dropout softmax (see SelfAttention).
     """
 
     def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
@@ -58,9 +61,11 @@ class TransformerBlock(keras.layers.Layer):
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
         self.output_layer_norm.build(x_shape)
 
-    def call(self, x, input_mask, training=None, first_token_only=False):
-        attended = self.attention(x, input_mask, training=training,
-                                  first_query_only=first_token_only)
+    def call(self, x, input_mask, training=None, first_token_only=False,
+             return_attention_probs=False):
+        attended, probs = self.attention(x, input_mask, training=training,
+                                         first_query_only=first_token_only,
+                                         return_attention_probs=True)
         if first_token_only:
             x = x[:, :1]
         x = self.attention_layer_norm(x + self.attention_dropout(attended, training=training))
@@ -70,14 +75,17 @@ class TransformerBlock(keras.layers.Layer):
         # (measured: the feed-forward's forward pass 60 -> 48 ms, MiniLM sizes, 4,096 tokens).
         h = self.output_dense(self.intermediate_dense(ops.reshape(x, (-1, x.shape[-1]))))
         h = ops.reshape(h, ops.shape(x))
-        return self.output_layer_norm(x + self.output_dropout(h, training=training))
+        output = self.output_layer_norm(x + self.output_dropout(h, training=training))
+        return (output, probs) if return_attention_probs else output
 
     def compute_output_shape(self, x_shape, input_mask_shape=None):
         return x_shape
 
-    def compute_output_spec(self, x, input_mask=None, training=None, first_token_only=False):
-        shape = (x.shape[0], 1, x.shape[2]) if first_token_only else x.shape
-        return keras.KerasTensor(shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, input_mask=None, training=None, first_token_only=False,
+                            return_attention_probs=False):
+        # The block's output has its attention's shape and dtype; the probabilities are its.
+        return self.attention.compute_output_spec(x, input_mask, training, first_token_only,
+                                                  return_attention_probs)
 
     def get_config(self):
         config = super().get_config()
