@@ -51,7 +51,8 @@ def test_example_equals_the_originals(vocab, tmp_path):
 
 
 def test_padding_and_weights(vocab):
-    values = parse(pe.serialize(our_example(vocab)), pretraining_records.parse_spec(SEQ, PREDICTIONS))
+    values = parse(pe.serialize(our_example(vocab)),
+                   pretraining_records.parse_spec(SEQ, PREDICTIONS))
     np.testing.assert_array_equal(values["input_mask"], [1] * 9 + [0] * 3)
     np.testing.assert_array_equal(values["input_ids"][9:], [0] * 3)
     np.testing.assert_array_equal(values["segment_ids"], SEGMENTS + [0] * 3)

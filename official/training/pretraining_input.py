@@ -360,8 +360,9 @@ def _first_record(path: str) -> bytes | None:
 
     Read by hand from the framing (uint64 length, uint32 checksum, the bytes, uint32 checksum;
     little-endian) because building a tf.data pipeline per file costs far more than reading a
-    record, and a run may be given thousands of shards, all checked before training starts. Checksums are left to the pipeline itself; garbage fails here as a length
-    beyond the end of the file or as bytes that are no Example.
+    record, and a run may be given thousands of shards, all checked before training starts.
+    Checksums are left to the pipeline itself; garbage fails here as a length beyond the end of
+    the file or as bytes that are no Example.
 
     Raises:
       ValueError: the file cannot be opened or ends inside its first record.
