@@ -61,8 +61,7 @@ from data_prep.fast_generation import (CHUNK_BYTES, ChunkProcessor, ShardStats, 
                                        remove_earlier_output, special_ids, summary_dict)
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
-from official.atomic_files import open_atomically
-from official.pretraining_shards import SUMMARY_FILE, shard_path
+from official.pretraining_shards import shard_path, write_summary
 from official.text.tokenizer import FullTokenizer
 from official.text.vocab import load_vocab
 
@@ -189,8 +188,7 @@ def run_beam(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
     for path, count in sorted(stats.invalid_utf8.items()):
         logging.warning("%s: %d bytes were not UTF-8 and were replaced", path, count)
     summary = summary_dict(stats, options, input_files, num_shards, time.monotonic() - start)
-    with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
-        json.dump(summary, f, indent=2, sort_keys=True)
+    write_summary(output_dir, summary)
     return summary
 
 

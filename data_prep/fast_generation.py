@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
-import json
 import multiprocessing
 import os
 import pickle
@@ -49,8 +48,8 @@ from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official import console
-from official.atomic_files import TEMP_SUFFIX, atomic_path, open_atomically
-from official.pretraining_shards import SHARD_NAME, SUMMARY_FILE, shard_path
+from official.atomic_files import TEMP_SUFFIX, atomic_path
+from official.pretraining_shards import SHARD_NAME, SUMMARY_FILE, shard_path, write_summary
 from official.text.vocab import load_vocab
 
 if TYPE_CHECKING:
@@ -161,7 +160,7 @@ class ChunkProcessor:
         self.special = special_ids(tokenizer.vocab, tokenizer.vocab_file)
         # The record format's names; imported here because that module loads TensorFlow, which a
         # ChunkProcessor's process has loaded anyway (the coordinator must not).
-        from data_prep.pretraining_examples import FLOAT_FEATURES, INT_FEATURES
+        from official.pretraining_records import FLOAT_FEATURES, INT_FEATURES
         self.features = INT_FEATURES + FLOAT_FEATURES
         self.serializer = ExampleSerializer(list(INT_FEATURES), list(FLOAT_FEATURES))
 
@@ -285,8 +284,7 @@ def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
         logging.warning("%s: %d bytes were not UTF-8 and were replaced", path, count)
     summary = summary_dict(stats, options, input_files, num_shards,
                            time.monotonic() - progress.start)
-    with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
-        json.dump(summary, f, indent=2, sort_keys=True)
+    write_summary(output_dir, summary)
     return summary
 
 

@@ -1,18 +1,9 @@
-"""The pretraining TFRecord format: one `tf.train.Example` per instance, as the original writes it.
+"""Pretraining instances as `tf.train.Example`s, and the TFRecord shards they are written to.
 
-Feature names, dtypes, lengths and padding are those of google-research/bert's
-`create_pretraining_data.py` (writer) and `run_pretraining.py` (reader), so files made here, by the
-fast generator and by the original are interchangeable in both directions:
-
-    input_ids             int64   [max_seq_length]           token ids, 0-padded
-    input_mask            int64   [max_seq_length]           1 for real tokens, 0 for padding
-    segment_ids           int64   [max_seq_length]           0 = [CLS] A [SEP], 1 = B [SEP]; 0 padding
-    masked_lm_positions   int64   [max_predictions_per_seq]  where the predicted tokens are, 0-padded
-    masked_lm_ids         int64   [max_predictions_per_seq]  the original token there, 0-padded
-    masked_lm_weights     float32 [max_predictions_per_seq]  1.0 per real prediction, 0.0 padding
-    next_sentence_labels  int64   [1]                        the second-sentence label
-
-Padded predictions point at position 0 with weight 0.0: the loss multiplies them away.
+The format itself (feature names, dtypes, lengths, padding) is official/pretraining_records.py,
+shared with the input pipeline that reads it; this module builds and writes Examples of it, one
+at a time, as the original's `write_instance_to_example_files` does (the `--reproduce_original`
+generator).
 """
 
 from __future__ import annotations
@@ -23,25 +14,7 @@ from typing import Iterator, Sequence
 import tensorflow as tf
 
 from official.atomic_files import atomic_path
-
-INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
-                "next_sentence_labels")
-FLOAT_FEATURES = ("masked_lm_weights",)
-
-
-def parse_spec(max_seq_length: int,
-               max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
-    """The reader's side of the format: `tf.io.parse_example(records, parse_spec(128, 20))`."""
-    seq, predictions = [max_seq_length], [max_predictions_per_seq]
-    return {
-        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
-        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
-        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
-        "masked_lm_positions": tf.io.FixedLenFeature(predictions, tf.int64),
-        "masked_lm_ids": tf.io.FixedLenFeature(predictions, tf.int64),
-        "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
-        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
-    }
+from official.pretraining_records import INT_FEATURES
 
 
 def make_example(input_ids: Sequence[int], segment_ids: Sequence[int],

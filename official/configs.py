@@ -16,8 +16,11 @@ from absl import logging
 
 from official.atomic_files import open_atomically
 
-# Activation names a config may carry. "gelu" is the *original's* GELU, the tanh approximation
-# (google-research/bert modeling.gelu); "gelu_exact" is the erf form that Hugging Face calls "gelu".
+# Activation names a config may carry: the one list of them. "gelu" is the *original's* GELU, the
+# tanh approximation (google-research/bert modeling.gelu); "gelu_exact" is the erf form that
+# Hugging Face calls "gelu". Each name has its function in official/modeling/activations.py and
+# its Hugging Face names in official/checkpoints/hf.py (tests check both cover this list); it is
+# kept here, apart from the functions, so that reading a config does not import Keras.
 ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "swish", "linear")
 
 

@@ -5,9 +5,10 @@
                       num_shards
 
 The writers (data_prep/fast_generation.py, data_prep/beam_pipeline.py) and the readers
-(official/training/pretraining_input.py, official/tasks/pretraining.py) share these names. Only
-the standard library is imported, since the generator's coordinating process never loads
-TensorFlow.
+(official/training/pretraining_input.py, official/tasks/pretraining.py) share these names and
+`write_summary` / `read_summary`; the readers use the summary's "num_shards" and
+"options"."objective". Only the standard library is imported, since the generator's coordinating
+process never loads TensorFlow. The records inside the shards are official/pretraining_records.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import re
+
+from official.atomic_files import open_atomically
 
 SUMMARY_FILE = "summary.json"
 # Any generator's shard, whatever its run's num_shards.
@@ -29,6 +32,15 @@ def shard_path(output_dir: str, shard: int, num_shards: int) -> str:
 def shard_paths(output_dir: str, num_shards: int) -> list[str]:
     """Every shard path of such a run, in order."""
     return [shard_path(output_dir, shard, num_shards) for shard in range(num_shards)]
+
+
+def write_summary(output_dir: str, summary: dict) -> None:
+    """Writes the folder's summary.json (indented, keys sorted), under its name only when complete.
+
+    Call it once every shard is complete: its presence is what says the folder is finished.
+    """
+    with open_atomically(os.path.join(output_dir, SUMMARY_FILE)) as f:
+        json.dump(summary, f, indent=2, sort_keys=True)
 
 
 def read_summary(output_dir: str) -> dict | None:

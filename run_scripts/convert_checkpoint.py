@@ -14,11 +14,11 @@ from official.checkpoints import converter
 from official.output_paths import check_output_dir
 from run_scripts import common_flags, entry_point
 
-flags.DEFINE_enum("input_format", None, converter.FORMATS, "Format of --input.")
+flags.DEFINE_enum("input_format", None, list(converter.FORMATS), "Format of --input.")
 flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), Hugging Face "
                     "directory (hf) or keras-hub preset directory (keras_hub).")
 flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
-flags.DEFINE_enum("output_format", "tf2", converter.FORMATS, "Format to write.")
+flags.DEFINE_enum("output_format", "tf2", list(converter.FORMATS), "Format to write.")
 common_flags.define_bert_config_flag(
     extra_help=" For tf1/tf2 input; default: bert_config.json beside the checkpoint.")
 common_flags.define_tokenizer_flags()

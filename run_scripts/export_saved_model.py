@@ -35,7 +35,7 @@ from official.export.jobs import EXPORT_TYPES, ExportOptions, export
 from official.export.squad import SquadSettings
 from run_scripts import common_flags, entry_point
 
-flags.DEFINE_enum("export_type", None, EXPORT_TYPES, "What to export.")
+flags.DEFINE_enum("export_type", None, list(EXPORT_TYPES), "What to export.")
 flags.DEFINE_string("export_dir", None,
                     "Versions are written to <export_dir>/<Unix time>/ (TF Serving's layout).")
 common_flags.define_model_flags()
@@ -63,18 +63,27 @@ flags.DEFINE_float("null_score_diff_threshold", _S.null_score_diff_threshold,
 FLAGS = flags.FLAGS
 
 
+def _classifier_labels() -> tuple[list[str], bool]:
+    if not FLAGS.task_name:
+        raise ValueError("--export_type=classifier needs --task_name (its labels)")
+    processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
+    labels = processor.get_labels()
+    return labels, any(columns.text_b is not None for columns in processor.splits.values())
+
+
+def _ner_labels() -> tuple[list[str], bool]:
+    return FLAGS.ner_labels, False
+
+
+# export_type -> () -> (its labels, whether its texts come in pairs), read from the flags and
+# data_prep; an export type not listed has no labels.
+_LABELS = {"classifier": _classifier_labels, "ner": _ner_labels}
+
+
 def options_from_flags() -> ExportOptions:
     """The flags as ExportOptions; the task's labels from data_prep."""
     kind = FLAGS.export_type
-    labels, pair = None, False
-    if kind == "classifier":
-        if not FLAGS.task_name:
-            raise ValueError("--export_type=classifier needs --task_name (its labels)")
-        processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
-        labels = processor.get_labels()
-        pair = any(columns.text_b is not None for columns in processor.splits.values())
-    elif kind == "ner":
-        labels = FLAGS.ner_labels
+    labels, pair = _LABELS[kind]() if kind in _LABELS else (None, False)
     max_seq_length = FLAGS.max_seq_length or (384 if kind == "squad" else 128)
     return ExportOptions(
         export_type=kind, export_dir=FLAGS.export_dir, vocab_file=FLAGS.vocab_file,

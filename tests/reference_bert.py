@@ -10,8 +10,10 @@ Example:
     reference = tokenization.FullTokenizer("vocab.txt", do_lower_case=True)
 """
 
+import ast
 import functools
 import importlib
+import os
 import sys
 import types
 
@@ -49,6 +51,19 @@ def original_parse_spec(max_seq_length: int, max_predictions_per_seq: int) -> di
         "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
         "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
     }
+
+
+def original_name_to_features(max_seq_length: int, max_predictions_per_seq: int) -> dict:
+    """`name_to_features` of the original's run_pretraining.py, evaluated from its source (the
+    module itself cannot be imported: its bert.modeling needs tf.contrib)."""
+    path = os.path.join(os.path.dirname(import_original("bert").__file__), "run_pretraining.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    value = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                 and getattr(node.targets[0], "id", None) == "name_to_features")
+    return eval(compile(ast.Expression(value), path, "eval"),  # noqa: S307 - the original's code
+                {"tf": tf.compat.v1, "max_seq_length": max_seq_length,
+                 "max_predictions_per_seq": max_predictions_per_seq})
 
 
 def import_original_script(module_name: str) -> types.ModuleType:

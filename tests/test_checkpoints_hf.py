@@ -1,5 +1,6 @@
 """Hugging Face BERT directories: read with safetensors, written back, read again."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import safetensors.numpy
 
 from official.checkpoints import converter, hf, tf1
-from official.configs import ConfigError
+from official.configs import ACTIVATIONS, ConfigError
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
 
@@ -94,6 +95,12 @@ def test_activation_names_keep_the_two_gelus_apart(tiny_config):
     assert (ours_exact.hidden_act, ours_tanh.hidden_act) == ("gelu_exact", "gelu")
     assert hf.config_to_hf(ours_exact, "BertModel")["hidden_act"] == "gelu"
     assert hf.config_to_hf(ours_tanh, "BertModel")["hidden_act"] == "gelu_new"
+
+
+@pytest.mark.parametrize("hidden_act", ACTIVATIONS)
+def test_every_activation_has_a_hugging_face_name_that_reads_back(tiny_config, hidden_act):
+    config = dataclasses.replace(tiny_config, hidden_act=hidden_act)
+    assert hf.config_from_hf(hf.config_to_hf(config, "BertModel"), "x") == config
 
 
 def test_bad_directories_are_named(tiny_config, tmp_path):

@@ -1,7 +1,6 @@
 """Tests for data_prep.pretraining_examples: the original's record format, both directions, and
 atomic, deterministic writing."""
 
-import ast
 import os
 
 import numpy as np
@@ -9,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 from data_prep import pretraining_examples as pe
-from tests.reference_bert import import_original
+from official import pretraining_records
+from tests.reference_bert import import_original, original_name_to_features
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
@@ -19,19 +19,6 @@ SEQ, PREDICTIONS = 12, 4
 TOKENS = ["[CLS]", "the", "[MASK]", "sat", "[SEP]", "on", "the", "mat", "[SEP]"]
 SEGMENTS = [0, 0, 0, 0, 0, 1, 1, 1, 1]
 POSITIONS, LABELS = [2, 7], ["cat", "mat"]
-
-
-def original_name_to_features(max_seq_length, max_predictions_per_seq):
-    """`name_to_features` of the original's run_pretraining.py, evaluated from its source (the
-    module itself cannot be imported: its bert.modeling needs tf.contrib)."""
-    path = os.path.join(os.path.dirname(import_original("bert").__file__), "run_pretraining.py")
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    value = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                 and getattr(node.targets[0], "id", None) == "name_to_features")
-    return eval(compile(ast.Expression(value), path, "eval"),  # noqa: S307 - the original's code
-                {"tf": tf.compat.v1, "max_seq_length": max_seq_length,
-                 "max_predictions_per_seq": max_predictions_per_seq})
 
 
 @pytest.fixture(scope="module")
@@ -59,17 +46,13 @@ def parse(record, spec):
     return {k: v.numpy() for k, v in tf.io.parse_single_example(record, spec).items()}
 
 
-def test_parse_spec_is_the_originals():
-    assert pe.parse_spec(128, 20) == original_name_to_features(128, 20)
-    assert set(pe.INT_FEATURES + pe.FLOAT_FEATURES) == set(pe.parse_spec(128, 20))
-
-
 def test_example_equals_the_originals(vocab, tmp_path):
     assert tf.train.Example.FromString(original_record(tmp_path)) == our_example(vocab)
 
 
 def test_padding_and_weights(vocab):
-    values = parse(pe.serialize(our_example(vocab)), pe.parse_spec(SEQ, PREDICTIONS))
+    values = parse(pe.serialize(our_example(vocab)),
+                   pretraining_records.parse_spec(SEQ, PREDICTIONS))
     np.testing.assert_array_equal(values["input_mask"], [1] * 9 + [0] * 3)
     np.testing.assert_array_equal(values["input_ids"][9:], [0] * 3)
     np.testing.assert_array_equal(values["segment_ids"], SEGMENTS + [0] * 3)
@@ -86,7 +69,7 @@ def test_files_interchange_with_the_originals(vocab, tmp_path):
     with pe.open_shard(ours) as shard:
         shard.write(our_example(vocab))
     our_record = next(iter(tf.data.TFRecordDataset(ours))).numpy()
-    theirs = parse(original_record(tmp_path), pe.parse_spec(SEQ, PREDICTIONS))
+    theirs = parse(original_record(tmp_path), pretraining_records.parse_spec(SEQ, PREDICTIONS))
     mine = parse(our_record, original_name_to_features(SEQ, PREDICTIONS))
     assert mine.keys() == theirs.keys()
     for name in mine:

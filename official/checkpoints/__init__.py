@@ -8,7 +8,8 @@
     converter  any of them -> any other, through a model that validates every variable
 
 Entry points call `load_init_checkpoint` for their `--init_checkpoint` flag, which takes a
-checkpoint or, as convert_checkpoint's --input does, a Hugging Face folder or keras-hub preset.
+checkpoint or, as convert_checkpoint's --input does, a Hugging Face folder or keras-hub preset:
+the formats of `converter.FORMATS` that have a `folder_marker`.
 """
 
 import os
@@ -16,12 +17,11 @@ import os
 import keras
 import tensorflow as tf
 
-from official.checkpoints import hf, tf1, tf2, training
+from official.checkpoints import tf1, tf2, training
 from official.checkpoints.errors import CheckpointError, CheckpointMismatchError
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder
 
-_KERAS_HUB_METADATA = "metadata.json"  # what keras-hub's save_to_preset writes first
 # Config fields that shape training, not what the weights compute: a fine-tuning may change them.
 _TRAINING_ONLY_FIELDS = ("hidden_dropout_prob ", "attention_probs_dropout_prob ",
                          "initializer_range ")
@@ -42,39 +42,40 @@ def resolve_checkpoint(path: str) -> str:
         if latest:
             return latest
         if not os.path.exists(os.path.join(path, "bert_model.ckpt.index")):
+            folders = " or ".join(f"{f.title} {f.folder_marker}"
+                                  for f in _folder_formats().values())
             raise CheckpointError(
                 f"{path}: no checkpoint there (a folder without a 'checkpoint' file, "
-                f"bert_model.ckpt.index, Hugging Face {hf.WEIGHTS_FILE} or keras-hub "
-                f"{_KERAS_HUB_METADATA})")
+                f"bert_model.ckpt.index, {folders})")
         path = os.path.join(path, "bert_model.ckpt")
     if not os.path.exists(path + ".index"):
         raise CheckpointError(f"{path}: no checkpoint there (no {os.path.basename(path)}.index)")
     return path
 
 
+def _folder_formats() -> dict:
+    """converter.FORMATS' folder formats (a folder with its own config): name -> Format."""
+    from official.checkpoints import converter  # converter imports this package
+    return {name: f for name, f in converter.FORMATS.items() if f.folder_marker}
+
+
 def folder_format(path: str) -> str | None:
-    """"hf" for a Hugging Face BERT folder, "keras_hub" for a keras-hub preset, else None."""
+    """The format of a folder holding its own config ("hf" for a Hugging Face BERT folder,
+    "keras_hub" for a keras-hub preset: converter.FORMATS' folder formats), else None."""
     if not os.path.isdir(path):
         return None
-    if os.path.isfile(os.path.join(path, hf.WEIGHTS_FILE)):
-        return "hf"
-    if os.path.isfile(os.path.join(path, _KERAS_HUB_METADATA)):
-        return "keras_hub"
-    return None
+    return next((name for name, f in _folder_formats().items()
+                 if os.path.isfile(os.path.join(path, f.folder_marker))), None)
 
 
 def read_config_and_weights(path: str) -> tuple[BertConfig | None, tf1.Weights]:
     """A Hugging Face folder's or keras-hub preset's (config, weights); (None, weights) for a
     checkpoint, whose config is a bert_config.json of its own."""
     kind = folder_format(path)
-    if kind == "hf":
-        config, weights, _ = hf.read(path)
-        return config, weights
-    if kind == "keras_hub":
-        from official.checkpoints import keras_hub  # keras-hub takes seconds to import
-        config, weights, _ = keras_hub.read(path)
-        return config, weights
-    return None, read_weights(path)
+    if kind is None:
+        return None, read_weights(path)
+    bundle = _folder_formats()[kind].read(path, None, None)
+    return bundle.config, bundle.weights
 
 
 def read_weights(path: str) -> tf1.Weights:

@@ -3,11 +3,12 @@
     read(format, path)  ->  Bundle(config, weights, vocab_file)
     write(format, bundle, output_dir)
 
-Formats: "tf1" (the original's name-based checkpoint), "tf2" (this project's, see tf2.py, and the
-training checkpoints of run_pretraining, see training.py),
-"hf" (Hugging Face directory), "keras_hub" (keras-hub preset). Writing loads the weights into a
-model first (all encoder variables present with the right shapes, or an error listing them) and
-writes only what the source had: a converter never invents a head.
+Formats, the entries of `FORMATS` (name -> its reader and writer): "tf1" (the original's
+name-based checkpoint), "tf2" (this project's, see tf2.py, and the training checkpoints of
+run_pretraining, see training.py), "hf" (Hugging Face directory), "keras_hub" (keras-hub preset).
+Writing loads the weights into a model first (all encoder variables present with the right
+shapes, or an error listing them) and writes only what the source had: a converter never
+invents a head.
 """
 
 from __future__ import annotations
@@ -16,17 +17,17 @@ import dataclasses
 import os
 import shutil
 import tempfile
+from typing import Callable
 
 import keras
 
 from official import checkpoints
-from official.checkpoints import hf, keras_hub, tf1, tf2, training
+from official.checkpoints import hf, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
 
-FORMATS = ("tf1", "tf2", "hf", "keras_hub")
 CONFIG_FILE, VOCAB_FILE, CHECKPOINT_NAME = "bert_config.json", "vocab.txt", "bert_model.ckpt"
 
 
@@ -49,12 +50,11 @@ def read(input_format: str, path: str, bert_config_file: str | None = None,
          vocab_file: str | None = None) -> Bundle:
     """Reads weights of any format. For checkpoints (tf1, tf2) the config and vocab default to
     `bert_config.json` and `vocab.txt` beside them, as in the original releases."""
-    if input_format in ("hf", "keras_hub"):
-        module = hf if input_format == "hf" else keras_hub
-        config, weights, found_vocab = module.read(path)
-        return Bundle(config, weights, vocab_file or found_vocab)
-    if input_format not in FORMATS:
-        raise ValueError(f"unknown format {input_format!r}; known: {', '.join(FORMATS)}")
+    return _format(input_format).read(path, bert_config_file, vocab_file)
+
+
+def _read_checkpoint(input_format: str, path: str, bert_config_file: str | None,
+                     vocab_file: str | None) -> Bundle:
     prefix = checkpoints.resolve_checkpoint(path)  # a missing checkpoint is named first
     bert_config_file = bert_config_file or _beside(path, CONFIG_FILE)
     if not bert_config_file:
@@ -68,6 +68,27 @@ def read(input_format: str, path: str, bert_config_file: str | None = None,
                               f"not {input_format}")
     return Bundle(BertConfig.from_json_file(bert_config_file), weights,
                   vocab_file or _beside(path, VOCAB_FILE))
+
+
+def _read_tf1(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
+    return _read_checkpoint("tf1", path, bert_config_file, vocab_file)
+
+
+def _read_tf2(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
+    return _read_checkpoint("tf2", path, bert_config_file, vocab_file)
+
+
+def _read_hf(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
+    del bert_config_file  # The folder's config.json is the config.
+    config, weights, found_vocab = hf.read(path)
+    return Bundle(config, weights, vocab_file or found_vocab)
+
+
+def _read_keras_hub(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
+    del bert_config_file  # The preset's config is the config.
+    from official.checkpoints import keras_hub  # keras-hub takes seconds to import
+    config, weights, found_vocab = keras_hub.read(path)
+    return Bundle(config, weights, vocab_file or found_vocab)
 
 
 def build_model(bundle: Bundle, source: str) -> keras.Model:
@@ -86,26 +107,83 @@ def write(output_format: str, bundle: Bundle, output_dir: str, source: str = "in
     The files are made in a temporary folder beside `output_dir` and moved in when complete (the
     checkpoint index last), so an interrupted run leaves no half-written model. Returns the paths.
     """
-    if output_format not in FORMATS:
-        raise ValueError(f"unknown format {output_format!r}; known: {', '.join(FORMATS)}")
+    writer = _format(output_format).write
     model = build_model(bundle, source)
     weights = {k: v for k, v in tf1.weights_of(model).items() if k in bundle.weights}
     os.makedirs(output_dir, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".convert-", dir=output_dir)
     try:
-        if output_format in ("tf1", "tf2"):
-            prefix = os.path.join(staging, CHECKPOINT_NAME)
-            (tf1.write if output_format == "tf1" else tf2.write)(weights, prefix)
-            bundle.config.to_json_file(os.path.join(staging, CONFIG_FILE))
-        elif output_format == "hf":
-            hf.write(staging, bundle.config, weights)
-        else:
-            keras_hub.write(staging, bundle.config, weights, bundle.vocab_file, do_lower_case)
-        if bundle.vocab_file and output_format != "keras_hub":
-            shutil.copyfile(bundle.vocab_file, os.path.join(staging, VOCAB_FILE))
+        writer(staging, bundle, weights, do_lower_case)
         return _move_into(staging, output_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _copy_vocab(bundle: Bundle, folder: str) -> None:
+    if bundle.vocab_file:
+        shutil.copyfile(bundle.vocab_file, os.path.join(folder, VOCAB_FILE))
+
+
+def _write_tf1(folder: str, bundle: Bundle, weights: tf1.Weights, do_lower_case: bool) -> None:
+    del do_lower_case  # The original release layout records no tokenizer setting.
+    tf1.write(weights, os.path.join(folder, CHECKPOINT_NAME))
+    bundle.config.to_json_file(os.path.join(folder, CONFIG_FILE))
+    _copy_vocab(bundle, folder)
+
+
+def _write_tf2(folder: str, bundle: Bundle, weights: tf1.Weights, do_lower_case: bool) -> None:
+    del do_lower_case  # As tf1's layout.
+    tf2.write(weights, os.path.join(folder, CHECKPOINT_NAME))
+    bundle.config.to_json_file(os.path.join(folder, CONFIG_FILE))
+    _copy_vocab(bundle, folder)
+
+
+def _write_hf(folder: str, bundle: Bundle, weights: tf1.Weights, do_lower_case: bool) -> None:
+    del do_lower_case  # Hugging Face keeps it in a tokenizer config this does not write.
+    hf.write(folder, bundle.config, weights)
+    _copy_vocab(bundle, folder)
+
+
+def _write_keras_hub(folder: str, bundle: Bundle, weights: tf1.Weights,
+                     do_lower_case: bool) -> None:
+    from official.checkpoints import keras_hub  # keras-hub takes seconds to import
+    # The preset holds its own copy of the vocab, in its tokenizer's assets.
+    keras_hub.write(folder, bundle.config, weights, bundle.vocab_file, do_lower_case)
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """How one format is read and written.
+
+    Attributes:
+      read: (path, bert_config_file or None, vocab_file or None) -> Bundle.
+      write: (folder, bundle, the validated weights, do_lower_case): writes every file of the
+        format (config and vocab included) into the empty `folder`.
+      folder_marker: for a format that is a folder with its own config: the file that makes a
+        folder one (what `--init_checkpoint` recognises); None for checkpoints.
+      title: the format's name in messages.
+    """
+    read: Callable[[str, str | None, str | None], Bundle]
+    write: Callable[[str, Bundle, tf1.Weights, bool], None]
+    folder_marker: str | None
+    title: str
+
+
+# Every format, by its --input_format / --output_format name: adding one is an entry here.
+FORMATS = {
+    "tf1": Format(_read_tf1, _write_tf1, None, "the original TF1 checkpoint"),
+    "tf2": Format(_read_tf2, _write_tf2, None, "this project's TF2 checkpoint"),
+    "hf": Format(_read_hf, _write_hf, hf.WEIGHTS_FILE, "Hugging Face"),
+    # metadata.json is what keras-hub's save_to_preset writes first.
+    "keras_hub": Format(_read_keras_hub, _write_keras_hub, "metadata.json", "keras-hub"),
+}
+
+
+def _format(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown format {name!r}; known: {', '.join(FORMATS)}") from None
 
 
 def _move_into(staging: str, output_dir: str) -> list[str]:

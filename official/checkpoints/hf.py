@@ -26,11 +26,18 @@ from official.configs import BertConfig, ConfigError
 
 CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE = "config.json", "model.safetensors", "vocab.txt"
 
-_ACT_FROM_HF = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu",
-                "gelu_fast": "gelu", "relu": "relu", "tanh": "tanh", "silu": "swish",
-                "swish": "swish", "linear": "linear"}
-_ACT_TO_HF = {"gelu_exact": "gelu", "gelu": "gelu_new", "relu": "relu", "tanh": "tanh",
-              "swish": "silu", "linear": "linear"}
+# Each of our activation names (official/configs.py's ACTIVATIONS) -> Hugging Face's names for the
+# same function: the first is written, all are read. One table for both directions.
+_HF_ACTIVATIONS = {
+    "gelu": ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"),  # the tanh approximation
+    "gelu_exact": ("gelu",),  # erf
+    "relu": ("relu",),
+    "tanh": ("tanh",),
+    "swish": ("silu", "swish"),
+    "linear": ("linear",),
+}
+_ACT_FROM_HF = {hf_name: ours for ours, hf_names in _HF_ACTIVATIONS.items()
+                for hf_name in hf_names}
 _BERT_PARTS = ("embeddings.", "encoder.", "pooler.", "cls.predictions.", "cls.seq_relationship.")
 # Buffers and tied copies that are not weights of their own.
 _NOT_WEIGHTS = ("embeddings.position_ids", "cls.predictions.decoder.weight",
@@ -86,9 +93,9 @@ def config_from_hf(values: dict, source: str) -> BertConfig:
 
 def config_to_hf(config: BertConfig, architecture: str) -> dict:
     """A Hugging Face `config.json` dict for `config`."""
-    return dict(config.to_dict(), hidden_act=_ACT_TO_HF[config.hidden_act], model_type="bert",
-                architectures=[architecture], layer_norm_eps=1e-12, pad_token_id=0,
-                position_embedding_type="absolute")
+    return dict(config.to_dict(), hidden_act=_HF_ACTIVATIONS[config.hidden_act][0],
+                model_type="bert", architectures=[architecture], layer_norm_eps=1e-12,
+                pad_token_id=0, position_embedding_type="absolute")
 
 
 def read(directory: str) -> tuple[BertConfig, tf1.Weights, str | None]:

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from official.export.packing import INPUT_NAMES
 from official.export.saving import ServingModule
-from official.modeling.encoder import BertEncoder
+from official.modeling.encoder import INPUT_NAMES, BertEncoder
 from official.modeling.models import BertPretrainer
 from official.text.tokenizer import FullTokenizer
 

@@ -4,7 +4,7 @@
     export(options) builds and loads the model of `options.export_type`, wraps it in its serving
                     module and saves it as `export_dir/<version>/`; returns that path
 
-    export_type   model (weights from init_checkpoint)          serving module
+    export_type   model (weights from init_checkpoint)          serving module  (EXPORT_TYPES)
     preprocessor  none                                          preprocessing.BertPreprocessor
     encoder       BertEncoder (+ masked-LM head if saved)       encoder.HubEncoder
     classifier    BertClassifier, fine-tuned (heads/classifier)   classifier.ClassifierExport
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 import tensorflow as tf
 
@@ -37,15 +37,13 @@ from official.output_paths import check_output_dir
 from official.text import vocab
 from official.text.tokenizer import FullTokenizer
 
-EXPORT_TYPES = ("classifier", "squad", "ner", "encoder", "preprocessor")
-
 
 @dataclasses.dataclass(frozen=True)
 class ExportOptions:
     """One export.
 
     Attributes:
-      export_type: one of EXPORT_TYPES.
+      export_type: a key of EXPORT_TYPES.
       export_dir: where versions go (`export_dir/<version>/`).
       vocab_file, do_lower_case: the model's tokenizer.
       max_seq_length: the fine-tuning's (the preprocessor's default seq_length).
@@ -90,43 +88,74 @@ def _config(options: ExportOptions) -> BertConfig:
     return config
 
 
+def _model_config(options: ExportOptions) -> BertConfig:
+    """The config of an export with a model; its weights (`init_checkpoint`) are named first."""
+    if not options.init_checkpoint:
+        raise ValueError(f"export_type={options.export_type} needs --init_checkpoint")
+    return _config(options)
+
+
+def _preprocessor(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    return BertPreprocessor(tokenizer, options.max_seq_length)
+
+
+def _encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    encoder, pretrainer = restoring.pretrained_encoder(_model_config(options),
+                                                       options.init_checkpoint)
+    return HubEncoder(encoder, tokenizer, pretrainer)
+
+
+def _classifier(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    config, labels = _model_config(options), options.labels
+    model = BertClassifier(build_encoder(config), 1 if labels is None else len(labels))
+    restoring.restore_finetuned(model, options.init_checkpoint)
+    return ClassifierExport(model, tokenizer, labels, options.max_seq_length, options.pair,
+                            options.jit_compile)
+
+
+def _ner(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    config = _model_config(options)
+    if not options.labels:
+        raise ValueError("export_type=ner needs the tag set (labels)")
+    model = BertTokenClassifier(build_encoder(config), len(options.labels))
+    restoring.restore_finetuned(model, options.init_checkpoint)
+    return NerExport(model, tokenizer, options.labels, options.max_seq_length)
+
+
+def _squad(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    model = BertSpanLabeler(build_encoder(_model_config(options)))
+    restoring.restore_finetuned(model, options.init_checkpoint)
+    settings = dataclasses.replace(options.squad or SquadSettings(),
+                                   max_seq_length=options.max_seq_length)
+    return SquadExport(model, tokenizer, settings)
+
+
+# export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry.
+EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
+    "classifier": _classifier,
+    "squad": _squad,
+    "ner": _ner,
+    "encoder": _encoder,
+    "preprocessor": _preprocessor,
+}
+
+
+def _export_type(options: ExportOptions) -> Callable[[ExportOptions, FullTokenizer], tf.Module]:
+    try:
+        return EXPORT_TYPES[options.export_type]
+    except KeyError:
+        raise ValueError(f"export_type must be one of {', '.join(EXPORT_TYPES)}, got "
+                         f"{options.export_type!r}") from None
+
+
 def serving_module(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     """The loaded model of `options`, wrapped for serving (not saved)."""
-    kind = options.export_type
-    if kind == "preprocessor":
-        return BertPreprocessor(tokenizer, options.max_seq_length)
-    if not options.init_checkpoint:
-        raise ValueError(f"export_type={kind} needs --init_checkpoint")
-    config = _config(options)
-    if kind == "encoder":
-        encoder, pretrainer = restoring.pretrained_encoder(config, options.init_checkpoint)
-        return HubEncoder(encoder, tokenizer, pretrainer)
-    if kind == "classifier":
-        labels = options.labels
-        model = BertClassifier(build_encoder(config), 1 if labels is None else len(labels))
-        restoring.restore_finetuned(model, options.init_checkpoint)
-        return ClassifierExport(model, tokenizer, labels, options.max_seq_length, options.pair,
-                                options.jit_compile)
-    if kind == "ner":
-        if not options.labels:
-            raise ValueError("export_type=ner needs the tag set (labels)")
-        model = BertTokenClassifier(build_encoder(config), len(options.labels))
-        restoring.restore_finetuned(model, options.init_checkpoint)
-        return NerExport(model, tokenizer, options.labels, options.max_seq_length)
-    if kind == "squad":
-        model = BertSpanLabeler(build_encoder(config))
-        restoring.restore_finetuned(model, options.init_checkpoint)
-        settings = dataclasses.replace(options.squad or SquadSettings(),
-                                       max_seq_length=options.max_seq_length)
-        return SquadExport(model, tokenizer, settings)
-    raise ValueError(f"export_type must be one of {', '.join(EXPORT_TYPES)}, got {kind!r}")
+    return _export_type(options)(options, tokenizer)
 
 
 def export(options: ExportOptions) -> str:
     """Builds, loads and saves the export; returns `export_dir/<version>`."""
-    if options.export_type not in EXPORT_TYPES:
-        raise ValueError(f"export_type must be one of {', '.join(EXPORT_TYPES)}, got "
-                         f"{options.export_type!r}")
+    build = _export_type(options)
     check_output_dir(options.export_dir, "export_dir")
-    module = serving_module(options, FullTokenizer(options.vocab_file, options.do_lower_case))
+    module = build(options, FullTokenizer(options.vocab_file, options.do_lower_case))
     return saving.save(module, options.export_dir, module.signatures())

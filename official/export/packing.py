@@ -17,8 +17,6 @@ from typing import Sequence
 
 import tensorflow as tf
 
-INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
-
 
 def truncated_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor,
                            budget: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:

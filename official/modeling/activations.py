@@ -1,4 +1,4 @@
-"""Activation functions by the names a `BertConfig.hidden_act` may hold.
+"""Activation functions by the names a `BertConfig.hidden_act` may hold (`configs.ACTIVATIONS`).
 
 The two GELUs are kept apart on purpose. google-research/bert's `gelu` is the tanh approximation
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -22,6 +22,7 @@ def gelu_exact(x):
     return keras.activations.gelu(x, approximate=False)
 
 
+# One function per name of configs.ACTIVATIONS.
 _BY_NAME = {
     "gelu": gelu_tanh,
     "gelu_exact": gelu_exact,

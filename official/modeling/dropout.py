@@ -8,13 +8,15 @@ import tensorflow as tf
 
 # A dropout decision compares 16 random bits with round(rate * 2^16): one 32-bit Philox word
 # decides two elements. Keras's dropout draws a float32 uniform per element instead; drawing
-# the random numbers was a fifth of BERT-Small's XLA training step on a CPU (its masks cover
-# [batch, heads, seq, seq] attention probabilities), and this halves it.
+# the random numbers is a large share of an XLA training step on a CPU (the masks cover
+# [batch, heads, seq, seq] attention probabilities), and this halves the bits drawn.
+# bench/pretraining_throughput.py times that training step (ours, with and without jit_compile).
 _BITS = 16
 _LEVELS = 1 << _BITS
 # The stateless random algorithm of the draws. TensorFlow's own kernels have Philox only; XLA
-# also compiles ThreeFry, to faster CPU code (measured: 2.8 vs 4.8 ms for one BERT-Small
-# attention mask and its gradient), so code that XLA compiles draws with it (`xla_random_bits`).
+# also compiles ThreeFry, to faster CPU code than its Philox for an attention mask and its
+# gradient, so code that XLA compiles draws with it (`xla_random_bits`; the step it speeds is
+# bench/pretraining_throughput.py's jit_compile one).
 _ALGORITHM = contextvars.ContextVar("dropout_random_algorithm", default="philox")
 
 

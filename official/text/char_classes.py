@@ -10,8 +10,8 @@ point, the same questions the original asks, and is written out as explicit RE2 
 (`[\\x{21}-\\x{2F}...]`). The result agrees with the original run by the same Python, whatever
 Unicode version that Python ships.
 
-Building the tables asks about all 1.1M code points (about 0.7 s); `original_char_classes` does it
-once per process.
+Building the tables asks `unicodedata` about all 1.1M code points, too slow to repeat per
+tokenizer; `original_char_classes` does it once per process.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def re2_class(code_points: Iterable[int], negate: bool = False) -> str:
 
 @functools.cache
 def general_categories() -> tuple[str, ...]:
-    """The unicodedata category of every code point (index = code point; about 0.4 s)."""
+    """The unicodedata category of every code point (index = code point; cached: 1.1M calls)."""
     return tuple(unicodedata.category(chr(cp)) for cp in range(0x110000))
 
 

@@ -48,9 +48,10 @@ class FullTokenizer:
         self._basic = BasicTokenizer(lower_case=do_lower_case)
         # FastWordpieceTokenizer (linear-time MaxMatch) gives the same pieces as the original's
         # greedy longest-match-first loop (no difference on the corpora of
-        # bench/tokenizer_parity.py) and, on the words of 32k Gutenberg sentences, ran 7x faster
-        # than the classic WordpieceTokenizer (0.14 s against 0.9 s) with the same ids. Its model
-        # is a constant, not a lookup-table resource, so a SavedModel needs nothing tracked.
+        # bench/tokenizer_parity.py) and the same ids as the classic WordpieceTokenizer, which
+        # is not linear-time (bench/pretraining_data.py measures this tokenizer's throughput
+        # against Hugging Face's and the original's). Its model is a constant, not a
+        # lookup-table resource, so a SavedModel needs nothing tracked.
         # Its word limit counts bytes: `tokenize_tf` applies the original's character limit
         # first, so the op only sees words of at most 4 * 200 bytes.
         self._wordpiece = tf_text.FastWordpieceTokenizer(

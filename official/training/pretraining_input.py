@@ -1,8 +1,7 @@
 """The tf.data pipeline of run_pretraining: pretraining TFRecords in, batches of model inputs out.
 
-The records are those of google-research/bert's `create_pretraining_data.py` (and of this repo's
-`data_prep/`, same format). The library does not import `data_prep/` (data flows one way), so the
-parse spec is written out here, as the original's `run_pretraining.py` wrote its own.
+The records are those of google-research/bert's `create_pretraining_data.py` and of this repo's
+`data_prep/`: the format of official/pretraining_records.py, which the writers share.
 
 Each element is a dict of
     input_word_ids        int32   [batch, max_seq_length]           (the records' input_ids)
@@ -35,7 +34,7 @@ from typing import Sequence
 from google.protobuf import message
 import tensorflow as tf
 
-from official import pretraining_shards
+from official import pretraining_records, pretraining_shards
 from official.training.record_errors import checked_token_ids
 
 # At most this many files are read at once in training. Records of several files are mixed before
@@ -163,7 +162,7 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
         the file and what is wrong).
     """
     check_records(input_files, max_seq_length, max_predictions_per_seq, vocab_size)
-    spec = _parse_spec(max_seq_length, max_predictions_per_seq)
+    spec = pretraining_records.parse_spec(max_seq_length, max_predictions_per_seq)
     if dynamic_masking is not None and max_predictions_per_seq > max_seq_length:
         raise ValueError(f"max_predictions_per_seq={max_predictions_per_seq} exceeds "
                          f"max_seq_length={max_seq_length}")
@@ -286,21 +285,6 @@ def mask_batch(features: dict[str, tf.Tensor], masking: DynamicMasking,
             "masked_lm_weights": tf.cast(chosen, tf.float32)}
 
 
-def _parse_spec(max_seq_length: int,
-                max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
-    """The original run_pretraining.py's `name_to_features`."""
-    seq, predictions = [max_seq_length], [max_predictions_per_seq]
-    return {
-        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
-        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
-        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
-        "masked_lm_positions": tf.io.FixedLenFeature(predictions, tf.int64),
-        "masked_lm_ids": tf.io.FixedLenFeature(predictions, tf.int64),
-        "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
-        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
-    }
-
-
 def _to_model_inputs(parsed: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     """Parsed features ([batch, ...] int64) to the model's names and int32 (TPU/GPU friendly)."""
     def as_int32(name: str) -> tf.Tensor:
@@ -332,7 +316,7 @@ def check_records(files: Sequence[str], max_seq_length: int, max_predictions_per
     """
     if not files:
         raise ValueError("no input files")
-    spec = _parse_spec(max_seq_length, max_predictions_per_seq)
+    spec = pretraining_records.parse_spec(max_seq_length, max_predictions_per_seq)
     length_flag = {"input_ids": "max_seq_length", "input_mask": "max_seq_length",
                    "segment_ids": "max_seq_length", "masked_lm_positions":
                    "max_predictions_per_seq", "masked_lm_ids": "max_predictions_per_seq",
@@ -375,9 +359,10 @@ def _first_record(path: str) -> bytes | None:
     """The first record of a TFRecord file; None when it has none.
 
     Read by hand from the framing (uint64 length, uint32 checksum, the bytes, uint32 checksum;
-    little-endian) because building a tf.data pipeline per file costs ~20 ms: half a minute for
-    a thousand shards. Checksums are left to the pipeline itself; garbage fails here as a length
-    beyond the end of the file or as bytes that are no Example.
+    little-endian) because building a tf.data pipeline per file costs far more than reading a
+    record, and a run may be given thousands of shards, all checked before training starts.
+    Checksums are left to the pipeline itself; garbage fails here as a length beyond the end of
+    the file or as bytes that are no Example.
 
     Raises:
       ValueError: the file cannot be opened or ends inside its first record.

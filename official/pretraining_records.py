@@ -1,0 +1,44 @@
+"""The pretraining TFRecord format: one `tf.train.Example` per instance, as the original has it.
+
+Feature names, dtypes, lengths and padding are those of google-research/bert's
+`create_pretraining_data.py` (writer) and `run_pretraining.py` (reader), so files made by this
+repo's generators and by the original are interchangeable in both directions:
+
+    input_ids             int64   [max_seq_length]           token ids, 0-padded
+    input_mask            int64   [max_seq_length]           1 for real tokens, 0 for padding
+    segment_ids           int64   [max_seq_length]           0 = [CLS] A [SEP], 1 = B [SEP]; 0 padding
+    masked_lm_positions   int64   [max_predictions_per_seq]  where the predicted tokens are, 0-padded
+    masked_lm_ids         int64   [max_predictions_per_seq]  the original token there, 0-padded
+    masked_lm_weights     float32 [max_predictions_per_seq]  1.0 per real prediction, 0.0 padding
+    next_sentence_labels  int64   [1]                        the second-sentence label
+
+Padded predictions point at position 0 with weight 0.0: the loss multiplies them away.
+
+Defined here, in the library, because both sides read it: the writers in data_prep
+(`pretraining_examples.make_example`, and `fast_generation` through `example_bytes`) and the
+input pipeline (`official/training/pretraining_input.py`), which must not import data_prep.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
+                "next_sentence_labels")
+FLOAT_FEATURES = ("masked_lm_weights",)
+
+
+def parse_spec(max_seq_length: int,
+               max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
+    """The original run_pretraining.py's `name_to_features`:
+    `tf.io.parse_example(records, parse_spec(128, 20))`."""
+    seq, predictions = [max_seq_length], [max_predictions_per_seq]
+    return {
+        "input_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "input_mask": tf.io.FixedLenFeature(seq, tf.int64),
+        "segment_ids": tf.io.FixedLenFeature(seq, tf.int64),
+        "masked_lm_positions": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_ids": tf.io.FixedLenFeature(predictions, tf.int64),
+        "masked_lm_weights": tf.io.FixedLenFeature(predictions, tf.float32),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }

@@ -1,0 +1,130 @@
+"""The import rule of WORKSPACE.md, checked by parsing every .py file's imports with `ast`.
+
+Data flows one way (text files -> data_prep -> records -> official -> run_scripts), and imports
+point the same way:
+
+- `official/` (the library) imports none of data_prep, run_scripts, demo, bench, tests;
+- `data_prep/` imports from official only the modules in DATA_PREP_MAY_IMPORT, each light enough
+  for the generator's TensorFlow-free coordinator or a record format both sides read;
+- `run_scripts/` (the entry points) import anything but demo, bench and tests.
+
+Every import counts, including those inside functions (the lazy imports that keep TensorFlow out
+of a process). A breach is reported as `path:line: the import statement (the rule)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The official modules data_prep may import, and why each. A module listed covers its submodules.
+DATA_PREP_MAY_IMPORT = (
+    "official.text",                 # the one tokenizer and the vocab files
+    "official.atomic_files",         # files that appear only when complete
+    "official.output_paths",         # output places checked before any work
+    "official.console",              # what a user reads on stderr
+    "official.pretraining_shards",   # the generator's folder: shard names, summary.json
+    "official.pretraining_records",  # the pretraining TFRecord format the input pipeline reads
+    "official.tasks.ner_metrics",    # conlleval's tag schemes (IOB1 -> IOB2), one rule for both
+)
+
+# Top-level folders that a folder's code must never import.
+NEVER_IMPORTED_BY = {
+    "official": ("data_prep", "run_scripts", "demo", "bench", "tests"),
+    "data_prep": ("run_scripts", "demo", "bench", "tests"),
+    "run_scripts": ("demo", "bench", "tests"),
+}
+
+
+def imported_modules(path: str, repo: str = REPO) -> list[tuple[int, str, str]]:
+    """(line, module, statement) for every import in the file at `path`.
+
+    `from package import name` counts as importing `package.name` when that is a module or
+    package of the repo (`from official import console` imports official.console), else as
+    importing `package`. Relative imports are resolved against the file's package.
+    """
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    package = os.path.relpath(os.path.dirname(path), repo).replace(os.sep, ".")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, ast.unparse(node)) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([module] if module else []))
+            for alias in node.names:
+                child = f"{module}.{alias.name}"
+                child_path = os.path.join(repo, *child.split("."))
+                is_module = os.path.isfile(child_path + ".py") or os.path.isdir(child_path)
+                found.append((node.lineno, child if is_module else module, ast.unparse(node)))
+    return sorted(found)
+
+
+def python_files(folder: str, repo: str = REPO) -> list[str]:
+    """Every .py file under `folder` of the repo, sorted."""
+    paths = []
+    for directory, _, names in os.walk(os.path.join(repo, folder)):
+        paths += [os.path.join(directory, name) for name in names if name.endswith(".py")]
+    return sorted(paths)
+
+
+def breaches(folder: str, repo: str = REPO) -> list[str]:
+    """`path:line: statement (why)` for every import of `folder`'s files that breaks the rule."""
+    forbidden = NEVER_IMPORTED_BY[folder]
+    found = []
+    for path in python_files(folder, repo):
+        where = os.path.relpath(path, repo)
+        for line, module, statement in imported_modules(path, repo):
+            top = module.split(".")[0]
+            if top in forbidden:
+                found.append(f"{where}:{line}: {statement} ({folder}/ never imports {top}/)")
+            elif (folder == "data_prep" and top == "official"
+                  and not any(module == allowed or module.startswith(allowed + ".")
+                              for allowed in DATA_PREP_MAY_IMPORT)):
+                found.append(f"{where}:{line}: {statement} ({module} is not among the official "
+                             f"modules data_prep may import: {', '.join(DATA_PREP_MAY_IMPORT)})")
+    return found
+
+
+@pytest.mark.parametrize("folder", sorted(NEVER_IMPORTED_BY))
+def test_imports_point_one_way(folder):
+    found = breaches(folder)
+    assert not found, "\n".join(found)
+
+
+def test_a_breach_names_the_file_line_and_import(tmp_path):
+    (tmp_path / "official" / "training").mkdir(parents=True)
+    (tmp_path / "official" / "__init__.py").write_text("")
+    (tmp_path / "official" / "console.py").write_text("")
+    (tmp_path / "official" / "training" / "__init__.py").write_text("")
+    (tmp_path / "official" / "training" / "bad.py").write_text(
+        '"""A library module that reads flags."""\n\n\n'
+        'def f():\n'
+        '    from run_scripts import common_flags\n')
+    (tmp_path / "data_prep").mkdir()
+    (tmp_path / "data_prep" / "maker.py").write_text(
+        "from official import console\nimport official.training.bad\n")
+    assert breaches("official", str(tmp_path)) == [
+        "official/training/bad.py:5: from run_scripts import common_flags "
+        "(official/ never imports run_scripts/)"]
+    found = breaches("data_prep", str(tmp_path))
+    assert len(found) == 1 and found[0].startswith(
+        "data_prep/maker.py:2: import official.training.bad (official.training.bad is not among "
+        "the official modules data_prep may import: official.text, ")
+
+
+def test_relative_and_package_imports_are_resolved(tmp_path):
+    (tmp_path / "official" / "text").mkdir(parents=True)
+    (tmp_path / "official" / "text" / "vocab.py").write_text("")
+    (tmp_path / "official" / "text" / "tokenizer.py").write_text(
+        "from . import vocab\nfrom .vocab import load_vocab\nfrom official import text\n")
+    assert [module for _, module, _ in imported_modules(
+        str(tmp_path / "official" / "text" / "tokenizer.py"), str(tmp_path))] == [
+        "official.text.vocab", "official.text.vocab", "official.text"]
