@@ -36,9 +36,9 @@ from absl import flags
 from absl import logging
 
 from data_prep import squad as squad_data
-from official.export.squad import SquadSettings
 from official.modeling.models import BertSpanLabeler
 from official.tasks import squad, squad_decoding
+from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
 from official.training.finetuning import FinetuningOptions, FinetuningRun
 from official.training.finetuning_input import record_dataset
@@ -57,7 +57,7 @@ class SquadOptions:
     train_file: str | None = None
     predict_file: str | None = None
     do_lower_case: bool = True
-    # Those that shape features and decoding: the export's (official/export/squad.py) defaults.
+    # Those that shape features and decoding: SquadSettings' (official/tasks/squad_settings.py).
     doc_stride: int = SquadSettings.doc_stride
     max_query_length: int = SquadSettings.max_query_length
     n_best_size: int = SquadSettings.n_best_size
@@ -65,38 +65,26 @@ class SquadOptions:
     version_2_with_negative: bool = SquadSettings.version_2_with_negative
     null_score_diff_threshold: float = SquadSettings.null_score_diff_threshold
 
+    def settings(self, max_seq_length: int) -> SquadSettings:
+        """Those settings with `max_seq_length`, checked (`SquadSettings.validate`)."""
+        return SquadSettings(
+            max_seq_length=max_seq_length, doc_stride=self.doc_stride,
+            max_query_length=self.max_query_length, n_best_size=self.n_best_size,
+            max_answer_length=self.max_answer_length,
+            version_2_with_negative=self.version_2_with_negative,
+            null_score_diff_threshold=self.null_score_diff_threshold)
 
-_D = SquadOptions
+
 flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
 flags.DEFINE_string(
     "predict_file", None,
     "SQuAD json for predictions. E.g., dev-v1.1.json or test-v1.1.json (also the evaluation "
     "data of --do_eval, which needs its answers).")
-flags.DEFINE_integer(
-    "doc_stride", _D.doc_stride,
-    "When splitting up a long document into chunks, how much stride to take between chunks.")
-flags.DEFINE_integer(
-    "max_query_length", _D.max_query_length,
-    "The maximum number of tokens for the question. Questions longer than this will be "
-    "truncated to this length.")
-flags.DEFINE_integer(
-    "n_best_size", _D.n_best_size,
-    "The total number of n-best predictions to generate in the nbest_predictions.json output "
-    "file.")
-flags.DEFINE_integer(
-    "max_answer_length", _D.max_answer_length,
-    "The maximum length of an answer that can be generated. This is needed because the start "
-    "and end predictions are not conditioned on one another.")
 flags.DEFINE_bool(
     "verbose_logging", False,
     "If true, all of the warnings related to data processing will be printed." +
     common_flags.IGNORED_HELP + " The data warnings (skipped questions) are always logged.")
-flags.DEFINE_bool(
-    "version_2_with_negative", _D.version_2_with_negative,
-    "If true, the SQuAD examples contain some that do not have an answer.")
-flags.DEFINE_float(
-    "null_score_diff_threshold", _D.null_score_diff_threshold,
-    "If null_score - best_non_null is greater than the threshold predict null.")
+common_flags.define_squad_flags()
 common_flags.define_finetuning_flags(max_seq_length=384)
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
@@ -112,12 +100,7 @@ def check_options(options: FinetuningOptions, squad_options: SquadOptions) -> No
                  squad_options.predict_file if options.do_eval or options.do_predict else None):
         if path and not os.path.isfile(path):
             raise ValueError(f"{path}: no such file")
-    if options.max_seq_length <= squad_options.max_query_length + 3:
-        raise ValueError(f"max_seq_length ({options.max_seq_length}) must be greater than "
-                         f"max_query_length ({squad_options.max_query_length}) + 3")
-    for name in ("doc_stride", "n_best_size", "max_answer_length"):
-        if getattr(squad_options, name) < 1:
-            raise ValueError(f"{name} must be at least 1, got {getattr(squad_options, name)}")
+    squad_options.settings(options.max_seq_length)  # raises for a bad setting
 
 
 def run(options: FinetuningOptions, squad_options: SquadOptions) -> dict[str, float]:
@@ -219,10 +202,7 @@ def squad_options_from_flags() -> SquadOptions:
     return SquadOptions(
         vocab_file=FLAGS.vocab_file, train_file=FLAGS.train_file,
         predict_file=FLAGS.predict_file, do_lower_case=FLAGS.do_lower_case,
-        doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
-        n_best_size=FLAGS.n_best_size, max_answer_length=FLAGS.max_answer_length,
-        version_2_with_negative=FLAGS.version_2_with_negative,
-        null_score_diff_threshold=FLAGS.null_score_diff_threshold)
+        **common_flags.squad_flag_values())
 
 
 def main(argv: list[str]) -> None:
