@@ -2,9 +2,9 @@
 
 The conversion is google-research/bert's `convert_single_example`: tokens are
 `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`, a pair too long loses tokens from the end of its
-longer text one at a time, single texts are cut at the end, and everything is 0-padded. The
-files are those of the original's `file_based_convert_examples_to_features`, one
-`tf.train.Example` per example:
+longer text one at a time (`official.features.pair_truncation`, the rule serving cuts by too),
+single texts are cut at the end, and everything is 0-padded. The files are those of the
+original's `file_based_convert_examples_to_features`, one `tf.train.Example` per example:
 
     input_ids        int64    [max_seq_length]  token ids, 0-padded
     input_mask       int64    [max_seq_length]  1 for real tokens, 0 for padding
@@ -34,6 +34,7 @@ from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.glue import InputExample, TaskProcessor, TsvError, read_tfds
 from official.atomic_files import atomic_path
+from official.features.pair_truncation import truncated_pair_lengths
 from official.tasks.base import Records
 from official.text.tokenizer import FullTokenizer
 
@@ -62,18 +63,6 @@ class InputFeatures:
     segment_ids: list[int]
     label_id: int | float
     is_real_example: bool = True
-
-
-def _truncated_lengths(len_a: int, len_b: int, max_length: int) -> tuple[int, int]:
-    """The lengths the original's `_truncate_seq_pair` leaves: while the pair is too long, drop
-    the last token of the longer text (of b when they tie). Cutting the longer one keeps the
-    short one whole, where each token is likely to carry more of its meaning."""
-    while len_a + len_b > max_length:
-        if len_a > len_b:
-            len_a -= 1
-        else:
-            len_b -= 1
-    return len_a, len_b
 
 
 def _label_id(example: InputExample, label_map: dict[str, int] | None) -> int | float:
@@ -116,6 +105,10 @@ def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
                                             + [e.text_b for e in real if e.text_b]))
     ids_a = [next(ids).tolist() for _ in real]
     ids_b = [next(ids).tolist() if e.text_b else [] for e in real]
+    # Every pair's lengths in one call; a row without b tokens (below) does not use its own.
+    pair_lengths = np.stack([length.numpy() for length in truncated_pair_lengths(
+        np.array([len(a) for a in ids_a], np.int32), np.array([len(b) for b in ids_b], np.int32),
+        max_seq_length - 3)], axis=1)
     features, index = [], 0
     for example in examples:
         if isinstance(example, PaddingInputExample):
@@ -124,11 +117,11 @@ def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
                                           0 if label_map is not None else 0.0, False))
             continue
         a, b = ids_a[index], ids_b[index]
+        len_a, len_b = pair_lengths[index]
         index += 1
         # A text_b that tokenizes to nothing (only spaces, say) makes a single-text example
         # in the original too: it tests the tokens (`if tokens_b`), not the text.
         if b:
-            len_a, len_b = _truncated_lengths(len(a), len(b), max_seq_length - 3)
             tokens = [cls_id, *a[:len_a], sep_id, *b[:len_b], sep_id]
             segments = [0] * (len_a + 2) + [1] * (len_b + 1)
         else:

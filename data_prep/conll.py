@@ -25,8 +25,9 @@ Choices, and why:
   sum(weights * per-token loss) / sum(weights), as the pretraining loss weights masked_lm_weights.
   (Hugging Face marks the same positions with label -100 instead.)
 - Windows do not overlap: a sentence whose pieces exceed max_seq_length - 2 is cut between
-  words into as few windows as a greedy fill gives, so each word is predicted exactly once and
-  never loses its pieces to a cut. (At max_seq_length 128 with BERT's uncased vocab, 5 of the
+  words into as few windows as a greedy fill gives (`official.features.word_windows`, the rule
+  the serving graph windows by too), so each word is predicted exactly once and never loses its
+  pieces to a cut. (At max_seq_length 128 with BERT's uncased vocab, 5 of the
   20,744 sentences of eng.train/testa/testb are split in two; common code truncates them
   instead, and never predicts their last words.) A single word of more pieces than a window
   holds keeps its first max_seq_length - 2.
@@ -64,6 +65,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 from typing import Iterator, Sequence
@@ -75,6 +77,7 @@ from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.input_errors import InputError
 from official.atomic_files import atomic_path
+from official.features.word_windows import greedy_windows
 from official.tasks.base import Records
 from official.tasks.ner_metrics import iob1_to_iob2
 from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
@@ -211,20 +214,6 @@ def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
     return sentences
 
 
-def _windows(lengths: Sequence[int], budget: int) -> Iterator[tuple[int, int]]:
-    """[start, end) word ranges that cover all words in order, each as many whole words as fit
-    in `budget` pieces (a longer word alone, to be cut); none for no words."""
-    if not lengths:
-        return
-    start, used = 0, 0
-    for i, length in enumerate(lengths):
-        if i > start and used + length > budget:
-            yield start, i
-            start, used = i, 0
-        used += length
-    yield start, len(lengths)
-
-
 def convert_sentences(sentences: Sequence[Sentence], labels: Sequence[str],
                       max_seq_length: int, tokenizer: FullTokenizer) -> list[InputFeatures]:
     """The features of many sentences, in order: each sentence's windows in word order (none
@@ -248,17 +237,24 @@ def convert_sentences(sentences: Sequence[Sentence], labels: Sequence[str],
     pieces = {word: ids.tolist() or [unk_id]
               for word, ids in zip(distinct, tokenizer.tokenize_batch_ids(distinct))}
     budget = max_seq_length - 2
+    sentence_pieces = [[pieces[w][:budget] for w in s.words] for s in sentences]
+    # Every word's window in one call (the serving graph's rule), then each sentence's windows
+    # as [start, end) word ranges.
+    window_of_word = iter(greedy_windows(
+        np.array([len(p) for word_pieces in sentence_pieces for p in word_pieces], np.int32),
+        np.array([i for i, s in enumerate(sentences) for _ in s.words], np.int32),
+        budget).numpy().tolist())
     features = []
-    for sentence_index, sentence in enumerate(sentences):
-        word_pieces = [pieces[w][:budget] for w in sentence.words]
+    for sentence_index, (sentence, word_pieces) in enumerate(zip(sentences, sentence_pieces)):
         tag_ids = []
         for i, tag in enumerate(sentence.tags):
             if tag not in label_map:
                 raise ValueError(f"line {sentence.line + i}: tag {tag!r} is not one of "
                                  f"{', '.join(labels)}")
             tag_ids.append(label_map[tag])
-        for window_index, (start, end) in enumerate(
-                _windows([len(p) for p in word_pieces], budget)):
+        windows = [next(window_of_word) for _ in sentence.words]
+        ends = list(itertools.accumulate(len(list(run)) for _, run in itertools.groupby(windows)))
+        for window_index, (start, end) in enumerate(zip([0] + ends, ends)):
             tokens, label_ids, word_ids = [cls_id], [0], [-1]
             for word in range(start, end):
                 n = len(word_pieces[word])

@@ -44,13 +44,16 @@ import random
 from typing import Any, Iterable, Iterator, Sequence
 
 from absl import logging
+import numpy as np
 import tensorflow as tf
 
 from data_prep import record_cache
 from data_prep.input_errors import InputError
 from official.atomic_files import atomic_path
+from official.features import doc_windows
 from official.tasks.base import Records
 from official.tasks.squad import SquadSplit, check_answers
+from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
 
 # The original numbers features from here, so a unique_id never looks like an example index.
@@ -91,8 +94,8 @@ class InputFeatures:
     `tokens` are the real tokens, [CLS] question [SEP] window [SEP]; the id lists are padded to
     max_seq_length. `token_to_orig_map` and `token_is_max_context` are keyed by the position in
     `tokens` of each window token: the context word it came from, and whether this window is the
-    one whose prediction counts for it (`_check_is_max_context`). Training features also carry
-    the answer's token positions in this window (0, 0 when it holds none).
+    one whose prediction counts for it (`official.features.doc_windows.max_context`). Training
+    features also carry the answer's token positions in this window (0, 0 when it holds none).
     """
     unique_id: int
     example_index: int
@@ -106,13 +109,6 @@ class InputFeatures:
     start_position: int | None = None
     end_position: int | None = None
     is_impossible: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class DocSpan:
-    """A window of the context's WordPiece tokens: `length` tokens from `start`."""
-    start: int
-    length: int
 
 
 def read_squad_examples(input_file: str, is_training: bool,
@@ -252,7 +248,8 @@ def convert_examples_to_features(examples: list[SquadExample], tokenizer: FullTo
 
     The question keeps its first `max_query_length` tokens. The context, tokenized word by word
     (so every token knows its word), is cut into windows of max_seq_length - len(question) - 3
-    tokens, each starting `doc_stride` tokens after the last, until one reaches the end. In
+    tokens, each starting `doc_stride` tokens after the last, until one reaches the end
+    (`official.features.doc_windows`, the rule the serving graph windows by too). In
     training, a window without the whole answer, and every window of an impossible question,
     points at [CLS] (start = end = 0).
 
@@ -263,11 +260,8 @@ def convert_examples_to_features(examples: list[SquadExample], tokenizer: FullTo
       ValueError: max_seq_length leaves no room for the context, or doc_stride is not positive
         (the original would loop forever); raised at the call, before any feature is made.
     """
-    if max_seq_length <= max_query_length + 3:
-        raise ValueError(f"max_seq_length ({max_seq_length}) must be greater than "
-                         f"max_query_length ({max_query_length}) + 3")
-    if doc_stride < 1:
-        raise ValueError(f"doc_stride must be positive, got {doc_stride}")
+    SquadSettings(max_seq_length=max_seq_length, doc_stride=doc_stride,
+                  max_query_length=max_query_length)  # checks them
     return _generate_features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
                               is_training)
 
@@ -282,10 +276,39 @@ def _generate_features(examples: list[SquadExample], tokenizer: FullTokenizer,
         docs = _tokenize_docs(chunk, tokenizer)
         answers = tokenizer.tokenize_batch(
             [e.orig_answer_text if is_training and not e.is_impossible else "" for e in chunk])
-        for offset, (example, query, doc, answer) in enumerate(zip(chunk, queries, docs, answers)):
+        queries = [query[:max_query_length] for query in queries]
+        windows = _chunk_windows([len(doc.tokens) for doc in docs],
+                                 [len(query) for query in queries], max_seq_length, doc_stride)
+        for offset, (example, query, doc, answer, example_windows) in enumerate(
+                zip(chunk, queries, docs, answers, windows)):
             yield from _example_features(
-                example, chunk_start + offset, query[:max_query_length], doc, answer,
-                unique_ids, tokenizer, max_seq_length, doc_stride, is_training)
+                example, chunk_start + offset, query, doc, answer, example_windows,
+                unique_ids, tokenizer, max_seq_length, is_training)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Window:
+    """A window of a context's WordPiece tokens: `length` tokens from `start`; `is_max_context`
+    says, token by token, whether this window is the one whose prediction counts for it."""
+    start: int
+    length: int
+    is_max_context: list[bool]
+
+
+def _chunk_windows(num_tokens: list[int], query_lengths: list[int], max_seq_length: int,
+                   doc_stride: int) -> list[list[_Window]]:
+    """Each example's windows, by official.features.doc_windows (the serving graph's rule) in
+    one call for the chunk."""
+    windows = doc_windows.doc_windows(np.array(num_tokens, np.int32),
+                                      np.array(query_lengths, np.int32), max_seq_length,
+                                      doc_stride)
+    is_max = doc_windows.max_context(windows)
+    flags = np.split(is_max.flat_values.numpy().tolist(), is_max.row_splits.numpy()[1:-1])
+    starts, lengths = windows.start.numpy().tolist(), windows.length.numpy().tolist()
+    made = [_Window(start, length, window_flags.tolist())
+            for start, length, window_flags in zip(starts, lengths, flags)]
+    splits = np.cumsum([0] + windows.count.numpy().tolist())
+    return [made[begin:end] for begin, end in zip(splits[:-1], splits[1:])]
 
 
 def _tokenize_docs(examples: list[SquadExample],
@@ -313,8 +336,8 @@ def _tokenize_docs(examples: list[SquadExample],
 
 
 def _example_features(example: SquadExample, example_index: int, query_tokens: list[str],
-                      doc: _WordPieceDoc, answer_tokens: list[str], unique_ids: Iterator[int],
-                      tokenizer: FullTokenizer, max_seq_length: int, doc_stride: int,
+                      doc: _WordPieceDoc, answer_tokens: list[str], spans: list[_Window],
+                      unique_ids: Iterator[int], tokenizer: FullTokenizer, max_seq_length: int,
                       is_training: bool) -> Iterator[InputFeatures]:
     tok_start = tok_end = None
     if is_training and not example.is_impossible:
@@ -325,15 +348,14 @@ def _example_features(example: SquadExample, example_index: int, query_tokens: l
             tok_end = len(doc.tokens) - 1
         tok_start, tok_end = _improve_answer_span(doc.tokens, tok_start, tok_end, answer_tokens)
 
-    spans = make_doc_spans(len(doc.tokens), max_seq_length - len(query_tokens) - 3, doc_stride)
     for span_index, span in enumerate(spans):
         tokens = ["[CLS]", *query_tokens, "[SEP]"]
         segment_ids = [0] * len(tokens)
         token_to_orig_map, token_is_max_context = {}, {}
-        for split_token_index in range(span.start, span.start + span.length):
+        for split_token_index, is_max_context in zip(range(span.start, span.start + span.length),
+                                                     span.is_max_context):
             token_to_orig_map[len(tokens)] = doc.tok_to_orig_index[split_token_index]
-            token_is_max_context[len(tokens)] = _check_is_max_context(
-                spans, span_index, split_token_index)
+            token_is_max_context[len(tokens)] = is_max_context
             tokens.append(doc.tokens[split_token_index])
             segment_ids.append(1)
         tokens.append("[SEP]")
@@ -358,24 +380,6 @@ def _example_features(example: SquadExample, example_index: int, query_tokens: l
             input_mask=[1] * len(tokens) + padding, segment_ids=segment_ids + padding,
             start_position=start_position, end_position=end_position,
             is_impossible=example.is_impossible)
-
-
-def make_doc_spans(num_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> list[DocSpan]:
-    """The sliding windows over a context of `num_tokens` tokens.
-
-    Each window holds up to `max_tokens_for_doc` tokens and starts `doc_stride` tokens after the
-    previous one (or right after it, if the stride is longer than a window); the last window is
-    the first to reach the end. E.g. 10 tokens, windows of 4, stride 3: starts 0, 3, 6.
-    """
-    spans = []
-    start = 0
-    while start < num_tokens:
-        length = min(num_tokens - start, max_tokens_for_doc)
-        spans.append(DocSpan(start, length))
-        if start + length == num_tokens:
-            break
-        start += min(length, doc_stride)
-    return spans
 
 
 def _improve_answer_span(doc_tokens: list[str], input_start: int, input_end: int,
@@ -413,40 +417,6 @@ def _improve_answer_span(doc_tokens: list[str], input_start: int, input_end: int
             if doc_tokens[new_start:new_start + length] == answer_tokens:
                 return new_start, new_start + length - 1
     return input_start, input_end
-
-
-def _check_is_max_context(doc_spans: list[DocSpan], cur_span_index: int, position: int) -> bool:
-    """Whether span `cur_span_index` is the "max context" span of the token at `position`.
-
-    The original's explanation: because of the sliding window approach taken to scoring
-    documents, a single token can appear in multiple documents. E.g.
-
-        Doc: the man went to the store and bought a gallon of milk
-        Span A: the man went to the
-        Span B: to the store and bought
-        Span C: and bought a gallon of
-        ...
-
-    Now the word 'bought' will have two scores from spans B and C. We only want to consider the
-    score with "maximum context", which we define as the *minimum* of its left and right context
-    (the *sum* of left and right context will always be the same, of course).
-
-    In the example the maximum context for 'bought' would be span C since it has 1 left context
-    and 3 right context, while span B has 4 left context and 0 right context.
-
-    Ties go to the longer span (the 0.01 * length term), then to the earlier one.
-    """
-    best_score = None
-    best_span_index = None
-    for span_index, span in enumerate(doc_spans):
-        end = span.start + span.length - 1
-        if not span.start <= position <= end:
-            continue
-        score = min(position - span.start, end - position) + 0.01 * span.length
-        if best_score is None or score > best_score:
-            best_score = score
-            best_span_index = span_index
-    return cur_span_index == best_span_index
 
 
 def parse_spec(max_seq_length: int, is_training: bool) -> dict[str, tf.io.FixedLenFeature]:
@@ -561,12 +531,12 @@ class SquadData:
     not its windows, as the original counts.
 
     Args:
-      settings: the feature settings (max_seq_length, doc_stride, max_query_length,
-        version_2_with_negative), run_squad's flags.
+      settings: run_squad's flags; the features read max_seq_length, doc_stride,
+        max_query_length and version_2_with_negative.
       vocab_file, do_lower_case: the tokenizer's, read by `read` (after the run's checks).
     """
 
-    def __init__(self, train_file: str | None, predict_file: str | None, settings: Any,
+    def __init__(self, train_file: str | None, predict_file: str | None, settings: SquadSettings,
                  vocab_file: str, do_lower_case: bool, output_dir: str):
         self.files = {"train": train_file, "dev": predict_file, "test": predict_file}
         self.settings, self.output_dir = settings, output_dir

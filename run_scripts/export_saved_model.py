@@ -32,7 +32,6 @@ from absl import logging
 
 from data_prep import conll, glue
 from official.export.jobs import EXPORT_TYPES, ExportOptions, export
-from official.export.squad import SquadSettings
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("export_type", None, list(EXPORT_TYPES), "What to export.")
@@ -48,18 +47,7 @@ flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
-_S = SquadSettings
-flags.DEFINE_integer("doc_stride", _S.doc_stride, "squad: the stride between context windows.")
-flags.DEFINE_integer("max_query_length", _S.max_query_length,
-                     "squad: the question's tokens kept.")
-flags.DEFINE_integer("n_best_size", _S.n_best_size,
-                     "squad: the best starts and ends considered per window.")
-flags.DEFINE_integer("max_answer_length", _S.max_answer_length,
-                     "squad: the longest answer, in tokens.")
-flags.DEFINE_bool("version_2_with_negative", _S.version_2_with_negative,
-                  "squad: SQuAD 2.0 (an answer may be '').")
-flags.DEFINE_float("null_score_diff_threshold", _S.null_score_diff_threshold,
-                   "squad 2.0: predict '' when null_score - best_non_null exceeds this.")
+common_flags.define_squad_flags()  # squad: run_squad's, for the same features
 FLAGS = flags.FLAGS
 
 
@@ -90,12 +78,7 @@ def options_from_flags() -> ExportOptions:
         do_lower_case=FLAGS.do_lower_case, max_seq_length=max_seq_length,
         bert_config_file=FLAGS.bert_config_file, init_checkpoint=FLAGS.init_checkpoint,
         labels=labels, pair=pair, jit_compile=FLAGS.jit_compile,
-        squad=SquadSettings(max_seq_length=max_seq_length, doc_stride=FLAGS.doc_stride,
-                            max_query_length=FLAGS.max_query_length,
-                            n_best_size=FLAGS.n_best_size,
-                            max_answer_length=FLAGS.max_answer_length,
-                            version_2_with_negative=FLAGS.version_2_with_negative,
-                            null_score_diff_threshold=FLAGS.null_score_diff_threshold)
+        squad=common_flags.squad_settings_from_flags(max_seq_length)
         if kind == "squad" else None)
 
 

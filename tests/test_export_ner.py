@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data_prep.conll import LABELS, Sentence, _windows, convert_sentences
+from data_prep.conll import LABELS, Sentence, convert_sentences
 from official.configs import BertConfig
-from official.export.ner import NerExport, greedy_windows
+from official.export.ner import NerExport
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertTokenClassifier
 from official.tasks.ner_metrics import get_chunks
@@ -101,20 +101,6 @@ def test_offsets_are_characters_of_the_text(model, tokenizer):
     for text, _, start, end in entities:
         assert texts[0][start:end] == text
     assert _served(outputs, 1)[0] == ["bad", "bytes"]
-
-
-def test_greedy_windows_are_conlls():
-    sentences = [[3, 2, 4, 1, 1, 1, 5, 2], [2, 5, 1], [1]]  # pieces per word, budget 5
-    expected, first = [], 0
-    for lengths in sentences:
-        windows = list(_windows(lengths, 5))
-        for window, (start, end) in enumerate(windows):
-            expected += [first + window] * (end - start)
-        first += len(windows)
-    got = greedy_windows(tf.constant(sum(sentences, []), tf.int32),
-                         tf.constant([i for i, s in enumerate(sentences) for _ in s], tf.int32), 5)
-    assert got.numpy().tolist() == expected
-    assert greedy_windows(tf.zeros([0], tf.int32), tf.zeros([0], tf.int32), 5).shape == (0,)
 
 
 def test_labels_must_be_tags(model, tokenizer):

@@ -1,4 +1,5 @@
-"""official/export/packing.py against the original's features (data_prep.classifier_features)."""
+"""official/export/packing.py against the original's features (data_prep.classifier_features);
+pairs, and the truncation rule itself: tests/test_pair_truncation.py."""
 
 import os
 
@@ -6,51 +7,18 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data_prep.classifier_features import _truncated_lengths, convert_examples
+from data_prep.classifier_features import convert_examples
 from data_prep.glue import InputExample
 from official.export import packing
 from official.text.tokenizer import FullTokenizer
+from tests.test_pair_truncation import PAIRS
 
 VOCAB = os.path.join(os.path.dirname(__file__), "..", "data", "vocab", "uncased_vocab.txt")
-
-
-def test_truncated_pair_lengths_is_the_original_loop():
-    grid = np.array([(a, b, m) for a in range(12) for b in range(12) for m in range(14)])
-    got_a, got_b = packing.truncated_pair_lengths(
-        tf.constant(grid[:, 0], tf.int32), tf.constant(grid[:, 1], tf.int32),
-        tf.constant(grid[:, 2], tf.int32))
-    expected = np.array([_truncated_lengths(a, b, m) for a, b, m in grid])
-    np.testing.assert_array_equal(np.stack([got_a, got_b], 1), expected)
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
     return FullTokenizer(VOCAB, do_lower_case=True)
-
-
-PAIRS = [
-    ("The cat sat on the mat.", "A dog barked."),
-    ("short", "a much longer second text that will need to be truncated from its end " * 2),
-    ("a much longer first text, cut from the end, while the second stays whole " * 2, "tiny"),
-    ("both texts are long enough to be cut " * 3, "and this one is long enough too " * 3),
-    ("equal length one two", "equal length three four"),
-    ("only a", ""),
-    ("", "only b"),
-    ("", ""),
-    ("Héllo Wörld, ÇA VA? 日本語", "   "),
-]
-
-
-@pytest.mark.parametrize("seq_length", [3, 8, 17, 64])
-def test_pack_inputs_equals_convert_examples(tokenizer, seq_length):
-    examples = [InputExample(str(i), a, b or None, "0") for i, (a, b) in enumerate(PAIRS)]
-    expected = convert_examples(examples, ["0"], seq_length, tokenizer)
-    ids = tokenizer.tokenize_tf(tf.constant([a for a, _ in PAIRS] + [b for _, b in PAIRS]))
-    got = packing.pack_inputs([ids[:len(PAIRS)], ids[len(PAIRS):]], seq_length,
-                              *tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"]))
-    np.testing.assert_array_equal(got["input_word_ids"], [f.input_ids for f in expected])
-    np.testing.assert_array_equal(got["input_mask"], [f.input_mask for f in expected])
-    np.testing.assert_array_equal(got["input_type_ids"], [f.segment_ids for f in expected])
 
 
 def test_single_segment_and_words_dimension(tokenizer):

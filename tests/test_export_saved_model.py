@@ -23,7 +23,7 @@ from official.checkpoints import tf1, training
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
 from official.export import jobs, saving
-from official.export.squad import SquadSettings
+from official.tasks.squad_settings import SquadSettings
 from official.modeling.encoder import build_encoder
 from official.modeling.models import (BertClassifier, BertPretrainer, BertSpanLabeler,
                                       BertTokenClassifier)

@@ -13,7 +13,8 @@ import tensorflow as tf
 
 from data_prep.squad import SquadExample, convert_examples_to_features, split_context
 from official.configs import BertConfig
-from official.export.squad import SquadExport, SquadSettings
+from official.export.squad import SquadExport
+from official.tasks.squad_settings import SquadSettings
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSpanLabeler
 from official.tasks.squad_decoding import RawResult, decode_predictions

@@ -220,20 +220,6 @@ def test_split_context_keeps_the_originals_separators():
     assert offsets == [-1, 0, 0, 1, 1, 1, 1, 1, 2]
 
 
-def test_doc_spans_and_max_context_follow_the_docstring_example():
-    # "the man went to the store and bought a gallon of milk": windows of 5, stride 3.
-    spans = squad.make_doc_spans(12, 5, 3)
-    assert [(s.start, s.length) for s in spans] == [(0, 5), (3, 5), (6, 5), (9, 3)]
-    bought = 7  # in span 1 ("to the store and bought") and span 2 ("and bought a gallon of")
-    assert [squad._check_is_max_context(spans, i, bought) for i in range(4)] == [
-        False, False, True, False]
-    original = original_run_squad()
-    for position in range(12):
-        for index in range(len(spans)):
-            assert squad._check_is_max_context(spans, index, position) == \
-                original._check_is_max_context(spans, index, position)
-
-
 def test_improve_answer_span_matches_the_original():
     ours, theirs = tokenizers()
     doc = ours.tokenize("The leader was John Smith (1895-1943). The Japanese re-re-read (1-1)")

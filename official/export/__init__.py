@@ -1,7 +1,7 @@
 """SavedModels for serving raw text (TF Serving) and TF Hub encoder + preprocessor pairs.
 
-    packing        token ids -> encoder inputs: the original's [CLS] a [SEP] b [SEP] and its
-                   longest-first pair truncation, as TF ops
+    packing        token ids -> encoder inputs: the original's [CLS] a [SEP] b [SEP], pairs cut
+                   by official.features.pair_truncation, as TF ops
     preprocessing  Hub's BERT preprocessor (strings -> encoder inputs; .tokenize,
                    .bert_pack_inputs; the vocab as an asset)
     encoder        Hub's BERT encoder (pooled, sequence and per-layer outputs; .mlm)

@@ -30,10 +30,11 @@ from official.export.classifier import ClassifierExport
 from official.export.encoder import HubEncoder
 from official.export.ner import NerExport
 from official.export.preprocessing import BertPreprocessor
-from official.export.squad import SquadExport, SquadSettings
+from official.export.squad import SquadExport
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier, BertSpanLabeler, BertTokenClassifier
 from official.output_paths import check_output_dir
+from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
 from official.text.tokenizer import FullTokenizer
 

@@ -16,8 +16,8 @@ The steps are those of the fine-tuning data (data_prep/conll.py) on words found 
     split the same way: "German's" -> German ' s); a word with no WordPiece (only characters the
     tokenizer deletes) is dropped;
  2. each word tokenized alone, its pieces cut to max_seq_length - 2; a sentence too long for
-    one window is cut between words into windows filled greedily (the same windows as
-    `data_prep.conll.convert_sentences`); [CLS] window [SEP];
+    one window is cut between words into windows filled greedily
+    (`official.features.word_windows`, as the records); [CLS] window [SEP];
  3. each word's tag is the argmax at its first piece;
  4. entities are chunks by conlleval's rule (`official.tasks.ner_metrics.get_chunks`): B-X (or
     S-X) starts one, and so does I-X after O, after another type or at the sentence start.
@@ -34,6 +34,7 @@ import tensorflow as tf
 from official.export import packing, words
 from official.export.preprocessing import clean_utf8
 from official.export.saving import TaskExport
+from official.features.word_windows import greedy_windows
 from official.modeling.models import BertTokenClassifier
 from official.text.tokenizer import FullTokenizer
 
@@ -67,35 +68,6 @@ def _row_starts(row_ids: tf.Tensor) -> tf.Tensor:
 def _count(ids: tf.Tensor) -> tf.Tensor:
     """1 + the largest of ids (0 for none): the number of segments they index."""
     return tf.reduce_max(tf.concat([[-1], ids], 0)) + 1
-
-
-def greedy_windows(lengths: tf.Tensor, sentence_ids: tf.Tensor, budget: int) -> tf.Tensor:
-    """Window index (global, from 0) of each word: `data_prep.conll`'s windows.
-
-    Args:
-      lengths: int32 [words], each word's pieces (at most `budget`), sentences one after another.
-      sentence_ids: int32 [words], non-decreasing.
-    A window holds whole words while their pieces fit in `budget`; a new sentence starts a new
-    window. When every sentence fits in one window (the usual case) that is the sentence index
-    renumbered; otherwise a scan fills windows word by word.
-    """
-    first = _row_starts(sentence_ids)
-
-    def one_per_sentence():
-        return tf.cumsum(tf.cast(first, tf.int32)) - 1
-
-    def fill():
-        def step(state, word):
-            window, used = state
-            length, starts_sentence = word
-            new = starts_sentence | (used + length > budget)
-            return (window + tf.cast(new, tf.int32), tf.where(new, length, used + length))
-        windows, _ = tf.scan(step, (lengths, first), initializer=(tf.constant(-1), tf.constant(0)))
-        return windows
-
-    per_sentence = tf.math.unsorted_segment_sum(lengths, sentence_ids,
-                                                _count(sentence_ids))
-    return tf.cond(tf.reduce_all(per_sentence <= budget), one_per_sentence, fill)
 
 
 class NerExport(TaskExport):
@@ -165,8 +137,9 @@ class NerExport(TaskExport):
         pieces = tf.ragged.boolean_mask(pieces, keep)[:, :self._max_seq_length - 2]
         return word_strings, byte_starts, byte_ends, pieces
 
-    def _tag_words(self, pieces, sentence_ids):
-        """Steps 2 and 3: int32 [words], each word's tag id."""
+    def _window_inputs(self, pieces, sentence_ids):
+        """Step 2: the encoder inputs [windows, max_seq_length], and each word's window and the
+        position of its first piece there, int32 [words] each."""
         lengths = tf.cast(pieces.row_lengths(), tf.int32)
         window_ids = greedy_windows(lengths, sentence_ids, self._max_seq_length - 2)
         num_windows = _count(window_ids)
@@ -177,7 +150,11 @@ class NerExport(TaskExport):
         # A word's first piece: after [CLS] and the pieces of its window's earlier words.
         before = tf.cumsum(lengths, exclusive=True)
         window_first = tf.math.unsorted_segment_min(before, window_ids, num_windows)
-        positions = before - tf.gather(window_first, window_ids) + 1
+        return inputs, window_ids, before - tf.gather(window_first, window_ids) + 1
+
+    def _tag_words(self, pieces, sentence_ids):
+        """Steps 2 and 3: int32 [words], each word's tag id."""
+        inputs, window_ids, positions = self._window_inputs(pieces, sentence_ids)
         logits = self.model(inputs, training=False)
         word_logits = tf.gather_nd(logits, tf.stack([window_ids, positions], axis=1))
         return tf.argmax(word_logits, axis=-1, output_type=tf.int32)

@@ -7,7 +7,8 @@ loses tokens from the end of its longer text one at a time, from b's on a tie
 single-text row, as the original tests `if tokens_b`.
 
 tensorflow-text's trimmers do not give that result (`ShrinkLongestTrimmer` cuts a, not b, on a
-tie), so the truncation here is the closed form of the original's loop, `truncated_pair_lengths`.
+tie), so the lengths come from `official.features.pair_truncation`, the rule the fine-tuning
+records are cut by.
 Everything is batched: rows of one batch may mix singles and pairs.
 """
 
@@ -17,22 +18,7 @@ from typing import Sequence
 
 import tensorflow as tf
 
-
-def truncated_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor,
-                           budget: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """The lengths the original's `_truncate_seq_pair` loop leaves, without the loop.
-
-    While a + b > budget the loop cuts the longer text (b on a tie). So a text no longer than
-    half the budget is never cut, the other keeps the rest; when both are longer, they end at
-    ceil(budget / 2) (a) and floor(budget / 2) (b): from a tie the loop cuts b first, then a.
-
-        truncated_pair_lengths(5, 2, 4) == (2, 2); (1, 5, 3) -> (1, 2); (2, 2, 3) -> (2, 1)
-
-    Args: int32 tensors of one shape (budget may be a scalar); the budget is at least 0.
-    """
-    a_at_least = tf.maximum(budget - len_b, (budget + 1) // 2)
-    b_at_least = tf.maximum(budget - len_a, budget // 2)
-    return tf.minimum(len_a, a_at_least), tf.minimum(len_b, b_at_least)
+from official.features.pair_truncation import truncated_pair_lengths
 
 
 def _as_tokens(segment: tf.RaggedTensor) -> tf.RaggedTensor:

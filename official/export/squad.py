@@ -15,7 +15,7 @@ Everything run_squad does for one question happens inside the graph, as the orig
  1. features (data_prep/squad.py): the context split at whitespace into words, each word
     WordPiece-tokenized; the question cut to max_query_length tokens; windows of the context's
     tokens every doc_stride tokens, [CLS] question [SEP] window [SEP]; each token's
-    "max context" window;
+    "max context" window (both by official/features/doc_windows.py, as the records);
  2. the span labeler on every window of the batch at once;
  3. decoding (official/tasks/squad_decoding.py, the best of the n-best): in each window the
     n_best_size best starts and ends, every pair inside the window's context, not backwards, at
@@ -33,39 +33,20 @@ placeholder "empty" (no span passes the filters) this export answers "".
 
 from __future__ import annotations
 
-import dataclasses
 from typing import NamedTuple
 
 import tensorflow as tf
 
 from official.export import packing, words
+from official.features import doc_windows
 from official.export.preprocessing import clean_utf8
 from official.export.saving import TaskExport
 from official.modeling.models import BertSpanLabeler
+from official.tasks.squad_settings import SquadSettings
 from official.text.basic_tokenizer import BasicTokenizer
 from official.text.tokenizer import FullTokenizer
 
 _NO_SCORE = float("-inf")
-
-
-@dataclasses.dataclass(frozen=True)
-class SquadSettings:
-    """run_squad's settings that shape features and decoding (its flags, same defaults)."""
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
-
-    def __post_init__(self):
-        if self.max_seq_length <= self.max_query_length + 3:
-            raise ValueError(f"max_seq_length ({self.max_seq_length}) must be greater than "
-                             f"max_query_length ({self.max_query_length}) + 3")
-        for name in ("doc_stride", "n_best_size", "max_answer_length"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
 
 def _first_max(values: tf.Tensor, axis: int = -1) -> tf.Tensor:
@@ -92,20 +73,6 @@ class _Doc(NamedTuple):
     tokens: tf.Tensor  # int32 [all tokens]: every context's tokens, one after another
     splits: tf.Tensor  # int32 [batch + 1]: context i's tokens are tokens[splits[i]:splits[i+1]]
     tok_to_orig: tf.Tensor  # int32 [all tokens]: the token's word, within its context
-
-
-class _Windows(NamedTuple):
-    """The windows of all questions (one feature each), in question order."""
-    example: tf.Tensor  # int32 [windows]: the window's question
-    index: tf.Tensor  # int32 [windows]: its index among the question's windows
-    start: tf.Tensor  # int32 [windows]: its first token, in its context
-    length: tf.Tensor  # int32 [windows]: its tokens
-    offset: tf.Tensor  # int32 [windows]: the position of its first token ([CLS] question [SEP])
-    count: tf.Tensor  # int32 [batch]: windows per question
-    first: tf.Tensor  # int32 [batch]: the question's first window
-    stride: tf.Tensor  # int32 [batch]: tokens between two windows' starts
-    size: tf.Tensor  # int32 [batch]: tokens a window holds (the last may hold fewer)
-    tokens: tf.RaggedTensor  # [windows, (tokens)]: indexes into _Doc.tokens
 
 
 class SquadExport(TaskExport):
@@ -160,7 +127,7 @@ class SquadExport(TaskExport):
         })
         return outputs
 
-    def _features(self, question, context) -> tuple[_Doc, _Windows, dict]:
+    def _features(self, question, context) -> tuple[_Doc, doc_windows.DocWindows, dict]:
         """Step 1: the contexts' tokens, the windows and the encoder inputs [windows, seq]."""
         s = self.settings
         batch = tf.shape(question, out_type=tf.int32)[0]
@@ -177,30 +144,17 @@ class SquadExport(TaskExport):
                                          tf.cast(pieces.row_lengths(), tf.int32)))
 
         num_tokens = doc.splits[1:] - doc.splits[:-1]
-        query_length = tf.cast(query.row_lengths(), tf.int32)
-        window_size = s.max_seq_length - query_length - 3
-        step = tf.minimum(window_size, s.doc_stride)
-        # data_prep.squad.make_doc_spans without its loop: windows start every `step` tokens
-        # until one reaches the end.
-        count = tf.where(num_tokens <= window_size, tf.minimum(num_tokens, 1),
-                         (num_tokens - window_size + step - 1) // step + 1)
-        example = tf.repeat(tf.range(batch), count)
-        index = tf.cast(tf.ragged.range(count).flat_values, tf.int32)
-        start = index * tf.gather(step, example)
-        length = tf.minimum(tf.gather(num_tokens, example) - start,
-                            tf.gather(window_size, example))
-        first_token = tf.gather(doc.splits, example) + start
-        windows = _Windows(example=example, index=index, start=start, length=length,
-                           offset=tf.gather(query_length, example) + 2,  # [CLS] question [SEP]
-                           count=count, first=tf.cumsum(count, exclusive=True), stride=step,
-                           size=window_size,
-                           tokens=tf.ragged.range(first_token, first_token + length))
+        windows = doc_windows.doc_windows(num_tokens, tf.cast(query.row_lengths(), tf.int32),
+                                          s.max_seq_length, s.doc_stride)
+        first_token = tf.gather(doc.splits, windows.example) + windows.start
+        # Each window's tokens, as indexes into doc.tokens.
+        window_tokens = tf.ragged.range(first_token, first_token + windows.length)
         inputs = packing.pack_inputs(
-            [tf.gather(query, example), tf.gather(doc.tokens, windows.tokens)],
+            [tf.gather(query, windows.example), tf.gather(doc.tokens, window_tokens)],
             s.max_seq_length, self._cls_id, self._sep_id)
         return doc, windows, inputs
 
-    def _best_spans(self, doc: _Doc, windows: _Windows, start_logits, end_logits):
+    def _best_spans(self, doc: _Doc, windows: doc_windows.DocWindows, start_logits, end_logits):
         """Step 3: per question, whether it has a span, its score and its first and last
         token (indexes into doc.tokens)."""
         s = self.settings
@@ -211,7 +165,7 @@ class SquadExport(TaskExport):
         end = (windows.offset + windows.length)[:, None]
         valid = ((starts >= begin) & (starts < end) & (ends >= begin) & (ends < end)
                  & (ends >= starts) & (ends - starts + 1 <= s.max_answer_length)
-                 & tf.gather(self._max_context(doc, windows), starts, batch_dims=1))
+                 & tf.gather(self._max_context(windows), starts, batch_dims=1))
         scores = tf.where(valid, tf.gather(start_logits, starts, batch_dims=1)
                           + tf.gather(end_logits, ends, batch_dims=1), _NO_SCORE)
         in_window = _first_max(scores)
@@ -250,36 +204,15 @@ class SquadExport(TaskExport):
         return self._final_text(span_tokens, tf.gather(doc.words.flat_values, word_range),
                                 span_starts, span_ends)
 
-    def _max_context(self, doc: _Doc, windows: _Windows) -> tf.Tensor:
+    def _max_context(self, windows: doc_windows.DocWindows) -> tf.Tensor:
         """bool [windows, max_seq_length]: the window is its token's "max context" window
-        (`data_prep.squad._check_is_max_context`: the largest min(left, right) context + 0.01 *
-        window length, the earliest window on a tie). False outside the window's context."""
-        token_range = windows.tokens
-        owner = tf.cast(token_range.value_rowids(), tf.int32)  # the window of each token
-        example = tf.gather(windows.example, owner)
-        position = token_range.flat_values - tf.gather(doc.splits, example)  # in the context
-        # The windows that may hold the token: a few, whatever the context's length.
-        stride, size = tf.gather(windows.stride, example), tf.gather(windows.size, example)
-        last = tf.minimum(position // stride, tf.gather(windows.count, example) - 1)
-        first = tf.maximum((position - size + stride) // stride, 0)
-        candidates = tf.ragged.range(first, last + 1)  # [tokens, (windows)]
-        lengths = tf.cast(candidates.row_lengths(), tf.int32)
-        candidate = (tf.cast(candidates.flat_values, tf.int32)
-                     + tf.repeat(tf.gather(windows.first, example), lengths))
-        token_position = tf.repeat(position, lengths)
-        start = tf.gather(windows.start, candidate)
-        end = start + tf.gather(windows.length, candidate) - 1
-        # The original's float: min(left, right) + 0.01 * length, compared in float64.
-        score = (tf.cast(tf.minimum(token_position - start, end - token_position), tf.float64)
-                 + 0.01 * tf.cast(tf.gather(windows.length, candidate), tf.float64))
-        inside = (token_position >= start) & (token_position <= end)
-        scores = tf.where(inside, score, _NO_SCORE)
-        best = tf.repeat(tf.reduce_max(candidates.with_flat_values(scores), axis=1), lengths)
-        first_best = tf.reduce_min(candidates.with_flat_values(tf.where(
-            scores >= best, tf.cast(candidates.flat_values, tf.int32), tf.int32.max)), axis=1)
-        is_max = first_best == tf.gather(windows.index, owner)
-        column = tf.gather(windows.offset, owner) + position - tf.gather(windows.start, owner)
-        return tf.scatter_nd(tf.stack([owner, column], axis=1), tf.cast(is_max, tf.int32),
+        (`official.features.doc_windows.max_context`); False outside the window's context."""
+        is_max = doc_windows.max_context(windows)
+        owner = tf.cast(is_max.value_rowids(), tf.int32)
+        column = (tf.gather(windows.offset, owner)
+                  + tf.cast(tf.ragged.range(windows.length).flat_values, tf.int32))
+        return tf.scatter_nd(tf.stack([owner, column], axis=1),
+                             tf.cast(is_max.flat_values, tf.int32),
                              [tf.size(windows.example), self.settings.max_seq_length]) > 0
 
     def _final_text(self, span_tokens, span_words, span_starts, span_ends):

@@ -27,6 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from official.atomic_files import open_atomically
+from official.features.pair_truncation import truncated_pair_lengths
 from official.modeling.encoder import BertEncoder
 from official.text.tokenizer import FullTokenizer
 
@@ -95,19 +96,23 @@ def convert_examples_to_features(examples: list[InputExample], seq_length: int,
         input_type_ids: 0     0  0    0    0     0       0 0     1  1  1  1   1 1     0
         input_mask:     1     1  1    1    1     1       1 1     1  1  1  1   1 1     0
 
-    A pair longer than seq_length is cut by `_truncate_seq_pair`; a single text keeps its first
-    seq_length - 2 tokens.
+    A pair longer than seq_length is cut as the fine-tuning data is
+    (`official.features.pair_truncation`); a single text keeps its first seq_length - 2 tokens.
     """
     texts_b = [e.text_b for e in examples if e.text_b]
     tokens_a_all = tokenizer.tokenize_batch([e.text_a for e in examples])
-    tokens_b_all = iter(tokenizer.tokenize_batch(texts_b))
+    tokens_b_iter = iter(tokenizer.tokenize_batch(texts_b))
+    tokens_b_all = [next(tokens_b_iter) if e.text_b else [] for e in examples]
+    # [CLS], [SEP], [SEP]; a row without b tokens (below) does not use its pair lengths.
+    pair_lengths = zip(*(length.numpy().tolist() for length in truncated_pair_lengths(
+        [len(t) for t in tokens_a_all], [len(t) for t in tokens_b_all], seq_length - 3)))
     features = []
-    for example, tokens_a in zip(examples, tokens_a_all):
-        tokens_b = next(tokens_b_all) if example.text_b else None
+    for example, tokens_a, tokens_b, (len_a, len_b) in zip(examples, tokens_a_all,
+                                                           tokens_b_all, pair_lengths):
         # A text_b with no tokens (e.g. only control characters) makes a single-text example,
         # as in the original.
         if tokens_b:
-            _truncate_seq_pair(tokens_a, tokens_b, seq_length - 3)  # [CLS], [SEP], [SEP]
+            tokens_a, tokens_b = tokens_a[:len_a], tokens_b[:len_b]
         else:
             tokens_a = tokens_a[:seq_length - 2]  # [CLS], [SEP]
         tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
@@ -123,19 +128,6 @@ def convert_examples_to_features(examples: list[InputExample], seq_length: int,
             input_mask=[1] * len(tokens) + padding,
             input_type_ids=input_type_ids + padding))
     return features
-
-
-def _truncate_seq_pair(tokens_a: list[str], tokens_b: list[str], max_length: int) -> None:
-    """Truncates a pair in place to at most max_length tokens in all.
-
-    The longer text loses its last token, one at a time: when one text is short, each of its
-    tokens likely carries more information than one of the long text's.
-    """
-    while len(tokens_a) + len(tokens_b) > max_length:
-        if len(tokens_a) > len(tokens_b):
-            tokens_a.pop()
-        else:
-            tokens_b.pop()
 
 
 def _check_layer_indexes(layer_indexes: list[int], num_layers: int) -> None:

@@ -38,6 +38,7 @@ from official.modeling.models import BertSpanLabeler
 from official.tasks import squad_decoding, squad_metrics
 from official.tasks.base import Records
 from official.tasks.squad_decoding import RawResult, SquadPredictions
+from official.tasks.squad_settings import SquadSettings
 from official.training.trainer import write_eval_results
 
 # The evaluation figure that chooses the best checkpoint (the same key in v1.1 and v2.0).
@@ -64,8 +65,8 @@ class SquadTask:
     """The loss of `BertSpanLabeler` logits against the answer's token positions.
 
     Args:
-      settings: the decoding settings (n_best_size, max_answer_length, version_2_with_negative,
-        null_score_diff_threshold), run_squad's flags.
+      settings: run_squad's flags; decoding reads n_best_size, max_answer_length,
+        version_2_with_negative and null_score_diff_threshold.
       do_lower_case: the tokenizer's, which final-text recovery follows.
 
     Features: start_positions, end_positions int32 [batch] (0: [CLS], no answer in this window).
@@ -80,7 +81,7 @@ class SquadTask:
     best_metric = BEST_METRIC
     keep = ("unique_ids",)
 
-    def __init__(self, settings: Any = None, do_lower_case: bool = True):
+    def __init__(self, settings: SquadSettings = SquadSettings(), do_lower_case: bool = True):
         self.settings = settings
         self.do_lower_case = do_lower_case
 

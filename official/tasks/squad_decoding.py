@@ -5,7 +5,7 @@ For each question, over all windows (features) of its context:
  1. candidates: the `n_best_size` best start and best end positions of each window, every pair
     kept that lies in the window's context part, ends at or after it starts, is at most
     `max_answer_length` tokens long, and starts at a token for which this window is the
-    "max context" one (`data_prep.squad._check_is_max_context`); scored start + end logit;
+    "max context" one (`official.features.doc_windows.max_context`); scored start + end logit;
  2. SQuAD 2.0: the "no answer" candidate, [CLS] to [CLS], scored with the lowest
     start[0] + end[0] over the windows;
  3. best first, each candidate's text is recovered from the context (`get_final_text`);
