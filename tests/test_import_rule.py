@@ -4,8 +4,9 @@ Data flows one way (text files -> data_prep -> records -> official -> run_script
 point the same way:
 
 - `official/` (the library) imports none of data_prep, run_scripts, demo, bench, tests;
-- `data_prep/` imports from official only the modules in DATA_PREP_MAY_IMPORT, each light enough
-  for the generator's TensorFlow-free coordinator or a record format both sides read;
+- `data_prep/` imports from official only the modules in DATA_PREP_MAY_IMPORT: those light enough
+  for the generator's TensorFlow-free coordinator, the formats and featurisation rules both sides
+  read, and the fine-tuning data interface;
 - `run_scripts/` (the entry points) import anything but demo, bench and tests.
 
 Every import counts, including those inside functions (the lazy imports that keep TensorFlow out
@@ -30,6 +31,10 @@ DATA_PREP_MAY_IMPORT = (
     "official.pretraining_shards",   # the generator's folder: shard names, summary.json
     "official.pretraining_records",  # the pretraining TFRecord format the input pipeline reads
     "official.tasks.ner_metrics",    # conlleval's tag schemes (IOB1 -> IOB2), one rule for both
+    "official.features",             # the featurisation rules the serving graphs follow too
+    "official.tasks.base",           # the fine-tuning data interface (TaskData, Records)
+    "official.tasks.squad_settings",  # the settings that shape SQuAD's features
+    "official.tasks.squad",          # SquadSplit, and the gold answers an evaluation needs
 )
 
 # Top-level folders that a folder's code must never import.

@@ -66,10 +66,11 @@ class SelfAttention(keras.layers.Layer):
                           (batch, seq_len, 3, self.num_heads, self.head_size))
         # One transpose to [3, batch, heads, seq_len, head_size], then batched matmuls that
         # read the key transposed in place: einsums over the [batch, seq, heads, head_size]
-        # layout transpose the query, key and value each (measured: attention at MiniLM sizes,
-        # batch 32, 31-36 -> 22 ms a layer; BERT-Base's forward + backward 70 -> 51 ms, plain
-        # TensorFlow; about the same under XLA). Unstacked, not sliced: the gradient of three
-        # slices is three zero-filled copies of the whole tensor added up, of an unstack one stack.
+        # layout transpose the query, key and value each, a copy of every activation that this
+        # layout does not make (bench/pretraining_throughput.py and bench/serving_throughput.py
+        # time the whole layer against keras-hub's einsum attention). Unstacked, not sliced: the
+        # gradient of three slices is three zero-filled copies of the whole tensor added up, of
+        # an unstack one stack.
         query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
         if first_query_only:
             query = query[:, :, :1]
