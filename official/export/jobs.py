@@ -7,9 +7,12 @@
     export_type   model (weights from init_checkpoint)          serving module  (EXPORT_TYPES)
     preprocessor  none                                          preprocessing.BertPreprocessor
     encoder       BertEncoder (+ masked-LM head if saved)       encoder.HubEncoder
-    classifier    BertClassifier, fine-tuned (heads/classifier)   classifier.ClassifierExport
-    ner           BertTokenClassifier, fine-tuned (heads/classifier)  ner.NerExport
-    squad         BertSpanLabeler, fine-tuned (heads/span)      squad.SquadExport
+    classifier    ClassificationTask's, fine-tuned              classifier.ClassifierExport
+    ner           NerTask's, fine-tuned                         ner.NerExport
+    squad         SquadTask's, fine-tuned                       squad.SquadExport
+
+A fine-tuning task's export is its own: the model its `build_model` makes, loaded from the
+fine-tuning output (best/ when kept), in the module its `serving_module` makes.
 
 The task's labels come with the options (the entry point reads them from data_prep: the
 library does not import it).
@@ -26,14 +29,14 @@ import tensorflow as tf
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
 from official.export import restoring, saving
-from official.export.classifier import ClassifierExport
 from official.export.encoder import HubEncoder
-from official.export.ner import NerExport
 from official.export.preprocessing import BertPreprocessor
-from official.export.squad import SquadExport
 from official.modeling.encoder import build_encoder
-from official.modeling.models import BertClassifier, BertSpanLabeler, BertTokenClassifier
 from official.output_paths import check_output_dir
+from official.tasks.base import FinetuningTask
+from official.tasks.classification import ClassificationTask
+from official.tasks.ner import NerTask
+from official.tasks.squad import SquadTask
 from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
 from official.text.tokenizer import FullTokenizer
@@ -106,36 +109,30 @@ def _encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     return HubEncoder(encoder, tokenizer, pretrainer)
 
 
-def _classifier(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
-    config, labels = _model_config(options), options.labels
-    model = BertClassifier(build_encoder(config), 1 if labels is None else len(labels))
-    restoring.restore_finetuned(model, options.init_checkpoint)
-    return ClassifierExport(model, tokenizer, labels, options.max_seq_length, options.pair,
-                            options.jit_compile)
-
-
-def _ner(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
-    config = _model_config(options)
+def _ner_task(options: ExportOptions) -> NerTask:
     if not options.labels:
         raise ValueError("export_type=ner needs the tag set (labels)")
-    model = BertTokenClassifier(build_encoder(config), len(options.labels))
-    restoring.restore_finetuned(model, options.init_checkpoint)
-    return NerExport(model, tokenizer, options.labels, options.max_seq_length)
+    return NerTask(options.labels)
 
 
-def _squad(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
-    model = BertSpanLabeler(build_encoder(_model_config(options)))
-    restoring.restore_finetuned(model, options.init_checkpoint)
-    settings = dataclasses.replace(options.squad or SquadSettings(),
-                                   max_seq_length=options.max_seq_length)
-    return SquadExport(model, tokenizer, settings)
+def _finetuned(task_of: Callable[[ExportOptions], FinetuningTask]
+               ) -> Callable[[ExportOptions, FullTokenizer], tf.Module]:
+    """The export of a fine-tuning task: its model (`task.build_model`) with the fine-tuned
+    weights of options.init_checkpoint, in its serving module (`task.serving_module`)."""
+    def build(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+        config = _model_config(options)
+        task = task_of(options)
+        model = task.build_model(build_encoder(config))
+        restoring.restore_finetuned(model, options.init_checkpoint)
+        return task.serving_module(model, tokenizer, options)
+    return build
 
 
 # export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry.
 EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
-    "classifier": _classifier,
-    "squad": _squad,
-    "ner": _ner,
+    "classifier": _finetuned(lambda options: ClassificationTask(None, options.labels)),
+    "squad": _finetuned(lambda options: SquadTask(options.squad or SquadSettings())),
+    "ner": _finetuned(_ner_task),
     "encoder": _encoder,
     "preprocessor": _preprocessor,
 }

@@ -4,8 +4,8 @@
     FinetuningTask  (official/tasks/)  the model it builds on an encoder and the checkpoint roots
                                        of its head (the model's `checkpoint_items`), its loss (the
                                        Trainer's additive-stats Task protocol), the metrics of
-                                       predicted outputs with the one that picks best/, and its
-                                       prediction files
+                                       predicted outputs with the one that picks best/, its
+                                       prediction files, and its serving module (official/export/)
     TaskData        (data_prep/)       reads and checks the splits it is asked for, then writes
                                        (or reuses) their records
     Records                            one split's records as the run reads them
@@ -118,3 +118,7 @@ class FinetuningTask(Protocol):
         """The test split's predictions: written into `output_dir` (None on the workers that
         write nothing: only the chief writes), and returned scored when the split has gold
         answers ({} when it has none)."""
+
+    def serving_module(self, model: keras.Model, tokenizer, options) -> tf.Module:
+        """The export of the fine-tuned `model` that serves raw text (official/export/), for
+        `official.export.jobs.ExportOptions` (max_seq_length, and what the export reads)."""

@@ -24,10 +24,12 @@ import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import open_atomically
+from official.export.classifier import ClassifierExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertClassifier
 from official.tasks import glue_metrics
 from official.tasks.base import Records
+from official.text.tokenizer import FullTokenizer
 
 TEST_RESULTS_FILE = "test_results.tsv"
 
@@ -37,7 +39,8 @@ class ClassificationTask:
     logits) against `label_ids`.
 
     Args:
-      task_name: the GLUE task (or "tsv"), which names its metrics (glue_metrics).
+      task_name: the GLUE task (or "tsv"), which names its metrics (glue_metrics); None for a
+        model that is only served (`serving_module`).
       labels: the label strings in id order; None for regression (one logit: the score).
       submission_file: the GLUE leaderboard file --do_predict writes beside test_results.tsv,
         e.g. "MRPC.tsv"; None writes none.
@@ -47,16 +50,26 @@ class ClassificationTask:
 
     keep = ("label_ids", "is_real_example")
 
-    def __init__(self, task_name: str, labels: Sequence[str] | None,
+    def __init__(self, task_name: str | None, labels: Sequence[str] | None,
                  submission_file: str | None = None):
         self.task_name = task_name
         self.labels = None if labels is None else list(labels)
         self.regression = labels is None
         self.submission_file = submission_file
-        self.best_metric = "eval_" + glue_metrics.score_metric(task_name)
+
+    @property
+    def best_metric(self) -> str:
+        return "eval_" + glue_metrics.score_metric(self.task_name)
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         return BertClassifier(encoder, 1 if self.labels is None else len(self.labels))
+
+    def serving_module(self, model: BertClassifier, tokenizer: FullTokenizer,
+                       options) -> ClassifierExport:
+        """Text (pairs, when options.pair) -> probabilities and label; options.jit_compile
+        compiles the model's part with XLA."""
+        return ClassifierExport(model, tokenizer, self.labels, options.max_seq_length,
+                                options.pair, options.jit_compile)
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's real examples: the loss is a mean over the whole global batch."""

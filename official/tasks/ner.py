@@ -41,10 +41,12 @@ import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import open_atomically
+from official.export.ner import NerExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertTokenClassifier
 from official.tasks.base import Records
 from official.tasks.ner_metrics import entity_scores
+from official.text.tokenizer import FullTokenizer
 from official.training.trainer import write_eval_results
 
 TEST_PREDICTIONS_FILE = "test_predictions.txt"
@@ -78,6 +80,11 @@ class NerTask:
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         return BertTokenClassifier(encoder, len(self.labels))
+
+    def serving_module(self, model: BertTokenClassifier, tokenizer: FullTokenizer,
+                       options) -> NerExport:
+        """Sentences -> entities with their character offsets."""
+        return NerExport(model, tokenizer, self.labels, options.max_seq_length)
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """This batch's share of the loss denominator: float32 scalars that add across batches."""

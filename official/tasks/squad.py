@@ -33,12 +33,14 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from official.export.squad import SquadExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSpanLabeler
 from official.tasks import squad_decoding, squad_metrics
 from official.tasks.base import Records
 from official.tasks.squad_decoding import RawResult, SquadPredictions
 from official.tasks.squad_settings import SquadSettings
+from official.text.tokenizer import FullTokenizer
 from official.training.trainer import write_eval_results
 
 # The evaluation figure that chooses the best checkpoint (the same key in v1.1 and v2.0).
@@ -87,6 +89,13 @@ class SquadTask:
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         return BertSpanLabeler(encoder)
+
+    def serving_module(self, model: BertSpanLabeler, tokenizer: FullTokenizer,
+                       options) -> SquadExport:
+        """Question + context -> the best answer, its score and offsets, windows and decoding
+        by these settings at options.max_seq_length."""
+        return SquadExport(model, tokenizer, dataclasses.replace(
+            self.settings, max_seq_length=options.max_seq_length))
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's rows, a float32 scalar that adds across batches."""
