@@ -219,8 +219,8 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
     The key it is cached under (data_prep/record_cache.py) holds the task, split,
     max_seq_length, do_lower_case, pad_to_multiple, the format version, the sha256 of the vocab
     file and the sha256 of the data: of the split's TSV file, or, for TensorFlow Datasets' data,
-    of the examples read from it. Hashing reads the data once (about a second for MNLI's train
-    set), far less than tokenizing it again.
+    of the examples read from it. Hashing reads the data once, far less work than tokenizing
+    it again.
 
     Args:
       data_dir: the GLUE download's task folder; ignored when `tfds_data_dir` is given.
