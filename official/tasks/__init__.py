@@ -1,1 +1,3 @@
-"""Per-task logic (inputs, features, outputs) that the run_scripts entry points call."""
+"""The jobs' tasks: what a fine-tuning task is (`base.py`), the three that ship
+(classification, squad, ner: model, loss, metrics, prediction files, serving module), their
+metrics and decoding, and pretraining's loss."""
