@@ -68,9 +68,9 @@ class SelfAttention(keras.layers.Layer):
         # read the key transposed in place: einsums over the [batch, seq, heads, head_size]
         # layout transpose the query, key and value each, a copy of every activation that this
         # layout does not make (bench/pretraining_throughput.py and bench/serving_throughput.py
-        # time the whole layer against keras-hub's einsum attention). Unstacked, not sliced: the
-        # gradient of three slices is three zero-filled copies of the whole tensor added up, of
-        # an unstack one stack.
+        # time whole models against keras-hub's, whose attention uses einsums). Unstacked, not
+        # sliced: the gradient of three slices is three zero-filled copies of the whole tensor
+        # added up, of an unstack one stack.
         query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
         if first_query_only:
             query = query[:, :, :1]

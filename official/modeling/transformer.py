@@ -72,7 +72,8 @@ class TransformerBlock(keras.layers.Layer):
         # The dense layers run on [batch * seq_len, hidden] rows: on a 2-D input a Dense is a
         # MatMul followed directly by its BiasAdd, which TensorFlow's CPU graph optimiser fuses
         # into one oneDNN kernel; a 3-D input puts a Reshape between them and each runs alone
-        # (bench/serving_throughput.py times the layers against keras-hub's, which run 3-D).
+        # (bench/serving_throughput.py times whole models against keras-hub's, whose dense layers
+        # take 3-D inputs).
         h = self.output_dense(self.intermediate_dense(ops.reshape(x, (-1, x.shape[-1]))))
         h = ops.reshape(h, ops.shape(x))
         output = self.output_layer_norm(x + self.output_dropout(h, training=training))
