@@ -8,6 +8,7 @@ from keras import ops
 
 from official.modeling import initializers
 from official.modeling.dropout import Dropout
+from official.modeling.lora import LoraDense
 
 # The original adds -10000 to the scores of padding keys (modeling.py, attention_mask adder);
 # after the float32 softmax that is exactly zero weight, as -inf would be, without inf arithmetic.
@@ -20,7 +21,8 @@ class SelfAttention(keras.layers.Layer):
 
     The query, key and value projections are one [hidden, 3 * hidden] matrix (one matmul instead of
     three); its columns are the original's query, key and value kernels side by side, each in
-    head-major order, so checkpoint maps split and merge it by slicing (see official/checkpoints).
+    head-major order, so checkpoint maps split and merge it by slicing (see official/checkpoints),
+    and LoRA adds to the blocks of the matrices it adapts (official/modeling/lora.py).
 
     Call args:
       x: [batch, seq_len, hidden].
@@ -50,11 +52,11 @@ class SelfAttention(keras.layers.Layer):
             raise ValueError(f"num_heads ({self.num_heads}) does not divide hidden ({hidden})")
         self.head_size = hidden // self.num_heads
         init = initializers.truncated_normal(self.initializer_range)
-        self.qkv = keras.layers.Dense(3 * hidden, kernel_initializer=init,
+        self.qkv = LoraDense(3 * hidden, kernel_initializer=init,
                                       dtype=self.dtype_policy, name="qkv")
         self.qkv.build(x_shape)
-        self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init,
-                                               dtype=self.dtype_policy, name="output_dense")
+        self.output_dense = LoraDense(hidden, kernel_initializer=init, dtype=self.dtype_policy,
+                                      name="output_dense")
         self.output_dense.build(x_shape)
         self.dropout = Dropout(self.dropout_rate, dtype=self.dtype_policy, name="dropout")
 

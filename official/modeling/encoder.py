@@ -24,6 +24,7 @@ import keras
 from official.configs import BertConfig
 from official.modeling import initializers
 from official.modeling.embeddings import BertEmbeddings
+from official.modeling.lora import LoraDense
 from official.modeling.transformer import TransformerBlock
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -66,7 +67,7 @@ class BertEncoder(keras.Model):
                              hidden_dropout_prob, attention_probs_dropout_prob,
                              initializer_range, dtype=dtype, name=f"transformer_layer_{i}")
             for i in range(num_hidden_layers)]
-        self.pooler = keras.layers.Dense(
+        self.pooler = LoraDense(
             hidden_size, activation="tanh",
             kernel_initializer=initializers.truncated_normal(initializer_range), dtype=dtype,
             name="pooler")
@@ -132,6 +133,18 @@ class BertEncoder(keras.Model):
         if attention_probs:
             outputs["attention_probs"] = layer_probs
         return outputs
+
+    @property
+    def adapted(self) -> bool:
+        """True once adapters or LoRA were added to it (official/peft): its trainable variables
+        are then a parameter-efficient run's, and the rest is the base checkpoint's."""
+        projections = [self.pooler]
+        for block in self.transformer_layers:
+            if block.attention_adapter is not None:
+                return True
+            projections += [block.attention.qkv, block.attention.output_dense,
+                            block.intermediate_dense, block.output_dense]
+        return any(layer.lora_blocks for layer in projections)
 
     def get_config(self):
         config = super().get_config()

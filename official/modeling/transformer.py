@@ -1,16 +1,25 @@
 """`TransformerBlock`: one post-LayerNorm BERT layer (attention, then feed-forward)."""
 
+from __future__ import annotations
+
 import keras
 from keras import ops
 
 from official.modeling import activations, initializers
+from official.modeling.adapter import BottleneckAdapter
 from official.modeling.attention import SelfAttention
 from official.modeling.dropout import Dropout
+from official.modeling.lora import LoraDense
 
 
 @keras.saving.register_keras_serializable(package="official")
 class TransformerBlock(keras.layers.Layer):
     """x -> LN(x + Dropout(Attention(x))) -> LN(h + Dropout(W2 act(W1 h))), as in the paper.
+
+    After `add_adapters`, each sub-layer's dropped-out output passes through a Houlsby adapter
+    before its residual sum and LayerNorm, adapter-bert's places:
+    LN(x + Adapter(Dropout(Attention(x)))) and LN(h + Adapter(Dropout(W2 act(W1 h)))).
+    (`.keras` configs do not carry adapters: official/peft saves and restores them.)
 
     Call args:
       x: [batch, seq_len, hidden].
@@ -34,6 +43,8 @@ class TransformerBlock(keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
+        self.attention_adapter: BottleneckAdapter | None = None
+        self.output_adapter: BottleneckAdapter | None = None
 
     def build(self, x_shape, input_mask_shape=None):
         hidden = x_shape[-1]
@@ -48,18 +59,34 @@ class TransformerBlock(keras.layers.Layer):
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=policy, name="attention_layer_norm")
         self.attention_layer_norm.build(x_shape)
-        self.intermediate_dense = keras.layers.Dense(
+        self.intermediate_dense = LoraDense(
             self.intermediate_size, activation=activations.get(self.hidden_act),
             kernel_initializer=init, dtype=policy, name="intermediate_dense")
         self.intermediate_dense.build(x_shape)
-        self.output_dense = keras.layers.Dense(hidden, kernel_initializer=init, dtype=policy,
-                                               name="output_dense")
+        self.output_dense = LoraDense(hidden, kernel_initializer=init, dtype=policy,
+                                      name="output_dense")
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
         self.output_dropout = Dropout(self.hidden_dropout_prob, dtype=policy,
                                       name="output_dropout")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
         self.output_layer_norm.build(x_shape)
+
+    def add_adapters(self, size: int) -> None:
+        """Inserts a `BottleneckAdapter` of `size` units after the attention's and after the
+        feed-forward's output dropout (see the class docstring). Near the identity when fresh,
+        so the block's output barely changes. Raises ValueError when the block has them."""
+        if self.attention_adapter is not None:
+            raise ValueError(f"{self.name} already has adapters")
+        hidden = self.attention_layer_norm.gamma.shape[0]
+        self._tracker.unlock()  # a built layer's state is locked; adapters are added after
+        try:
+            for name in ("attention_adapter", "output_adapter"):
+                adapter = BottleneckAdapter(size, dtype=self.dtype_policy, name=name)
+                adapter.build((None, hidden))
+                setattr(self, name, adapter)
+        finally:
+            self._tracker.lock()
 
     def call(self, x, input_mask, training=None, first_token_only=False,
              return_attention_probs=False):
@@ -68,15 +95,20 @@ class TransformerBlock(keras.layers.Layer):
                                          return_attention_probs=True)
         if first_token_only:
             x = x[:, :1]
-        x = self.attention_layer_norm(x + self.attention_dropout(attended, training=training))
+        attended = self.attention_dropout(attended, training=training)
+        if self.attention_adapter is not None:
+            attended = self.attention_adapter(attended)
+        x = self.attention_layer_norm(x + attended)
         # The dense layers run on [batch * seq_len, hidden] rows: on a 2-D input a Dense is a
         # MatMul followed directly by its BiasAdd, which TensorFlow's CPU graph optimiser fuses
         # into one oneDNN kernel; a 3-D input puts a Reshape between them and each runs alone
         # (bench/serving_throughput.py times whole models against keras-hub's, whose dense layers
         # take 3-D inputs).
         h = self.output_dense(self.intermediate_dense(ops.reshape(x, (-1, x.shape[-1]))))
-        h = ops.reshape(h, ops.shape(x))
-        output = self.output_layer_norm(x + self.output_dropout(h, training=training))
+        h = self.output_dropout(ops.reshape(h, ops.shape(x)), training=training)
+        if self.output_adapter is not None:
+            h = self.output_adapter(h)
+        output = self.output_layer_norm(x + h)
         return (output, probs) if return_attention_probs else output
 
     def compute_output_shape(self, x_shape, input_mask_shape=None):
