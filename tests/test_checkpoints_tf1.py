@@ -142,3 +142,42 @@ def test_missing_checkpoint_is_a_one_line_error(tmp_path):
                              r"'checkpoint' file, bert_model.ckpt.index, Hugging Face "
                              r"model.safetensors or keras-hub metadata.json\)$"):
         checkpoints.read_weights(str(tmp_path))
+
+
+def test_an_adapted_encoders_names_are_adapter_berts_and_loras(tiny_config, tmp_path):
+    """The shapes written out by hand: adapter-bert's weights1 [H, m], biases1 [1, m],
+    weights2 [m, H], biases2 [1, H]; LoRA's A [in, r] and B [r, out] beside each matrix."""
+    from official.peft import methods
+    from official.peft.settings import PeftSettings
+
+    h, m, r = tiny_config.hidden_size, 6, 3
+    adapted = build_encoder(tiny_config)
+    methods.apply(adapted, PeftSettings.from_flags(adapter_size=m))
+    names = {n: v.shape for n, v in tf1.weights_of(adapted).items() if "adapters" in n}
+    for layer in range(tiny_config.num_hidden_layers):
+        for place in ("attention/output", "output"):
+            p = f"bert/encoder/layer_{layer}/{place}/adapters"
+            assert (names.pop(f"{p}/weights1"), names.pop(f"{p}/biases1"),
+                    names.pop(f"{p}/weights2"), names.pop(f"{p}/biases2")) == (
+                (h, m), (1, m), (m, h), (1, h))
+    assert not names
+
+    lora = build_encoder(tiny_config)
+    methods.apply(lora, PeftSettings.from_flags(lora_rank=r, lora_targets="value|intermediate"))
+    names = {n: v.shape for n, v in tf1.weights_of(lora).items() if "lora" in n}
+    i = tiny_config.intermediate_size
+    assert names == {
+        **{f"bert/encoder/layer_{n}/attention/self/value/lora_{x}": s
+           for n in range(tiny_config.num_hidden_layers) for x, s in (("A", (h, r)),
+                                                                      ("B", (r, h)))},
+        **{f"bert/encoder/layer_{n}/intermediate/dense/lora_{x}": s
+           for n in range(tiny_config.num_hidden_layers) for x, s in (("A", (h, r)),
+                                                                      ("B", (r, i)))}}
+    # All or nothing as ever: an adapted model round-trips; a plain one refuses the names.
+    twin = build_encoder(tiny_config)
+    methods.apply(twin, PeftSettings.from_flags(lora_rank=r, lora_targets="value|intermediate"))
+    tf1.assign(twin, tf1.weights_of(lora), "lora")
+    for a, b in zip(twin.weights, lora.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(checkpoints.CheckpointMismatchError, match="unexpected .*lora_A"):
+        tf1.assign(build_encoder(tiny_config), tf1.weights_of(lora), "lora")

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from official import checkpoints
-from official.checkpoints import converter, tf1
+from official.checkpoints import converter, tf1, training
 from official.checkpoints.errors import CheckpointError
 from official.checkpoints.training import check_holds, model_roots
 from official.modeling.encoder import build_encoder, encoder_inputs
@@ -141,3 +141,19 @@ def test_a_checkpoint_without_the_models_head_is_refused(tiny_config, tmp_path):
     with pytest.raises(CheckpointError, match="holds no heads/regressor: those weights would "
                                               "stay at their initial values"):
         check_holds(prefix, model_roots(regressor))
+
+
+def test_an_adapted_model_saves_its_trained_variables_alone(tiny_config, tmp_path):
+    """The `encoder_trained` root: the frozen encoder is the base's, never in the checkpoint."""
+    from official.peft import methods
+    from official.peft.settings import PeftSettings
+
+    model = ClassificationTask("mrpc", ["0", "1"]).build_model(build_encoder(tiny_config))
+    methods.apply(model, PeftSettings.from_flags(lora_rank=2, train_pooler=False))
+    prefix = tf.train.Checkpoint(**model_roots(model)).write(str(tmp_path / "model.ckpt-1"))
+    roots = {name.split("/")[0] for name, _ in tf.train.list_variables(prefix)}
+    assert roots == {"_CHECKPOINTABLE_OBJECT_GRAPH", "encoder_trained", "heads"}
+    saved = sum(int(np.prod(shape)) for name, shape in tf.train.list_variables(prefix)
+                if name != "_CHECKPOINTABLE_OBJECT_GRAPH")
+    assert saved == sum(int(np.prod(v.shape)) for v in model.trainable_variables)
+    assert training.is_peft_checkpoint(prefix) and not training.is_training_checkpoint(prefix)

@@ -82,6 +82,11 @@ def read_weights(path: str) -> tf1.Weights:
     """Reads an original TF1 checkpoint, a project TF2 one or a training checkpoint as
     {original name: numpy array}."""
     prefix = resolve_checkpoint(path)
+    if training.is_peft_checkpoint(prefix):
+        raise CheckpointError(
+            f"{prefix}: a parameter-efficient run's checkpoint, which holds only what the run "
+            "trained: give its base as --init_checkpoint and the run as --peft_checkpoint "
+            "(export_saved_model, convert_checkpoint), or export it directly")
     try:
         if training.is_training_checkpoint(prefix):
             return training.read(prefix)

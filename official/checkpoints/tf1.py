@@ -7,6 +7,11 @@ a dict {original TF1 variable name: numpy array}, e.g.
     bert/encoder/layer_0/attention/self/query/kernel      [hidden, hidden]
     cls/seq_relationship/output_weights                   [2, hidden]   (stored [out, in])
 
+and, in an encoder adapted by official/peft, adapter-bert's adapter variables
+(`bert/encoder/layer_0/attention/output/adapters/weights1` ..., `.../output/adapters/...`) and
+LoRA's matrices beside the matrix they adapt (`.../attention/self/query/lora_A` [in, r],
+`lora_B` [r, out]).
+
 This module owns the map between that form and our Keras model (`weights_of`, `assign`), and
 reads and writes name-based TF1 checkpoints (`read`, `write`), so a checkpoint made here also loads
 in the original code.
@@ -31,6 +36,8 @@ Weights = dict[str, np.ndarray]
 ENCODER_PREFIX = "bert/"
 MASKED_LM_PREFIX = "cls/predictions/"
 NEXT_SENTENCE_PREFIX = "cls/seq_relationship/"
+# The original's three attention matrices, the column blocks of our fused QKV kernel, in order.
+QKV_NAMES = ("query", "key", "value")
 # Saved by the original's optimiser and training loop, never model weights.
 _TRAINING_STATE_SUFFIXES = ("/adam_m", "/adam_v")
 _TRAINING_STATE_NAMES = ("global_step",)
@@ -43,10 +50,12 @@ class _Entry:
     part: 0, 1 or 2 for the query, key or value slice of the last axis of `variable`; None when
       the original variable is the whole Keras variable.
     transposed: the original stores the matrix as [out, in] (cls/seq_relationship/output_weights).
+    projection: for a projection's kernel, its layer (in the encoder a `LoraDense`: LoRA's place).
     """
     variable: keras.Variable
     part: int | None = None
     transposed: bool = False
+    projection: keras.layers.Dense | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -57,7 +66,29 @@ class _Entry:
 
 
 def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, _Entry]:
-    return {f"{prefix}/kernel": _Entry(layer.kernel), f"{prefix}/bias": _Entry(layer.bias)}
+    return {f"{prefix}/kernel": _Entry(layer.kernel, projection=layer),
+            f"{prefix}/bias": _Entry(layer.bias), **_lora(layer, {0: prefix})}
+
+
+def _lora(layer: keras.layers.Dense, prefixes: dict[int, str]) -> dict[str, _Entry]:
+    """A `LoraDense`'s LoRA matrices, `<prefix>/lora_A` [in, r] and `<prefix>/lora_B`
+    [r, out] for the original matrix of each adapted column block (`prefixes`: block -> the
+    matrix's name); none for a layer without LoRA."""
+    if not getattr(layer, "lora_blocks", ()):  # a head's plain Dense, or no LoRA
+        return {}
+    entries = {}
+    for block, a, b in zip(layer.lora_blocks, layer.lora_a, layer.lora_b):
+        entries[f"{prefixes[block]}/lora_A"] = _Entry(a)
+        entries[f"{prefixes[block]}/lora_B"] = _Entry(b)
+    return entries
+
+
+def _adapter(prefix: str, adapter) -> dict[str, _Entry]:
+    """adapter-bert's variables of one `BottleneckAdapter` (none when `adapter` is None)."""
+    if adapter is None:
+        return {}
+    return {f"{prefix}/adapters/{name}": _Entry(getattr(adapter, name))
+            for name in ("weights1", "biases1", "weights2", "biases2")}
 
 
 def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, _Entry]:
@@ -75,17 +106,30 @@ def _encoder_entries(encoder: BertEncoder) -> dict[str, _Entry]:
     for i, block in enumerate(encoder.transformer_layers):
         p = f"bert/encoder/layer_{i}"
         qkv = block.attention.qkv
-        for part, name in enumerate(("query", "key", "value")):
-            entries[f"{p}/attention/self/{name}/kernel"] = _Entry(qkv.kernel, part)
+        for part, name in enumerate(QKV_NAMES):
+            entries[f"{p}/attention/self/{name}/kernel"] = _Entry(qkv.kernel, part,
+                                                                  projection=qkv)
             entries[f"{p}/attention/self/{name}/bias"] = _Entry(qkv.bias, part)
+        entries.update(_lora(qkv, {part: f"{p}/attention/self/{name}"
+                                   for part, name in enumerate(QKV_NAMES)}))
         entries.update(_dense(f"{p}/attention/output/dense", block.attention.output_dense))
+        entries.update(_adapter(f"{p}/attention/output", block.attention_adapter))
         entries.update(_layer_norm(f"{p}/attention/output/LayerNorm",
                                    block.attention_layer_norm))
         entries.update(_dense(f"{p}/intermediate/dense", block.intermediate_dense))
         entries.update(_dense(f"{p}/output/dense", block.output_dense))
+        entries.update(_adapter(f"{p}/output", block.output_adapter))
         entries.update(_layer_norm(f"{p}/output/LayerNorm", block.output_layer_norm))
     entries.update(_dense("bert/pooler/dense", encoder.pooler))
     return entries
+
+
+def projections(encoder: BertEncoder) -> dict[str, tuple[keras.layers.Dense, int | None]]:
+    """{original matrix name (its kernel's name without "/kernel"): (its layer, its column block
+    of the fused QKV kernel, None for a whole kernel)} for every projection matrix of the encoder:
+    where LoRA can go (official/peft)."""
+    return {name.removesuffix("/kernel"): (entry.projection, entry.part)
+            for name, entry in _encoder_entries(encoder).items() if entry.projection is not None}
 
 
 def _head_entries(model: keras.Model) -> dict[str, dict[str, _Entry]]:

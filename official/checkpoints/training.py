@@ -8,6 +8,12 @@ The training loop saves the whole state, object-based, under these roots:
                 classifier or span when fine-tuning
     optimizer, step, and the input iterator when it can be saved (see official/training/trainer.py)
 
+An encoder adapted by a parameter-efficient method (adapters or LoRA, official/peft) is saved as
+`encoder_trained` instead: {original name: variable} of its trainable variables alone (adapters or
+LoRA matrices, LayerNorms, the pooler when it trains). Its frozen rest is the base checkpoint the
+run's peft_config.json names, loaded from there on every run, so a PEFT checkpoint is a few
+percent of the model's size.
+
 `model_roots` refuses a model with a trainable variable under neither root (it would be trained
 and never saved), and `check_holds` a checkpoint that lacks one of the model's heads
 (tf.train.Checkpoint leaves what it does not find at its initial values without a word, so a
@@ -34,20 +40,21 @@ from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
 
 CONFIG_FILE = "bert_config.json"
+TRAINED_ENCODER = "encoder_trained"  # the root of an adapted encoder's trained variables
 _OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
 def model_roots(model: keras.Model) -> dict:
     """The model's part of a training checkpoint: {"encoder": ..., "heads": {...}}, from its
-    `checkpoint_items` (a bare BertEncoder has no heads).
+    `checkpoint_items` (a bare BertEncoder has no heads); {"encoder_trained": {...}, "heads":
+    {...}} when its encoder is adapted (official/peft).
 
     Raises:
       ValueError: the model declares no checkpoint_items, or has trainable variables under
         neither its encoder nor a declared head.
     """
-    if isinstance(model, BertEncoder):
-        return {"encoder": model, "heads": {}}
-    items = getattr(model, "checkpoint_items", None)
+    items = ({"encoder": model, "heads": {}} if isinstance(model, BertEncoder)
+             else getattr(model, "checkpoint_items", None))
     if items is None:
         raise ValueError(f"{type(model).__name__} declares no checkpoint_items: its encoder and "
                          "heads cannot be saved")
@@ -59,7 +66,28 @@ def model_roots(model: keras.Model) -> dict:
                          f"none of its checkpoint_items ({', '.join(missing[:3])}"
                          f"{', ...' if len(missing) > 3 else ''}): add the layer that holds them "
                          "to its heads")
+    if items["encoder"].adapted:
+        return {TRAINED_ENCODER: trained_encoder_variables(items["encoder"]),
+                "heads": items["heads"]}
     return items
+
+
+def trained_encoder_variables(encoder: BertEncoder) -> dict[str, keras.Variable]:
+    """{original name: variable} of the encoder's trainable variables (a variable with several
+    names, the fused QKV kernel, under its first)."""
+    named = {}
+    for name, variable in tf1.original_names(encoder).items():
+        if variable.trainable and not any(v is variable for v in named.values()):
+            named[name] = variable
+    return named
+
+
+def random_states(model: keras.Model) -> list[keras.Variable]:
+    """The model's non-trainable variables that are not weights: the dropout layers' seed
+    generator states (what a resumed run needs to draw the masks an uninterrupted one would).
+    Frozen weights are not among them: they come from the base checkpoint."""
+    weights = {id(v) for v in tf1.original_names(model).values()}
+    return [v for v in model.non_trainable_variables if id(v) not in weights]
 
 
 def saved_heads(prefix: str) -> set[str]:
@@ -97,8 +125,17 @@ def check_holds(prefix: str, roots: dict) -> None:
 
 def is_training_checkpoint(prefix: str) -> bool:
     """True for a checkpoint written by the training loop (its encoder is a root object)."""
+    return _has_root(prefix, "encoder")
+
+
+def is_peft_checkpoint(prefix: str) -> bool:
+    """True for a parameter-efficient run's checkpoint (an `encoder_trained` root)."""
+    return _has_root(prefix, TRAINED_ENCODER)
+
+
+def _has_root(prefix: str, name: str) -> bool:
     graph = _object_graph(prefix)
-    return graph is not None and any(child.local_name == "encoder"
+    return graph is not None and any(child.local_name == name
                                      for child in graph.nodes[0].children)
 
 

@@ -47,7 +47,7 @@ import tensorflow as tf
 from absl import logging
 
 from official import console
-from official.checkpoints.training import check_holds, model_roots
+from official.checkpoints.training import check_holds, model_roots, random_states
 from official.modeling import dropout
 from official.training.distribution import is_chief
 
@@ -247,10 +247,10 @@ class Trainer:
         # a distributed one cannot (nor can a checkpoint written without one supply it).
         keep_iterator = (isinstance(dataset, tf.data.Dataset)
                          and (latest is None or _has_root(latest, "iterator")))
-        # The non-trainable variables are the dropout seed generators' states: without them a
-        # resumed run would draw other dropout masks than an uninterrupted one.
+        # The dropout seed generators' states: without them a resumed run would draw other
+        # dropout masks than an uninterrupted one.
         roots = dict(model_roots(self.model), optimizer=self.optimizer, step=self.step,
-                     non_trainable_variables=list(self.model.non_trainable_variables))
+                     non_trainable_variables=random_states(self.model))
         iterator = iter(dataset)
         if keep_iterator:
             roots["iterator"] = iterator
@@ -327,6 +327,12 @@ class Trainer:
         writer.flush()
         return dict(metrics, learning_rate=learning_rate,
                     examples_per_second=examples_per_second)
+
+    def write_weights(self, prefix: str) -> None:
+        """Writes the model's part of a checkpoint and the step to `prefix`: no optimiser slots,
+        iterator or random state, so it restores a model (`restore_model`) but resumes nothing.
+        The chief's alone (output_dir/best/, official/training/finetuning.py)."""
+        tf.train.Checkpoint(**model_roots(self.model), step=self.step).write(prefix)
 
     def restore_model(self, checkpoint_dir: str | None = None) -> bool:
         """Loads the model weights and step of the newest checkpoint in `checkpoint_dir`
