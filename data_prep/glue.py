@@ -112,6 +112,11 @@ class TaskProcessor:
     def is_regression(self) -> bool:
         return self.labels is None
 
+    @property
+    def is_pair(self) -> bool:
+        """Whether the task's texts come in pairs (text_a and text_b)."""
+        return any(columns.text_b is not None for columns in self.splits.values())
+
     def get_labels(self) -> list[str] | None:
         """The label strings; a label's id is its index. None: regression (float labels)."""
         return None if self.labels is None else list(self.labels)

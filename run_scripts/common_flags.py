@@ -6,6 +6,7 @@ is then read as `flags.FLAGS.vocab_file` and so on.
 
 from absl import flags
 
+from official.peft.settings import DEFAULT_LORA_TARGETS, DEFAULT_TRAIN_POOLER, PeftSettings
 from official.tasks.squad_settings import SquadSettings
 from official.training import distribution, job_setup
 from official.training.finetuning import FinetuningOptions
@@ -128,7 +129,8 @@ def training_options() -> dict:
 
 def define_finetuning_flags(max_seq_length: int = 128) -> None:
     """Everything run_classifier, run_squad and run_ner share: model, tokenizer, what to do,
-    the schedule in epochs, and the training flags (FinetuningOptions' defaults)."""
+    the schedule in epochs, the training flags (FinetuningOptions' defaults) and the
+    parameter-efficient methods."""
     defaults = FinetuningOptions
     define_model_flags()
     define_tokenizer_flags()
@@ -153,6 +155,39 @@ def define_finetuning_flags(max_seq_length: int = 128) -> None:
                       "that holds no fine-tuned checkpoint, with --init_checkpoint's encoder "
                       "and a freshly initialised head (refused otherwise: its outputs are "
                       "random).")
+    define_peft_flags()
+
+
+def define_peft_flags() -> None:
+    """The parameter-efficient methods of every fine-tuning entry point (official/peft)."""
+    flags.DEFINE_integer(
+        "adapter_size", 0,
+        "Houlsby adapters of this many units after the attention and feed-forward outputs of "
+        "every layer (0: off). Trains the adapters, every LayerNorm and the task head on a "
+        "frozen encoder; output_dir keeps only those.")
+    flags.DEFINE_integer(
+        "lora_rank", 0,
+        "LoRA of this rank on the --lora_targets matrices (0: off). Trains the LoRA matrices "
+        "and the task head on a frozen encoder; output_dir keeps only those.")
+    flags.DEFINE_float("lora_alpha", None, "LoRA's update is scaled by lora_alpha / lora_rank "
+                       "(default: lora_alpha = lora_rank).")
+    flags.DEFINE_string(
+        "lora_targets", None,
+        "A regular expression over the original kernel names (e.g. "
+        "bert/encoder/layer_0/attention/self/query/kernel): LoRA goes on every projection it "
+        f"finds. Default: {DEFAULT_LORA_TARGETS} (each layer's query and value).")
+    flags.DEFINE_bool(
+        "peft_train_pooler", None,
+        "Whether the pooler trains with --adapter_size or --lora_rank. Default: "
+        f"{DEFAULT_TRAIN_POOLER} (bench/finetune_peft.py measures both).")
+
+
+def peft_settings() -> PeftSettings | None:
+    """The method the flags of `define_peft_flags` ask for, checked; None for full
+    fine-tuning."""
+    f = flags.FLAGS
+    return PeftSettings.from_flags(f.adapter_size, f.lora_rank, f.lora_alpha, f.lora_targets,
+                                   f.peft_train_pooler)
 
 
 def finetuning_options() -> FinetuningOptions:
@@ -164,7 +199,8 @@ def finetuning_options() -> FinetuningOptions:
         max_seq_length=f.max_seq_length, do_train=f.do_train, do_eval=f.do_eval,
         do_predict=f.do_predict, predict_batch_size=f.predict_batch_size,
         num_train_epochs=f.num_train_epochs, warmup_proportion=f.warmup_proportion,
-        allow_untrained_head=f.allow_untrained_head, **training_options())
+        allow_untrained_head=f.allow_untrained_head, peft=peft_settings(),
+        **training_options())
 
 
 # The flags of `SquadSettings` but max_seq_length, which each entry point defines its own way.

@@ -52,7 +52,7 @@ def run() -> dict[str, dict[str, float]]:
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
     task = ClassificationTask(processor.name, processor.get_labels(),
                               glue.submission_file(processor.name)
-                              if processor.submission_name else None)
+                              if processor.submission_name else None, processor.is_pair)
     data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
                           FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir)
     return finetuning.run(options, task, data)

@@ -159,3 +159,47 @@ def test_run_ner_refuses_an_untrained_head(files, tmp_path):
                         f"--output_dir={tmp_path / 'out'}", "--do_predict")
     refused(result, "run_ner: --do_predict without --do_train", "--allow_untrained_head")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def peft_finished(files, tmp_path_factory):
+    """A finished LoRA run on a base of its own (the base and the output_dir)."""
+    root = tmp_path_factory.mktemp("peft_finished")
+    tf1.write(original_weights(CONFIG, heads=False), str(root / "base" / "bert_model.ckpt"))
+    succeeded(classify(files, root / "out", "--do_train", "--do_eval",
+                       f"--init_checkpoint={root / 'base'}", "--lora_rank=2"))
+    return root
+
+
+def test_bad_peft_flags_are_refused_before_any_work(files, tmp_path):
+    """(Every PEFT flag's check, in-process: tests/test_peft_settings.py, test_peft_methods.py,
+    test_peft_adaptation.py.)"""
+    result = classify(files, tmp_path / "out", "--do_train", "--adapter_size=8", "--lora_rank=4")
+    refused(result, "run_classifier: ", "--adapter_size and --lora_rank are two methods")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_peft_run_and_a_full_fine_tuning_never_share_an_output_dir(files, finished,
+                                                                     peft_finished, tmp_path):
+    full, peft = copy_of(finished, tmp_path, "full"), copy_of(peft_finished / "out", tmp_path)
+    before = snapshot(tmp_path)
+    refused(classify(files, full, "--do_train", "--adapter_size=4",
+                     f"--init_checkpoint={peft_finished / 'base'}"),
+            f"{full} holds a full fine-tuning's checkpoints")
+    refused(classify(files, peft, "--do_train", f"--init_checkpoint={peft_finished / 'base'}"),
+            f"{peft} holds a parameter-efficient run (LoRA rank 2", "pass its flags")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_peft_run_resumed_on_another_base_is_refused_and_changes_nothing(files, peft_finished,
+                                                                         tmp_path):
+    out = copy_of(peft_finished / "out", tmp_path)
+    tf1.write(original_weights(CONFIG, heads=False, seed=4), str(tmp_path / "other.ckpt"))
+    before = snapshot(out)
+    refused(classify(files, out, "--do_train", "--do_predict", "--lora_rank=2",
+                     f"--init_checkpoint={tmp_path / 'other.ckpt'}"),
+            f"{tmp_path / 'other.ckpt'} is not the base of the parameter-efficient run {out}")
+    assert snapshot(out) == before
+    # Predicting alone needs no flag at all: the run's record names the method and the base.
+    succeeded(classify(files, out, "--do_predict"))
+    assert (out / "test_results.tsv").exists()

@@ -119,6 +119,11 @@ class FinetuningTask(Protocol):
         write nothing: only the chief writes), and returned scored when the split has gold
         answers ({} when it has none)."""
 
+    def serving_spec(self) -> dict:
+        """What an export needs to rebuild this task, as JSON values: {"export_type": a key of
+        official/export/jobs.EXPORT_TYPES, "task_name": its name, and its labels or settings};
+        a parameter-efficient run keeps it in its record (official/peft/artifact.py)."""
+
     def serving_module(self, model: keras.Model, tokenizer, options) -> tf.Module:
         """The export of the fine-tuned `model` that serves raw text (official/export/), for
         `official.export.jobs.ExportOptions` (max_seq_length, and what the export reads)."""

@@ -44,6 +44,7 @@ class ClassificationTask:
       labels: the label strings in id order; None for regression (one logit: the score).
       submission_file: the GLUE leaderboard file --do_predict writes beside test_results.tsv,
         e.g. "MRPC.tsv"; None writes none.
+      pair: the task's texts come in pairs (what its export takes, see `serving_spec`).
 
     Features: label_ids int32 [batch] (float32 for regression), is_real_example int32 [batch].
     """
@@ -51,11 +52,12 @@ class ClassificationTask:
     keep = ("label_ids", "is_real_example")
 
     def __init__(self, task_name: str | None, labels: Sequence[str] | None,
-                 submission_file: str | None = None):
+                 submission_file: str | None = None, pair: bool = False):
         self.task_name = task_name
         self.labels = None if labels is None else list(labels)
         self.regression = labels is None
         self.submission_file = submission_file
+        self.pair = pair
 
     @property
     def best_metric(self) -> str:
@@ -63,6 +65,10 @@ class ClassificationTask:
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         return BertClassifier(encoder, 1 if self.labels is None else len(self.labels))
+
+    def serving_spec(self) -> dict:
+        return {"export_type": "classifier", "task_name": self.task_name,
+                "labels": self.labels, "pair": self.pair}
 
     def serving_module(self, model: BertClassifier, tokenizer: FullTokenizer,
                        options) -> ClassifierExport:

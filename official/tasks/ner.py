@@ -81,6 +81,9 @@ class NerTask:
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         return BertTokenClassifier(encoder, len(self.labels))
 
+    def serving_spec(self) -> dict:
+        return {"export_type": "ner", "task_name": "ner", "labels": self.labels}
+
     def serving_module(self, model: BertTokenClassifier, tokenizer: FullTokenizer,
                        options) -> NerExport:
         """Sentences -> entities with their character offsets."""

@@ -90,6 +90,10 @@ class SquadTask:
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         return BertSpanLabeler(encoder)
 
+    def serving_spec(self) -> dict:
+        return {"export_type": "squad", "task_name": "squad",
+                "squad": dataclasses.asdict(self.settings)}
+
     def serving_module(self, model: BertSpanLabeler, tokenizer: FullTokenizer,
                        options) -> SquadExport:
         """Question + context -> the best answer, its score and offsets, windows and decoding

@@ -37,6 +37,8 @@ import tensorflow as tf
 from absl import logging
 
 from official.checkpoints.training import CONFIG_FILE
+from official.peft import adaptation
+from official.peft.settings import PeftSettings
 from official.tasks.base import SPLITS, FinetuningTask, TaskData
 from official.training import job_setup, output_dir
 from official.training.distribution import is_chief
@@ -61,6 +63,7 @@ class FinetuningOptions(job_setup.TrainingOptions):
     warmup_proportion: float = 0.1
     steps_per_loop: int = 100
     allow_untrained_head: bool = False  # evaluate or predict with no fine-tuned checkpoint
+    peft: PeftSettings | None = None  # a parameter-efficient method (official/peft); None: full
 
 
 def num_train_steps(options: FinetuningOptions, num_train_examples: int) -> int:
@@ -112,6 +115,7 @@ class FinetuningRun:
                 f"{'--init_checkpoint' if options.init_checkpoint else 'random'} weights anyway")
         self.options = options
         self.task = task
+        self._adapt = adapt
         self._job = job_setup.set_up(options, task.build_model, adapt=adapt)
         self.config, self.model = self._job.config, self._job.model
         self.is_chief = is_chief(self._job.strategy)
@@ -152,7 +156,7 @@ class FinetuningRun:
         steps = self.check_train_size(num_train_examples, source)
         trainer = self._loop(steps)
         if self.is_chief:
-            output_dir.claim(self.options.output_dir, self.config)
+            output_dir.claim(self.options.output_dir, self.config, self._files())
         last: dict[str, float] | None = None
 
         def on_evaluate(step: int, checkpoint_prefix: str) -> None:
@@ -197,6 +201,10 @@ class FinetuningRun:
                                     self.options.loop_options(steps))
         return self._trainer
 
+    def _files(self) -> dict[str, str]:
+        """What the adaptation method writes beside the checkpoints (PEFT's record)."""
+        return self._adapt.files() if isinstance(self._adapt, job_setup.Adaptation) else {}
+
     # ---- results -----------------------------------------------------------------------------
 
     def _evaluated(self, evaluate: Callable[[], dict[str, float]], step: int) -> dict[str, float]:
@@ -239,10 +247,10 @@ class FinetuningRun:
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
         prefix_name = os.path.basename(checkpoint_prefix)
-        for name in tf.io.gfile.listdir(folder):
-            if name.startswith(prefix_name + "."):
-                shutil.copy2(os.path.join(folder, name), staging)
-        shutil.copy2(os.path.join(folder, CONFIG_FILE), staging)
+        # The weights alone: best/ is read to evaluate, predict and export, never to resume.
+        self._loop(1).write_weights(os.path.join(staging, prefix_name))
+        for name in (CONFIG_FILE, *self._files()):
+            shutil.copy2(os.path.join(folder, name), staging)
         write_eval_results(os.path.join(staging, EVAL_RESULTS_FILE), metrics, step)
         with open(os.path.join(staging, _BEST_RECORD), "w", encoding="utf-8") as f:
             json.dump({"metric": metric, "value": metrics[metric], "step": step}, f)
@@ -265,7 +273,9 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
     """Trains, evaluates and predicts as options.do_train, do_eval and do_predict say.
 
     The order makes a mistake cost no work: the options, config, vocab, output_dir and
-    --init_checkpoint are checked first (`FinetuningRun`); then every split asked for is read and
+    --init_checkpoint are checked first (`FinetuningRun`; a parameter-efficient method of
+    options.peft, or the one a PEFT output_dir holds, is the `adapt` of `official.peft.adaptation`
+    unless another is given); then every split asked for is read and
     checked (`data.read`) and the training updates counted; only then are records written. With
     --do_eval while training, the dev split is evaluated at each epoch's end and best/ kept by
     `task.best_metric`; --do_eval alone evaluates the checkpoint a finished run left; --do_predict
@@ -275,6 +285,8 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
       {"dev": the last dev metrics, "test": the test split's scores}, for the parts that ran
       ("test" when the test data has answers).
     """
+    if adapt is None:
+        options, adapt = adaptation.resolve(options, task)
     job = FinetuningRun(options, task, adapt)
     asked = (options.do_train, options.do_eval, options.do_predict)
     splits = [split for split, wanted in zip(SPLITS, asked) if wanted]

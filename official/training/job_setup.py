@@ -19,7 +19,7 @@ run_pretraining (official/training/pretraining.py) and the fine-tuning jobs
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
 import keras
 import tensorflow as tf
@@ -72,6 +72,19 @@ class TrainingOptions:
             keep_checkpoint_max=self.keep_checkpoint_max, log_steps=self.log_steps,
             gradient_accumulation_steps=self.gradient_accumulation_steps,
             jit_compile=self.jit_compile)
+
+
+@runtime_checkable
+class Adaptation(Protocol):
+    """An adaptation method with files of its own (official/peft's PeftAdaptation); a plain
+    callable `adapt(model)` is one without."""
+
+    def __call__(self, model: keras.Model) -> None:
+        """Adapts the model: runs in the strategy's scope, after --init_checkpoint is loaded."""
+
+    def files(self) -> dict[str, str]:
+        """{file name: text} a training run writes beside its bert_config.json and into best/
+        (once `__call__` has run)."""
 
 
 @dataclasses.dataclass(frozen=True)

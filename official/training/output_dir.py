@@ -3,6 +3,7 @@ left there.
 
     check_config(output_dir, config, config_file)   refuses a rerun with another architecture
     has_checkpoint(output_dir)                       a checkpoint there, or in its best/
+    finetuned_checkpoint(path)                       its best/ checkpoint, else its newest
     claim(output_dir, config)                        leftovers removed, bert_config.json written
     remove_interrupted_writes(output_dir)            what a SIGKILL mid-write leaves behind
 
@@ -27,7 +28,8 @@ import shutil
 import tensorflow as tf
 from absl import logging
 
-from official.atomic_files import TEMP_SUFFIX
+from official.atomic_files import TEMP_SUFFIX, open_atomically
+from official import checkpoints
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig, ConfigError
 
@@ -42,6 +44,15 @@ def has_checkpoint(output_dir: str) -> bool:
     """True when output_dir (or its best/) holds a checkpoint a job would resume or restore."""
     return any(os.path.isdir(d) and tf.train.latest_checkpoint(d)
                for d in (output_dir, os.path.join(output_dir, BEST_DIR)))
+
+
+def finetuned_checkpoint(path: str) -> str:
+    """The checkpoint prefix of a fine-tuning output: `path/best/` when there is one, else the
+    newest checkpoint of `path` (or `path` itself, a prefix)."""
+    best = os.path.join(path, BEST_DIR)
+    if os.path.isdir(best) and tf.train.latest_checkpoint(best):
+        path = best
+    return checkpoints.resolve_checkpoint(path)
 
 
 def check_config(output_dir: str, config: BertConfig, config_file: str) -> None:
@@ -87,10 +98,14 @@ def remove_interrupted_writes(output_dir: str) -> None:
             os.unlink(path)
 
 
-def claim(output_dir: str, config: BertConfig) -> None:
+def claim(output_dir: str, config: BertConfig, files: dict[str, str] | None = None) -> None:
     """Before the first save: makes output_dir, clears an interrupted run's leftovers, writes the
-    bert_config.json the checkpoints will be read with. (The chief alone calls it.)"""
+    bert_config.json the checkpoints will be read with and `files` ({name: text}: an adaptation
+    method's record). (The chief alone calls it.)"""
     os.makedirs(output_dir, exist_ok=True)
     remove_interrupted_writes(output_dir)
     config.to_json_file(os.path.join(output_dir, CONFIG_FILE))
+    for name, text in (files or {}).items():
+        with open_atomically(os.path.join(output_dir, name)) as f:
+            f.write(text)
 

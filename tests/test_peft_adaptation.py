@@ -1,0 +1,142 @@
+"""official/peft/adaptation.py: a parameter-efficient fine-tuning through the generic run, and
+the flags reconciled with what an output_dir holds.
+
+The runs are `finetuning.run` on tests/test_finetuning.py's toy data side, in-process.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.checkpoints import tf1
+from official.checkpoints.errors import CheckpointError
+from official.configs import preset
+from official.export import restoring
+from official.modeling.encoder import build_encoder
+from official.peft import adaptation, artifact
+from official.peft.settings import PeftSettings
+from official.tasks.classification import ClassificationTask
+from official.training import finetuning
+from tests.peft_helpers import write_base
+from tests.test_finetuning import LoggedData, files, options  # noqa: F401 (files: a fixture)
+
+TASK = ClassificationTask("tsv", ["0", "1"])
+
+
+class Spy:
+    """The run's adaptation, keeping the model it adapted (to look at after training)."""
+
+    def __init__(self, inner):
+        self.inner, self.model = inner, None
+
+    def __call__(self, model):
+        self.inner(model)
+        self.model = model
+
+    def files(self):
+        return self.inner.files()
+
+
+def run(opts, data):
+    """finetuning.run with the adaptation `resolve` makes, spied on."""
+    opts, adapt = adaptation.resolve(opts, TASK)
+    spy = Spy(adapt)
+    finetuning.run(opts, TASK, data, spy)
+    return spy.model
+
+
+@pytest.mark.parametrize("settings", [PeftSettings.from_flags(adapter_size=4),
+                                      PeftSettings.from_flags(lora_rank=2)],
+                         ids=["adapters", "lora"])
+def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tmp_path,
+                                                          settings):
+    base = write_base(tiny_config, tmp_path / "base")
+    out = tmp_path / "out"
+    model = run(options(files, out, do_train=True, do_eval=True, do_predict=True,
+                        init_checkpoint=base, peft=settings), LoggedData(str(tmp_path)))
+
+    base_weights = tf1.read(os.path.join(base, "bert_model.ckpt"))
+    trained = {name for name, v in tf1.original_names(model).items() if v.trainable}
+    for name, value in tf1.weights_of(model).items():
+        if name in base_weights and name not in trained:  # frozen: bit-identical
+            np.testing.assert_array_equal(value, base_weights[name], err_msg=name)
+    assert any(not np.array_equal(tf1.weights_of(model)[name], base_weights[name])
+               for name in trained if name in base_weights) == settings.train_pooler
+
+    # best/ holds the record and the trained variables alone, no optimiser slot.
+    assert artifact.read_record(str(out / "best")).settings == settings
+    saved = [name for name, _ in tf.train.list_variables(
+        tf.train.latest_checkpoint(str(out / "best")))]
+    assert not [name for name in saved if name.startswith("optimizer")]
+    assert {name.split("/")[0] for name in saved} == {
+        "_CHECKPOINTABLE_OBJECT_GRAPH", "encoder_trained", "heads", "step"}
+
+    # Reloaded on its base, the artifact predicts what the model that trained it does.
+    again = TASK.build_model(build_encoder(tiny_config))
+    restoring.restore_finetuned(again, str(out))
+    inputs = {"input_word_ids": np.array([[2, 7, 9, 11, 3]] * 2, "int32"),
+              "input_mask": np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], "int32"),
+              "input_type_ids": np.zeros((2, 5), "int32")}
+    np.testing.assert_array_equal(again(inputs), model(inputs))
+
+
+def checkpoint_bytes(folder):
+    return sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder)
+               if ".index" in name or ".data-" in name)
+
+
+@pytest.mark.parametrize("flags", [{"adapter_size": 64}, {"lora_rank": 8}])
+def test_an_artifact_is_under_5_percent_of_its_base(files, tmp_path, flags):
+    """BERT-Tiny (vocab 30,522): best/ against the base checkpoint, both written."""
+    config = preset("tiny", vocab_size=30522)
+    config.to_json_file(str(tmp_path / "bert_config.json"))
+    base = write_base(config, tmp_path / "base")
+    opts = options(dict(files, bert_config_file=str(tmp_path / "bert_config.json")),
+                   tmp_path / "out", do_train=True, do_eval=True, init_checkpoint=base,
+                   peft=PeftSettings.from_flags(**flags))
+    run(opts, LoggedData(str(tmp_path)))
+    ratio = checkpoint_bytes(tmp_path / "out" / "best") / checkpoint_bytes(base)
+    assert ratio <= 0.05, ratio
+
+
+def test_the_flags_must_agree_with_the_run_in_output_dir(files, tiny_config, tmp_path):
+    base = write_base(tiny_config, tmp_path / "base")
+    adapters = PeftSettings.from_flags(adapter_size=4)
+    finished = options(files, tmp_path / "out", do_train=True, init_checkpoint=base,
+                       peft=adapters)
+    run(finished, LoggedData(str(tmp_path)))
+
+    with pytest.raises(ValueError, match=r"peft_config.json \(the run in .*\) and the flags "
+                                         r"differ in adapter_size \(4 vs 8\)"):
+        adaptation.resolve(options(files, tmp_path / "out", do_train=True, init_checkpoint=base,
+                                   peft=PeftSettings.from_flags(adapter_size=8)), TASK)
+    with pytest.raises(ValueError, match="holds a parameter-efficient run .*: pass its flags"):
+        adaptation.resolve(options(files, tmp_path / "out", do_train=True,
+                                   init_checkpoint=base), TASK)
+    # Predicting alone needs no flags: the record gives the method and the base.
+    resolved, adapt = adaptation.resolve(options(files, tmp_path / "out", do_predict=True),
+                                         TASK)
+    assert resolved.peft == adapters and resolved.init_checkpoint == base and adapt is not None
+    # A rerun on another base is refused once that base is loaded, before any data is read.
+    other = write_base(tiny_config, tmp_path / "other", seed=3)
+    data = LoggedData(str(tmp_path))
+    with pytest.raises(CheckpointError, match=f"{other} is not the base of the "
+                                              "parameter-efficient run"):
+        run(options(files, tmp_path / "out", do_train=True, init_checkpoint=other,
+                    peft=adapters), data)
+    assert data.log == []
+
+
+def test_a_full_fine_tuning_and_a_peft_run_never_share_an_output_dir(files, tiny_config,
+                                                                     tmp_path):
+    base = write_base(tiny_config, tmp_path / "base")
+    finetuning.run(options(files, tmp_path / "full", do_train=True, init_checkpoint=base),
+                   TASK, LoggedData(str(tmp_path)))
+    with pytest.raises(ValueError, match="holds a full fine-tuning's checkpoints"):
+        adaptation.resolve(options(files, tmp_path / "full", do_train=True, init_checkpoint=base,
+                                   peft=PeftSettings.from_flags(lora_rank=2)), TASK)
+    with pytest.raises(ValueError, match="needs --init_checkpoint: the base it adapts"):
+        adaptation.resolve(options(files, tmp_path / "new", do_train=True,
+                                   peft=PeftSettings.from_flags(lora_rank=2)), TASK)
