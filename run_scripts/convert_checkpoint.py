@@ -6,24 +6,55 @@
 writes `bert_config.json`, `vocab.txt` (when the source has one) and `bert_model.ckpt`, which every
 entry point takes as --init_checkpoint. `--output_format=hf` writes a Hugging Face directory,
 `keras_hub` a keras-hub preset, `tf1` a checkpoint the original code reads.
+
+A parameter-efficient run (run_classifier, run_squad or run_ner with --adapter_size or
+--lora_rank) merges into an ordinary checkpoint of any format:
+
+    python -m run_scripts.convert_checkpoint --peft_checkpoint=/tmp/mrpc_lora \
+      --output_format=hf --output_dir=mrpc_lora_merged
+
+writes its encoder: the base (--input, default the one the run's record names, which must be
+the run's) with LoRA folded into its matrices and the trained LayerNorms and pooler. Adapters
+cannot fold: tf1 and tf2 keep them under adapter-bert's names, hf and keras_hub refuse them.
+The task head is not part of any of these formats; export_saved_model serves the run whole.
 """
 
 from absl import app, flags
 
 from official.checkpoints import converter
 from official.output_paths import check_output_dir
+from official.peft import artifact, merging
+from official.peft.settings import ADAPTERS
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("input_format", None, list(converter.FORMATS), "Format of --input.")
 flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), Hugging Face "
-                    "directory (hf) or keras-hub preset directory (keras_hub).")
+                    "directory (hf) or keras-hub preset directory (keras_hub); with "
+                    "--peft_checkpoint, its base (any format; default: the one its record "
+                    "names).")
+flags.DEFINE_string("peft_checkpoint", None,
+                    "A parameter-efficient run's output_dir to merge with its base (--input).")
 flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
 flags.DEFINE_enum("output_format", "tf2", list(converter.FORMATS), "Format to write.")
 common_flags.define_bert_config_flag(
     extra_help=" For tf1/tf2 input; default: bert_config.json beside the checkpoint.")
 common_flags.define_tokenizer_flags()
-flags.mark_flags_as_required(["input_format", "input", "output_dir"])
+flags.mark_flags_as_required(["output_dir"])
 FLAGS = flags.FLAGS
+
+
+def _merge() -> list[str]:
+    """--peft_checkpoint on its base, merged and written (adapters refused up front by the
+    formats that cannot hold them)."""
+    _, record = artifact.find_run(FLAGS.peft_checkpoint)
+    converter.check_holds(FLAGS.output_format,
+                          record is not None and record.settings.method == ADAPTERS,
+                          FLAGS.peft_checkpoint)
+    bundle = merging.merged_bundle(FLAGS.peft_checkpoint, FLAGS.input)
+    if FLAGS.vocab_file:
+        bundle.vocab_file = FLAGS.vocab_file
+    return converter.write(FLAGS.output_format, bundle, FLAGS.output_dir,
+                           source=FLAGS.peft_checkpoint, do_lower_case=FLAGS.do_lower_case)
 
 
 def main(argv):
@@ -31,9 +62,14 @@ def main(argv):
 
     def job():
         check_output_dir(FLAGS.output_dir)
-        written = converter.convert(FLAGS.input_format, FLAGS.input, FLAGS.output_dir,
-                                    FLAGS.output_format, FLAGS.bert_config_file,
-                                    FLAGS.vocab_file, FLAGS.do_lower_case)
+        if FLAGS.peft_checkpoint:
+            written = _merge()
+        elif not (FLAGS.input and FLAGS.input_format):
+            raise ValueError("--input and --input_format are needed (or --peft_checkpoint)")
+        else:
+            written = converter.convert(FLAGS.input_format, FLAGS.input, FLAGS.output_dir,
+                                        FLAGS.output_format, FLAGS.bert_config_file,
+                                        FLAGS.vocab_file, FLAGS.do_lower_case)
         for path in written:
             print(path)
 

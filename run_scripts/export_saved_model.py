@@ -16,6 +16,13 @@ r"""Exports SavedModels that TF Serving serves from raw text, and TF Hub encoder
                 the masked-LM head)
   preprocessor  no model: TF Hub's BERT preprocessor (strings -> input_word_ids, input_mask,
                 input_type_ids; .tokenize, .bert_pack_inputs)
+  multitask     --peft_checkpoints=mrpc_out,sst2_out: parameter-efficient runs (adapters, LoRA)
+                of one base in one SavedModel, the base stored once, one signature per run
+                named by its task (or NAME=PATH): each as that task's export alone
+
+A parameter-efficient run exports as any other run (LoRA folded into the base's matrices,
+adapters in the graph): --init_checkpoint=<its output_dir> finds its base through its record,
+or --init_checkpoint=<base> --peft_checkpoint=<its output_dir>.
 
 --bert_config_file defaults to the bert_config.json a training output_dir holds. Each export is
 written to --export_dir/<version>/ (the Unix time), the layout TF Serving watches. Loading one
@@ -47,6 +54,13 @@ flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
+flags.DEFINE_string("peft_checkpoint", None,
+                    "classifier, ner, squad: the output_dir of a parameter-efficient run "
+                    "(--adapter_size, --lora_rank) to export on the base --init_checkpoint.")
+flags.DEFINE_list("peft_checkpoints", [],
+                  "multitask: parameter-efficient runs of one base, PATH or NAME=PATH each "
+                  "(NAME: the signature; default the run's task name). Their base: "
+                  "--init_checkpoint, else the one their records name.")
 common_flags.define_squad_flags()  # squad: run_squad's, for the same features
 FLAGS = flags.FLAGS
 
@@ -56,7 +70,7 @@ def _classifier_labels() -> tuple[list[str], bool]:
         raise ValueError("--export_type=classifier needs --task_name (its labels)")
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
     labels = processor.get_labels()
-    return labels, any(columns.text_b is not None for columns in processor.splits.values())
+    return labels, processor.is_pair
 
 
 def _ner_labels() -> tuple[list[str], bool]:
@@ -78,6 +92,7 @@ def options_from_flags() -> ExportOptions:
         do_lower_case=FLAGS.do_lower_case, max_seq_length=max_seq_length,
         bert_config_file=FLAGS.bert_config_file, init_checkpoint=FLAGS.init_checkpoint,
         labels=labels, pair=pair, jit_compile=FLAGS.jit_compile,
+        peft_checkpoint=FLAGS.peft_checkpoint, peft_checkpoints=FLAGS.peft_checkpoints,
         squad=common_flags.squad_settings_from_flags(max_seq_length)
         if kind == "squad" else None)
 

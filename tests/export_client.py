@@ -18,6 +18,7 @@ the serving process down).
 
 import json
 import sys
+from collections.abc import KeysView
 
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the exports use)
@@ -45,7 +46,7 @@ def _value(spec, results):
 def _jsonable(value):
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, KeysView)):  # a signatures mapping's keys, too
         return [_jsonable(v) for v in value]
     if isinstance(value, tf.RaggedTensor):
         return {"ragged": _jsonable(value.to_list())}

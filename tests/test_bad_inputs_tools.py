@@ -96,3 +96,35 @@ def test_export_saved_model_checks_before_building(model, tmp_path, problem):
                         f"--bert_config_file={model / 'bert_config.json'}", "--max_seq_length=16")
     refused(result, "export_saved_model: ", expected)
     assert snapshot(export_dir) == before
+
+
+@pytest.fixture(scope="module")
+def adapter_run(model, tmp_path_factory):
+    """A parameter-efficient run (adapters) on the release, as its output_dir."""
+    from official.peft.settings import PeftSettings
+    from tests.peft_helpers import write_run
+    folder = tmp_path_factory.mktemp("adapter_run")
+    write_run(str(model), PeftSettings.from_flags(adapter_size=4), folder)
+    return folder
+
+
+def test_convert_checkpoint_refuses_adapters_for_a_format_without_a_place(adapter_run,
+                                                                         tmp_path):
+    result = run_module("run_scripts.convert_checkpoint", f"--peft_checkpoint={adapter_run}",
+                        "--output_format=hf", f"--output_dir={tmp_path / 'out'}")
+    refused(result, f"{adapter_run} has adapters, and Hugging Face has no place for them",
+            "write tf1 or tf2")
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_saved_model_refuses_a_peft_run_on_another_base(model, adapter_run, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    tf1.write(original_weights(CONFIG, seed=9), str(other / "bert_model.ckpt"))
+    result = run_module("run_scripts.export_saved_model", "--export_type=classifier",
+                        "--task_name=SST-2", f"--export_dir={tmp_path / 'export'}",
+                        f"--vocab_file={model / 'vocab.txt'}", f"--init_checkpoint={other}",
+                        f"--peft_checkpoint={adapter_run}", "--max_seq_length=16")
+    refused(result, f"{other} is not the base of the parameter-efficient run {adapter_run}",
+            f"trained on {model}")
+    assert not (tmp_path / "export").exists()

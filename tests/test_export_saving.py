@@ -38,3 +38,21 @@ def test_serving_module_lists_plain_variables():
     module.track_variables(model)
     assert all(isinstance(v, tf.Variable) for v in module.variables)
     assert len(module.trainable_variables) == 2
+
+
+def test_a_served_models_weights_are_saved_once(tmp_path):
+    """Through `variables` alone: the Keras model is held, not tracked (a tracked Keras model
+    would save every weight a second time)."""
+    model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256)])
+    module = saving.ServingModule()
+    module.hold(model=model)
+    module.track_variables(model, model)  # listed twice: still one copy
+    module.serve = tf.function(lambda x: model(x),
+                               input_signature=[tf.TensorSpec([None, 64], tf.float32)])
+    path = saving.save(module, str(tmp_path))
+    weights = 4 * (64 * 256 + 256)
+    stored = sum(os.path.getsize(os.path.join(path, "variables", name))
+                 for name in os.listdir(os.path.join(path, "variables")))
+    assert weights <= stored < 1.1 * weights
+    x = tf.ones([1, 64])
+    assert tf.reduce_all(tf.saved_model.load(path).serve(x) == model(x))

@@ -58,7 +58,7 @@ class _MaskedLM(tf.Module):
 
     def __init__(self, pretrainer: BertPretrainer):
         super().__init__()
-        self.pretrainer = pretrainer
+        object.__setattr__(self, "pretrainer", pretrainer)  # weights saved by HubEncoder's list
 
     @tf.function(autograph=False)
     def __call__(self, inputs, training=False):
@@ -85,7 +85,7 @@ class HubEncoder(ServingModule):
         super().__init__()
         if pretrainer is not None and pretrainer.encoder is not encoder:
             raise ValueError("the pretrainer must be built on the exported encoder")
-        self.encoder = encoder
+        self.hold(encoder=encoder)
         self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
         self.do_lower_case = tf.Variable(tokenizer.do_lower_case, trainable=False,
                                          name="do_lower_case")

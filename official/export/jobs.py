@@ -10,6 +10,11 @@
     classifier    ClassificationTask's, fine-tuned              classifier.ClassifierExport
     ner           NerTask's, fine-tuned                         ner.NerExport
     squad         SquadTask's, fine-tuned                       squad.SquadExport
+    multitask     several parameter-efficient runs of one base  multitask.MultiTaskExport
+                  (each task's own model, the base's weights shared)
+
+A parameter-efficient run (official/peft) exports as any other run: `init_checkpoint` is the
+run (its record names its base), or the base with the run as `peft_checkpoint`.
 
 A fine-tuning task's export is its own: the model its `build_model` makes, loaded from the
 fine-tuning output (best/ when kept), in the module its `serving_module` makes.
@@ -22,17 +27,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Callable, Sequence
 
+import keras
 import tensorflow as tf
 
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
-from official.export import restoring, saving
+from official.export import multitask, restoring, saving
 from official.export.encoder import HubEncoder
 from official.export.preprocessing import BertPreprocessor
 from official.modeling.encoder import build_encoder
 from official.output_paths import check_output_dir
+from official.peft import artifact, merging
+from official.peft.settings import LORA
 from official.tasks.base import FinetuningTask
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
@@ -59,6 +68,10 @@ class ExportOptions:
       pair: classifier: the task takes text pairs (text_a and text_b).
       squad: run_squad's feature and decoding settings (max_seq_length is taken from above).
       jit_compile: compile the model part of the classifier's graph with XLA.
+      peft_checkpoint: classifier, ner, squad: a parameter-efficient run to export, whose base
+        is init_checkpoint (init_checkpoint may also be the run itself: it names its base).
+      peft_checkpoints: multitask: parameter-efficient runs of one base ("PATH" or
+        "NAME=PATH"; the signature name defaults to the run's task name).
     """
     export_type: str
     export_dir: str
@@ -71,17 +84,21 @@ class ExportOptions:
     pair: bool = False
     squad: SquadSettings | None = None
     jit_compile: bool = False
+    peft_checkpoint: str | None = None
+    peft_checkpoints: Sequence[str] = ()
 
 
-def _config(options: ExportOptions) -> BertConfig:
+def _config(options: ExportOptions, weights: str | None = None) -> BertConfig:
+    """options.bert_config_file, else the bert_config.json beside `weights` (default the run
+    exported: peft_checkpoint or init_checkpoint), checked against max_seq_length and the vocab."""
     path = options.bert_config_file
-    if path is None and options.init_checkpoint:
-        directory = options.init_checkpoint if os.path.isdir(options.init_checkpoint) \
-            else os.path.dirname(options.init_checkpoint)
+    weights = weights or options.peft_checkpoint or options.init_checkpoint
+    if path is None and weights:
+        directory = weights if os.path.isdir(weights) else os.path.dirname(weights)
         path = os.path.join(directory, CONFIG_FILE)
         if not os.path.exists(path):
             raise ValueError(f"no --bert_config_file given and no {CONFIG_FILE} beside "
-                             f"{options.init_checkpoint}")
+                             f"{weights}")
     if path is None:
         raise ValueError(f"export_type={options.export_type} needs --bert_config_file")
     config = BertConfig.from_json_file(path)
@@ -93,8 +110,9 @@ def _config(options: ExportOptions) -> BertConfig:
 
 
 def _model_config(options: ExportOptions) -> BertConfig:
-    """The config of an export with a model; its weights (`init_checkpoint`) are named first."""
-    if not options.init_checkpoint:
+    """The config of an export with a model; its weights (`init_checkpoint`, or a
+    `peft_checkpoint` that names its base) are named first."""
+    if not (options.init_checkpoint or options.peft_checkpoint):
         raise ValueError(f"export_type={options.export_type} needs --init_checkpoint")
     return _config(options)
 
@@ -115,24 +133,91 @@ def _ner_task(options: ExportOptions) -> NerTask:
     return NerTask(options.labels)
 
 
-def _finetuned(task_of: Callable[[ExportOptions], FinetuningTask]
-               ) -> Callable[[ExportOptions, FullTokenizer], tf.Module]:
+# A fine-tuning export type -> its task, from the options (labels, SQuAD settings).
+_TASKS: dict[str, Callable[[ExportOptions], FinetuningTask]] = {
+    "classifier": lambda options: ClassificationTask(None, options.labels),
+    "squad": lambda options: SquadTask(options.squad or SquadSettings()),
+    "ner": _ner_task,
+}
+
+
+def _restored(task: FinetuningTask, config: BertConfig, run: str,
+              base: str | None) -> keras.Model:
+    """The task's model with the fine-tuned weights of `run` (a parameter-efficient run on
+    `base`, or on the base its record names)."""
+    model = task.build_model(build_encoder(config))
+    restoring.restore_finetuned(model, run, base)
+    return model
+
+
+def _finetuned(kind: str) -> Callable[[ExportOptions, FullTokenizer], tf.Module]:
     """The export of a fine-tuning task: its model (`task.build_model`) with the fine-tuned
-    weights of options.init_checkpoint, in its serving module (`task.serving_module`)."""
+    weights of options.init_checkpoint (or of options.peft_checkpoint on that base), in its
+    serving module (`task.serving_module`). A LoRA run is served with LoRA folded into the
+    base's matrices (official/peft/merging.py): the speed of the base; adapters stay in the
+    graph."""
     def build(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
         config = _model_config(options)
-        task = task_of(options)
-        model = task.build_model(build_encoder(config))
-        restoring.restore_finetuned(model, options.init_checkpoint)
+        task = _TASKS[kind](options)
+        run = options.peft_checkpoint or options.init_checkpoint
+        model = _restored(task, config, run,
+                          options.init_checkpoint if options.peft_checkpoint else None)
+        _, record = artifact.find_run(run)
+        if record is not None and record.settings.method == LORA:
+            model = merging.merged_model(model, task.build_model(build_encoder(config)),
+                                         record.settings)
         return task.serving_module(model, tokenizer, options)
     return build
 
 
+def _named_runs(entries: Sequence[str]) -> dict[str, tuple[str, artifact.PeftRecord]]:
+    """{signature name: (run path, its record)} of --peft_checkpoints entries ("PATH" or
+    "NAME=PATH"; a name defaults to the run's task name, lower-cased, [a-z0-9_] only)."""
+    runs: dict[str, tuple[str, artifact.PeftRecord]] = {}
+    for entry in entries:
+        name, _, path = entry.rpartition("=")
+        _, record = artifact.find_run(path)
+        if record is None:
+            raise ValueError(f"--peft_checkpoints: {path} is not a parameter-efficient run (no "
+                             f"{artifact.PEFT_FILE})")
+        name = re.sub(r"[^a-z0-9_]", "_", (name or record.task.get("task_name") or "").lower())
+        if not name or name in runs:
+            raise ValueError(f"--peft_checkpoints: {path} needs a signature name of its own "
+                             f"(its task is {record.task.get('task_name')!r}): write NAME={path}")
+        first = next(iter(runs.values()), None)
+        if first is not None and record.base_fingerprint != first[1].base_fingerprint:
+            raise ValueError(f"--peft_checkpoints: {path} and {first[0]} were trained on "
+                             f"different bases ({record.base_checkpoint}, "
+                             f"{first[1].base_checkpoint}): one SavedModel shares one base")
+        runs[name] = (path, record)
+    return runs
+
+
+def _multitask(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    """Several parameter-efficient runs of one base: each run's task rebuilt from its record,
+    its model restored on the base (options.init_checkpoint, else the records'), the frozen
+    weights shared, one signature per task (official/export/multitask.py)."""
+    if not options.peft_checkpoints:
+        raise ValueError("export_type=multitask needs --peft_checkpoints")
+    pool: dict = {}
+    exports = {}
+    for name, (path, record) in _named_runs(options.peft_checkpoints).items():
+        spec = record.task
+        task_options = dataclasses.replace(
+            options, export_type=spec["export_type"], labels=spec.get("labels"),
+            pair=spec.get("pair", False), max_seq_length=spec["max_seq_length"],
+            squad=SquadSettings(**spec["squad"]) if "squad" in spec else None)
+        task = _TASKS[spec["export_type"]](task_options)
+        model = _restored(task, _config(task_options, path), path, options.init_checkpoint)
+        multitask.share_frozen(model, pool)
+        exports[name] = task.serving_module(model, tokenizer, task_options)
+    return multitask.MultiTaskExport(exports)
+
+
 # export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry.
 EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
-    "classifier": _finetuned(lambda options: ClassificationTask(None, options.labels)),
-    "squad": _finetuned(lambda options: SquadTask(options.squad or SquadSettings())),
-    "ner": _finetuned(_ner_task),
+    **{kind: _finetuned(kind) for kind in _TASKS},
+    "multitask": _multitask,
     "encoder": _encoder,
     "preprocessor": _preprocessor,
 }
@@ -151,9 +236,19 @@ def serving_module(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Modul
     return _export_type(options)(options, tokenizer)
 
 
+def _check_peft_flags(options: ExportOptions) -> None:
+    if options.peft_checkpoints and options.export_type != "multitask":
+        raise ValueError(f"--peft_checkpoints is for export_type=multitask, not "
+                         f"{options.export_type} (one run: --peft_checkpoint)")
+    if options.peft_checkpoint and options.export_type not in _TASKS:
+        raise ValueError(f"--peft_checkpoint is for export_type {', '.join(_TASKS)}, not "
+                         f"{options.export_type}")
+
+
 def export(options: ExportOptions) -> str:
     """Builds, loads and saves the export; returns `export_dir/<version>`."""
     build = _export_type(options)
+    _check_peft_flags(options)
     check_output_dir(options.export_dir, "export_dir")
     module = build(options, FullTokenizer(options.vocab_file, options.do_lower_case))
     return saving.save(module, options.export_dir, module.signatures())

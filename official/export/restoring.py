@@ -4,15 +4,14 @@
                         a training output_dir), with its masked-LM head when the checkpoint has
                         one (`cls/predictions/*`): the Hub encoder's `.mlm`
     restore_finetuned   a fine-tuning job's weights, encoder and task head, into its model
-                        (BertClassifier, BertTokenClassifier, BertSpanLabeler)
+                        (BertClassifier, BertTokenClassifier, BertSpanLabeler); for a
+                        parameter-efficient run, its base and method first (official/peft)
 
 A fine-tuning output_dir is resolved to its `best/` checkpoint when it kept one (the best dev
-score, `official.training.output_dir.BEST_DIR`), else to its newest.
+score), else to its newest (`official.training.output_dir.finetuned_checkpoint`).
 """
 
 from __future__ import annotations
-
-import os
 
 import keras
 import tensorflow as tf
@@ -23,7 +22,7 @@ from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
-from official.training.output_dir import BEST_DIR
+from official.peft import artifact
 
 
 def pretrained_encoder(config: BertConfig,
@@ -39,25 +38,24 @@ def pretrained_encoder(config: BertConfig,
     return encoder, pretrainer
 
 
-def finetuned_checkpoint(path: str) -> str:
-    """The checkpoint prefix of a fine-tuning output: `path/best/` when there is one, else the
-    newest checkpoint of `path` (or `path` itself, a prefix)."""
-    best = os.path.join(path, BEST_DIR)
-    if os.path.isdir(best) and tf.train.latest_checkpoint(best):
-        path = best
-    return checkpoints.resolve_checkpoint(path)
-
-
-def restore_finetuned(model: keras.Model, path: str) -> str:
-    """Loads a fine-tuning job's encoder and head (heads/classifier or heads/span) into `model`;
-    returns the checkpoint prefix read.
+def restore_finetuned(model: keras.Model, path: str, base: str | None = None) -> str:
+    """Loads a fine-tuning job's encoder and head (heads/classifier or heads/span) into the
+    fresh `model`. For a parameter-efficient run (its peft_config.json beside the checkpoint),
+    first its base (`base`, else the one its record names, which must be the run's) and its
+    method, then what it trained. Returns the checkpoint prefix read.
 
     Raises:
       CheckpointError: no checkpoint at `path`, or one without this model's fine-tuned head
-        (a pretrained checkpoint, say) or whose shapes differ (another num_labels or size).
+        (a pretrained checkpoint, say) or whose shapes differ (another num_labels or size); a
+        `base` for a full fine-tuning, or a base that is not the PEFT run's.
     """
-    prefix = finetuned_checkpoint(path)
-    if not training.is_training_checkpoint(prefix):
+    prefix, record = artifact.find_run(path)
+    if record is not None:
+        artifact.load_base(model, record, base, path)
+    elif base is not None:
+        raise CheckpointError(f"{path} holds no parameter-efficient run ({artifact.PEFT_FILE}): "
+                              "a full fine-tuning needs no base")
+    elif not training.is_training_checkpoint(prefix):
         raise CheckpointError(f"{prefix} is not a fine-tuning checkpoint (no encoder/ and heads/ "
                               "roots): export the output_dir of run_classifier, run_ner or "
                               "run_squad")

@@ -22,21 +22,36 @@ from official.text.tokenizer import FullTokenizer
 
 class ServingModule(tf.Module):
     """The base of exported objects that hold a Keras model: lists its variables as plain
-    `tf.Variable`s, `variables` and `trainable_variables`.
+    `tf.Variable`s, `variables` and `trainable_variables`, and holds the model itself where
+    the SavedModel does not look (`hold`).
 
     Two loaders need those lists: TF Serving and saved_model_cli's `run` load a SavedModel the
     TF1 way, which finds no value for a variable saved only inside a Keras 3 model (the serving
     graph fails with "Could not find variable ..."); and TF Hub's `hub.KerasLayer` reads these
     two attributes to fine-tune. (tf.Module's properties of these names are not saved, so the
-    class shadows them.)
+    class shadows them.) The lists are then the only place of the weights: a Keras model among
+    the module's tracked attributes would save each weight a second time, under its Keras
+    objects (a Keras variable is saved as a variable of its own, beside the tf.Variable it wraps).
     """
 
     variables = None
     trainable_variables = None
 
-    def track_variables(self, model: keras.Model) -> None:
-        self.variables = [v.value for v in model.variables]
-        self.trainable_variables = [v.value for v in model.trainable_variables]
+    def track_variables(self, *models: keras.Model) -> None:
+        """Lists the variables of `models`, each once (models may share variables)."""
+        self.variables = _unique([v.value for model in models for v in model.variables])
+        self.trainable_variables = _unique([v.value for model in models
+                                            for v in model.trainable_variables])
+
+    def hold(self, **objects) -> None:
+        """Sets attributes the SavedModel's object graph does not follow (the Keras models the
+        serving functions call; their weights are saved through `variables`)."""
+        for name, value in objects.items():
+            object.__setattr__(self, name, value)
+
+
+def _unique(variables: list[tf.Variable]) -> list[tf.Variable]:
+    return list({id(v): v for v in variables}.values())
 
 
 class TaskExport(ServingModule):
@@ -46,7 +61,7 @@ class TaskExport(ServingModule):
 
     def __init__(self, model: keras.Model, tokenizer: FullTokenizer):
         super().__init__()
-        self.model = model
+        self.hold(model=model)
         self.track_variables(model)
         self._tokenizer = tokenizer
         self._cls_id, self._sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
