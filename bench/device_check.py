@@ -371,7 +371,7 @@ def _mrpc_copy(mrpc_dir: str, work_dir: str, train_rows: int | None,
 
 
 def _results(path: str) -> dict[str, str]:
-    from bench.finetune_glue import _results as read
+    from bench.finetune_glue import read_results as read
     return read(path)
 
 

@@ -31,7 +31,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DIR = os.path.join(REPO, "..", "shared", "data", "glue")
 
 
-def _limited_data_dir(task: str, limit: int | None, work_dir: str) -> str:
+def limited_data_dir(task: str, limit: int | None, work_dir: str) -> str:
     """The task's GLUE folder, or a copy whose train.tsv keeps its header and first `limit` rows."""
     source = os.path.join(GLUE_DIR, task)
     if limit is None:
@@ -49,12 +49,12 @@ def _limited_data_dir(task: str, limit: int | None, work_dir: str) -> str:
     return target
 
 
-def _results(path: str) -> dict[str, str]:
+def read_results(path: str) -> dict[str, str]:
     with open(path, encoding="utf-8") as f:
         return dict(line.strip().split(" = ") for line in f if " = " in line)
 
 
-def _majority_accuracy(task: str) -> float:
+def majority_accuracy(task: str) -> float:
     labels = [e.label for e in glue.get_processor(task).get_dev_examples(
         os.path.join(GLUE_DIR, task))]
     return collections.Counter(labels).most_common(1)[0][1] / len(labels)
@@ -83,7 +83,7 @@ def main() -> None:
         output_dir = os.path.join(work_dir, task)
         command = [
             sys.executable, "-m", "run_scripts.run_classifier", f"--task_name={task}",
-            f"--data_dir={_limited_data_dir(task, limits.get(task), work_dir)}",
+            f"--data_dir={limited_data_dir(task, limits.get(task), work_dir)}",
             f"--vocab_file={os.path.join(model_dir, 'vocab.txt')}",
             f"--bert_config_file={os.path.join(model_dir, 'bert_config.json')}",
             f"--init_checkpoint={model_dir}", f"--output_dir={output_dir}",
@@ -97,10 +97,10 @@ def main() -> None:
         subprocess.run(command, cwd=REPO, check=True,
                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
         minutes = (time.perf_counter() - started) / 60
-        rows.append((task, limits.get(task), _results(os.path.join(output_dir, "best",
-                                                                   "eval_results.txt")),
-                     _results(os.path.join(output_dir, "eval_results.txt")),
-                     _majority_accuracy(task), minutes))
+        rows.append((task, limits.get(task),
+                     read_results(os.path.join(output_dir, "best", "eval_results.txt")),
+                     read_results(os.path.join(output_dir, "eval_results.txt")),
+                     majority_accuracy(task), minutes))
 
     print("\nall-MiniLM-L6-v2 fine-tuned with run_classifier "
           f"(lr {args.learning_rate}, batch {args.train_batch_size}, seq {args.max_seq_length}, "
