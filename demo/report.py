@@ -41,6 +41,7 @@ PRETRAINING_PLOT = "pretraining.png"
 FINETUNING_PLOT = "finetuning.png"
 # (output folder, how the report names it)
 CLASSIFIERS = (("classifier", "pretrained, then fine-tuned"),
+               ("classifier_adapters", "pretrained, then adapters trained (encoder frozen)"),
                ("classifier_scratch", "fine-tuned from random weights"))
 
 
@@ -50,6 +51,12 @@ def _test_accuracy(output_dir: str, labels: list[str], gold: list[str]) -> float
     predicted = probabilities.argmax(axis=-1)
     ids = [labels.index(label) for label in gold]
     return glue_metrics.task_metrics("tsv", ids, predicted)["accuracy"]
+
+
+def _checkpoint_bytes(folder: str) -> int:
+    """The bytes of the checkpoint in `folder` (what a task costs to keep: best/)."""
+    return sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder)
+               if ".index" in name or ".data-" in name)
 
 
 def _classifier_figures(out: str, task_dir: str) -> dict[str, dict]:
@@ -74,7 +81,8 @@ def _classifier_figures(out: str, task_dir: str) -> dict[str, dict]:
             "loss_curve": {step: v["loss"]
                            for step, v in read_scalars(os.path.join(directory, "train")).items()},
             "best_dev_accuracy": best["eval_accuracy"], "best_step": int(best["global_step"]),
-            "test_accuracy": _test_accuracy(directory, labels, test)}
+            "test_accuracy": _test_accuracy(directory, labels, test),
+            "kept_bytes": _checkpoint_bytes(os.path.join(directory, "best"))}
     return figures
 
 
@@ -133,6 +141,10 @@ def _plot_finetuning(figures: dict, path: str) -> None:
                       title="Fine-tuning: authorship, dev accuracy")
     accuracy_axes.legend()
     _save(figure, path)
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.2f} MB" if count >= 1e6 else f"{count / 1e3:.0f} kB"
 
 
 def _table(header: Sequence[str], rows: list[Sequence]) -> list[str]:
@@ -206,14 +218,19 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         f"{budget['finetune_epochs']:g} epochs of batch {budget['finetune_batch_size']}, "
         f"learning rate {budget['finetune_learning_rate']}, sequences of "
         f"{budget['finetune_seq_length']} tokens; the dev set picks the best epoch "
-        "(`best/`), whose test predictions are scored here.", "",
-        *_table(["model", "best dev accuracy", "test accuracy"], [
+        "(`best/`), whose test predictions are scored here. The adapters run "
+        f"(`--adapter_size={budget['adapter_size']}`, learning rate "
+        f"{budget['adapter_learning_rate']}) trains the adapters, LayerNorms, pooler and head "
+        "of the frozen pretrained encoder, and keeps only those: its `best/` is what each "
+        "further task would cost to keep beside the one shared encoder.", "",
+        *_table(["model", "best dev accuracy", "test accuracy", "kept per task (best/)"], [
             *[[title, f"{figures[name]['best_dev_accuracy']:.3f} (step "
-                      f"{figures[name]['best_step']})", f"{figures[name]['test_accuracy']:.3f}"]
+                      f"{figures[name]['best_step']})", f"{figures[name]['test_accuracy']:.3f}",
+               _size(figures[name]["kept_bytes"])]
               for name, title in CLASSIFIERS],
             [f"majority class ({figures['majority']['label']})",
              f"{figures['majority']['dev_accuracy']:.3f}",
-             f"{figures['majority']['test_accuracy']:.3f}"]]),
+             f"{figures['majority']['test_accuracy']:.3f}", ""]]),
         "", f"![fine-tuning curves]({FINETUNING_PLOT})", "",
         "## Serving: the exported SavedModel on new sentences", "",
         "Loaded with TensorFlow and tensorflow_text alone (`demo/classify.py`); each sentence is "
@@ -234,8 +251,8 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         f"held-out masked-LM accuracy {held_out['masked_lm_accuracy']:.3f} (loss "
         f"{held_out['masked_lm_loss']:.2f}, chance {math.log(vocab_size):.2f}), next-sentence "
         f"accuracy {held_out.get('next_sentence_accuracy', float('nan')):.3f}",
-        *[f"authorship test accuracy, {title}: {figures[name]['test_accuracy']:.3f}"
-          for name, title in CLASSIFIERS],
+        *[f"authorship test accuracy, {title}: {figures[name]['test_accuracy']:.3f} "
+          f"({_size(figures[name]['kept_bytes'])} kept)" for name, title in CLASSIFIERS],
         f"authorship test accuracy, majority class: {figures['majority']['test_accuracy']:.3f}"]
     return [path, *plots], headline
 

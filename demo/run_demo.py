@@ -14,9 +14,12 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         authors wrote a sentence? data/gutenberg/authorship,
                                         --task_name=tsv), dev accuracy every epoch, test
                                         predictions from the best epoch
-  7. run_scripts.run_classifier         the same from random initialisation, the same budget
-  8. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
-  9. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
+  7. run_scripts.run_classifier         the same task with adapters (--adapter_size=64): the
+                                        pretrained encoder frozen, only adapters, LayerNorms,
+                                        pooler and head trained and kept
+  8. run_scripts.run_classifier         the same from random initialisation, the same budget
+  9. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
+ 10. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
                                         demo/sentences.txt (lines by the same authors from
                                         works not in the data)
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
@@ -71,6 +74,10 @@ class Budget:
     finetune_batch_size: int = 32
     finetune_epochs: float = 4.0
     finetune_learning_rate: float = 2e-4
+    adapter_size: int = 64
+    # Adapters start near the identity and train few weights: a larger rate (adapter-bert
+    # uses 3e-4 on BERT-Base; BERT-Tiny's narrow layers take more).
+    adapter_learning_rate: float = 1e-3
 
 
 FULL = Budget()
@@ -96,13 +103,14 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
                    f"--output_dir={pretrained}", f"--max_seq_length={budget.pretrain_seq_length}",
                    f"--max_predictions_per_seq={budget.max_predictions_per_seq}"]
 
-    def finetuning(output_dir: str, init: list[str]) -> list[str]:
+    def finetuning(output_dir: str, init: list[str],
+                   learning_rate: float = budget.finetune_learning_rate) -> list[str]:
         return ["-m", "run_scripts.run_classifier", "--task_name=tsv", f"--data_dir={task_dir}",
                 *tokenizer, f"--bert_config_file={config}", *init,
                 f"--output_dir={output_dir}", "--do_train", "--do_eval", "--do_predict",
                 f"--max_seq_length={budget.finetune_seq_length}",
                 f"--train_batch_size={budget.finetune_batch_size}", "--eval_batch_size=64",
-                "--predict_batch_size=64", f"--learning_rate={budget.finetune_learning_rate}",
+                "--predict_batch_size=64", f"--learning_rate={learning_rate}",
                 f"--num_train_epochs={budget.finetune_epochs}", "--warmup_proportion=0.1",
                 f"--log_steps={budget.finetune_log_steps}",
                 f"--steps_per_loop={budget.finetune_log_steps}"]
@@ -147,6 +155,15 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
         Stage("finetune", "Fine-tune it on authorship attribution (run_scripts.run_classifier)",
               finetuning(os.path.join(out, "classifier"), [f"--init_checkpoint={pretrained}"]),
               outputs=[os.path.join(out, "classifier")], inputs=task_files,
+              after=["pretrain"]),
+        Stage("finetune_adapters", f"The same with adapters of {budget.adapter_size} units, "
+                                   "the pretrained encoder frozen (run_scripts.run_classifier "
+                                   "--adapter_size)",
+              finetuning(os.path.join(out, "classifier_adapters"),
+                         [f"--init_checkpoint={pretrained}",
+                          f"--adapter_size={budget.adapter_size}"],
+                         budget.adapter_learning_rate),
+              outputs=[os.path.join(out, "classifier_adapters")], inputs=task_files,
               after=["pretrain"]),
         Stage("finetune_scratch", "The same from random weights, the same budget "
                                   "(run_scripts.run_classifier)",

@@ -13,7 +13,7 @@ from tests.cli import ENV, REPO
 
 DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
-          "finetune_scratch", "export", "classify"]
+          "finetune_adapters", "finetune_scratch", "export", "classify"]
 
 
 def slice_of_shipped_data(root):
@@ -62,7 +62,7 @@ def demo_run(tmp_path_factory):
 
 def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     out, stdout = demo_run["out"], demo_run["stdout"]
-    assert [f"== [{i}/9]" in stdout for i in range(1, 10)] == [True] * 9
+    assert [f"== [{i}/10]" in stdout for i in range(1, 11)] == [True] * 10
     assert reused_stages(stdout) == []
     vocab = (out / "vocab.txt").read_text().splitlines()
     assert {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"} <= set(vocab)
@@ -72,10 +72,15 @@ def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     assert (out / "pretrained" / "model.ckpt-20.index").exists()
     held_out = (out / "pretrained" / "eval_results.txt").read_text()
     assert "masked_lm_accuracy = " in held_out and "global_step = 20" in held_out
-    for name in ("classifier", "classifier_scratch"):
+    for name in ("classifier", "classifier_adapters", "classifier_scratch"):
         assert (out / name / "best" / "eval_results.txt").exists()
         probabilities = (out / name / "test_results.tsv").read_text().splitlines()
         assert len(probabilities) == 40 and all(len(p.split("\t")) == 5 for p in probabilities)
+    # Adapters keep their share of BERT-Tiny: the adapters, LayerNorms, pooler and head.
+    def kept(name):
+        folder = out / name / "best"
+        return sum(os.path.getsize(folder / f) for f in os.listdir(folder) if ".data-" in f)
+    assert kept("classifier_adapters") < 0.2 * kept("classifier")
     versions = os.listdir(out / "export")
     assert len(versions) == 1 and (out / "export" / versions[0] / "saved_model.pb").exists()
     labels = (out.parent / "authorship" / "labels.txt").read_text().split()
@@ -92,6 +97,7 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
                     "## Serving", "## Stages"):
         assert heading in report
     for row in ("| held-out shard", "| pretrained, then fine-tuned |",
+                "| pretrained, then adapters trained (encoder frozen) |",
                 "| fine-tuned from random weights |", "| majority class ("):
         assert row in report
     assert "It is a truth universally acknowledged" in report
