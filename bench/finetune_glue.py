@@ -36,7 +36,9 @@ def limited_data_dir(task: str, limit: int | None, work_dir: str) -> str:
     source = os.path.join(GLUE_DIR, task)
     if limit is None:
         return source
-    target = os.path.join(work_dir, f"{task}-data")
+    target = os.path.join(work_dir, f"{task}-first{limit}")
+    if os.path.isfile(os.path.join(target, "train.tsv")):  # made by an earlier call (last)
+        return target
     os.makedirs(target, exist_ok=True)
     for name in os.listdir(source):
         if name != "train.tsv":
@@ -44,8 +46,9 @@ def limited_data_dir(task: str, limit: int | None, work_dir: str) -> str:
     with open(os.path.join(source, "train.tsv"), encoding="utf-8") as f:
         lines = f.readlines()
     header = 0 if task == "CoLA" else 1  # CoLA's files have no header
-    with open(os.path.join(target, "train.tsv"), "w", encoding="utf-8") as f:
+    with open(os.path.join(target, "train.tsv.tmp"), "w", encoding="utf-8") as f:
         f.writelines(lines[:header + limit])
+    os.replace(os.path.join(target, "train.tsv.tmp"), os.path.join(target, "train.tsv"))
     return target
 
 
@@ -60,6 +63,19 @@ def majority_accuracy(task: str) -> float:
     return collections.Counter(labels).most_common(1)[0][1] / len(labels)
 
 
+def train_limits(spec: str) -> dict[str, int]:
+    """--max_train_examples "TASK:N,..." as {task: N}."""
+    return {task: int(n) for task, n in (item.split(":") for item in spec.split(",") if item)}
+
+
+def minilm_checkpoint(work_dir: str) -> str:
+    """The MiniLM weights as this project's checkpoint in work_dir/minilm (converted once)."""
+    model_dir = os.path.join(work_dir, "minilm")
+    if not os.path.exists(os.path.join(model_dir, "bert_config.json")):
+        converter.convert("hf", find_model_dir(), model_dir, output_format="tf2")
+    return model_dir
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default="MRPC,SST-2")
@@ -71,13 +87,9 @@ def main() -> None:
     parser.add_argument("--train_batch_size", type=int, default=32)
     parser.add_argument("--work_dir", default=None, help="keep outputs here (default: a temp dir)")
     args = parser.parse_args()
-    limits = {task: int(n) for task, n in
-              (item.split(":") for item in args.max_train_examples.split(",") if item)}
-
+    limits = train_limits(args.max_train_examples)
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="finetune_glue_")
-    model_dir = os.path.join(work_dir, "minilm")
-    if not os.path.exists(os.path.join(model_dir, "bert_config.json")):
-        converter.convert("hf", find_model_dir(), model_dir, output_format="tf2")
+    model_dir = minilm_checkpoint(work_dir)
     rows = []
     for task in args.tasks.split(","):
         output_dir = os.path.join(work_dir, task)

@@ -34,7 +34,6 @@ import argparse
 import dataclasses
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -43,11 +42,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.finetune_glue import limited_data_dir, majority_accuracy, read_results
-from bench.minilm_known_values import find_model_dir
+from bench.finetune_glue import (limited_data_dir, majority_accuracy, minilm_checkpoint,
+                                 read_results, train_limits)
 from bench.process_tree import run_measured
 from bench.rounds import load_average, ratios, round_medians, time_in_rounds
-from official.checkpoints import converter
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier
@@ -170,11 +168,12 @@ def accuracy(tasks: list[str], names: list[str], limits: dict, model_dir: str,
                                                                       "eval_accuracy"))
             rows = "all" if limits.get(task) is None else f"first {limits[task]}"
             rss = "" if full is None else f" ({r['peak_rss'] / full['peak_rss']:.2f}x)"
+            artifact = r["artifact_bytes"]
             print(f"| {task} ({rows}) | {method.title} | {method.learning_rate:g}, "
                   f"{method.epochs:g} | {acc:.4f} | {versus} | {others} | "
-                  f"{trained:,} ({100 * trained / total:.2f}%) | "
-                  f"{r['artifact_bytes'] / 1e6:.2f} MB ({100 * r['artifact_bytes'] / base_bytes:.1f}%) | "
-                  f"{r['seconds'] / 60:.1f} | {r['peak_rss'] / 2**20:.0f} MiB{rss} |")
+                  f"{trained:,} ({100 * trained / total:.2f}%) | {artifact / 1e6:.2f} MB "
+                  f"({100 * artifact / base_bytes:.1f}%) | {r['seconds'] / 60:.1f} | "
+                  f"{r['peak_rss'] / 2**20:.0f} MiB{rss} |")
         print(f"| {task} | majority class | | {majority_accuracy(task):.4f} | | | | | | |")
 
 
@@ -242,13 +241,10 @@ def main() -> None:
     unknown = [name for name in names if name not in METHODS]
     if unknown:
         sys.exit(f"--methods: unknown {', '.join(unknown)}; known: {', '.join(METHODS)}")
-    limits = {task: int(n) for task, n in
-              (item.split(":") for item in args.max_train_examples.split(",") if item)}
+    limits = train_limits(args.max_train_examples)
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="finetune_peft_")
-    model_dir = os.path.join(work_dir, "minilm")
-    if not os.path.exists(os.path.join(model_dir, "bert_config.json")):
-        converter.convert("hf", find_model_dir(), model_dir, output_format="tf2")
-    parts = re.split(r",", args.parts)
+    model_dir = minilm_checkpoint(work_dir)
+    parts = args.parts.split(",")
     if "accuracy" in parts:
         accuracy(args.tasks.split(","), names, limits, model_dir, work_dir)
     if "timing" in parts:

@@ -26,9 +26,9 @@ def share_frozen(model: keras.Model, pool: dict[str, keras.Variable]) -> None:
     goes into `pool`; a later model's is made to read the pooled one's storage instead of its
     own. All models must hold the same base.
 
-    A Keras variable on TensorFlow wraps one tf.Variable (`keras.Variable(initializer=a_tf_variable)`
-    wraps that one); the wrapped variable is what a traced function reads and what a SavedModel
-    saves.
+    A Keras variable on TensorFlow wraps one tf.Variable (`keras.Variable(initializer=v)` wraps
+    the tf.Variable v itself); the wrapped variable is what a traced function reads and what a
+    SavedModel saves.
     """
     seen = set()
     for name, variable in tf1.original_names(model).items():

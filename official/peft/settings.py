@@ -4,8 +4,9 @@
     --lora_rank=r             LoRA of rank r (official/modeling/lora.py), scaled by
     --lora_alpha=a            a / r (default a = r, a scale of 1)
     --lora_targets=REGEX      on the projection matrices whose original kernel name the expression
-                              finds (re.search), e.g. bert/encoder/layer_0/attention/self/query/kernel;
-                              default: every layer's query and value, as Hu et al. and peft
+                              finds (re.search), e.g.
+                              bert/encoder/layer_0/attention/self/query/kernel; default: every
+                              layer's query and value, as Hu et al. and peft
     --peft_train_pooler       whether the pooler trains with the method (see DEFAULT_TRAIN_POOLER)
 
 What trains follows from the method (official/peft/methods.py): adapters train their adapters and
@@ -117,7 +118,8 @@ class PeftSettings:
                 for name in dict.fromkeys([*mine, *theirs]) if mine.get(name) != theirs.get(name)]
 
     def describe(self) -> str:
-        """E.g. "adapters of 64 units" or "LoRA rank 8, alpha 8 on attention/self/(query|value)/kernel"."""
+        """E.g. "adapters of 64 units, pooler trained" or "LoRA rank 8, alpha 8 on query, pooler
+        frozen"."""
         pooler = ", pooler trained" if self.train_pooler else ", pooler frozen"
         if self.method == ADAPTERS:
             return f"adapters of {self.adapter_size} units{pooler}"
