@@ -54,8 +54,11 @@ def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tm
                                                           settings):
     base = write_base(tiny_config, tmp_path / "base")
     out = tmp_path / "out"
+    # (Adapters under a strategy of its own: what it places, the method's variables included.)
+    strategy = "mirrored" if settings.method == "adapters" else "default"
     model = run(options(files, out, do_train=True, do_eval=True, do_predict=True,
-                        init_checkpoint=base, peft=settings), LoggedData(str(tmp_path)))
+                        init_checkpoint=base, peft=settings, distribution_strategy=strategy),
+                LoggedData(str(tmp_path)))
 
     base_weights = tf1.read(os.path.join(base, "bert_model.ckpt"))
     trained = {name for name, v in tf1.original_names(model).items() if v.trainable}
@@ -65,6 +68,11 @@ def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tm
     assert any(not np.array_equal(tf1.weights_of(model)[name], base_weights[name])
                for name in trained if name in base_weights) == settings.train_pooler
 
+    # The optimiser holds slots (m and v) for what trains alone.
+    newest = tf.train.latest_checkpoint(str(out))
+    slots = sum(int(np.prod(shape)) for name, shape in tf.train.list_variables(newest)
+                if name.startswith("optimizer/_variables/") and len(shape))
+    assert slots == 2 * sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     # best/ holds the record and the trained variables alone, no optimiser slot.
     assert artifact.read_record(str(out / "best")).settings == settings
     saved = [name for name, _ in tf.train.list_variables(

@@ -9,6 +9,7 @@ from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier, BertSpanLabeler, BertTokenClassifier
 from official.peft import methods
 from official.peft.settings import PeftSettings
+from official.training.optimization import decay_exempt_variables
 
 ADAPTERS = PeftSettings.from_flags(adapter_size=8)
 LORA = PeftSettings.from_flags(lora_rank=4)
@@ -122,3 +123,18 @@ def test_adapter_64_and_rank_8_train_under_4_percent(config):
         assert trained == expected[name] + pooler_and_head
         # The artifact holds these as float32, as the base checkpoint holds its weights.
         assert trained / base <= 0.04, (name, trained / base)
+
+
+@pytest.mark.parametrize("settings", [ADAPTERS, LORA], ids=["adapters", "lora"])
+def test_weight_decay_follows_the_originals_exclusions(tiny_config, settings):
+    """LayerNorm and bias names are exempt (adapter-bert's biases1/biases2 too); adapter
+    weights, LoRA matrices, the pooler's kernel and the head's are decayed."""
+    model = BertClassifier(build_encoder(tiny_config), 2)
+    methods.apply(model, settings)
+    exempt = {id(v) for v in decay_exempt_variables(model)}
+    named = dict(tf1.original_names(model))
+    named.update({v.path: v for v in model.classifier.weights})
+    for name, variable in named.items():
+        if variable.trainable:
+            assert (id(variable) in exempt) == any(
+                part in name for part in ("LayerNorm", "bias")), name
