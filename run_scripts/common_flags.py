@@ -163,12 +163,14 @@ def define_peft_flags() -> None:
     flags.DEFINE_integer(
         "adapter_size", 0,
         "Houlsby adapters of this many units after the attention and feed-forward outputs of "
-        "every layer (0: off). Trains the adapters, every LayerNorm and the task head on a "
-        "frozen encoder; output_dir keeps only those.")
+        "every layer (0: off). Trains the adapters, every LayerNorm, the pooler "
+        "(--peft_train_pooler) and the task head on a frozen encoder; output_dir keeps only "
+        "those.")
     flags.DEFINE_integer(
         "lora_rank", 0,
-        "LoRA of this rank on the --lora_targets matrices (0: off). Trains the LoRA matrices "
-        "and the task head on a frozen encoder; output_dir keeps only those.")
+        "LoRA of this rank on the --lora_targets matrices (0: off). Trains the LoRA matrices, "
+        "the pooler (--peft_train_pooler) and the task head on a frozen encoder; output_dir "
+        "keeps only those.")
     flags.DEFINE_float("lora_alpha", None, "LoRA's update is scaled by lora_alpha / lora_rank "
                        "(default: lora_alpha = lora_rank).")
     flags.DEFINE_string(
@@ -178,8 +180,9 @@ def define_peft_flags() -> None:
         f"finds. Default: {DEFAULT_LORA_TARGETS} (each layer's query and value).")
     flags.DEFINE_bool(
         "peft_train_pooler", None,
-        "Whether the pooler trains with --adapter_size or --lora_rank. Default: "
-        f"{DEFAULT_TRAIN_POOLER} (bench/finetune_peft.py measures both).")
+        "Whether the pooler trains with --adapter_size or --lora_rank (under a head that "
+        f"reads it: run_classifier's). Default: {DEFAULT_TRAIN_POOLER} "
+        "(bench/finetune_peft.py measures both).")
 
 
 def peft_settings() -> PeftSettings | None:

@@ -15,7 +15,8 @@ A parameter-efficient run (run_classifier, run_squad or run_ner with --adapter_s
 
 writes its encoder: the base (--input, default the one the run's record names, which must be
 the run's) with LoRA folded into its matrices and the trained LayerNorms and pooler. Adapters
-cannot fold: tf1 and tf2 keep them under adapter-bert's names, hf and keras_hub refuse them.
+cannot fold: tf1 and tf2 keep them under adapter-bert's names (for adapter-bert's code and for
+convert_checkpoint; an --init_checkpoint refuses them), hf and keras_hub refuse them.
 The task head is not part of any of these formats; export_saved_model serves the run whole.
 """
 

@@ -48,7 +48,7 @@ common_flags.define_model_flags()
 common_flags.define_tokenizer_flags()
 flags.DEFINE_integer("max_seq_length", None,
                      "The fine-tuning's max_seq_length (the preprocessor's default seq_length). "
-                     "Default 384 for squad, else 128.")
+                     "Default 384 for squad, else 128; multitask: each run's own.")
 flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
 flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")

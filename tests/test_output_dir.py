@@ -56,3 +56,14 @@ def test_what_a_kill_left_is_removed_and_best_is_put_back(tmp_path):
     (tmp_path / "best.old").mkdir()
     output_dir.remove_interrupted_writes(str(tmp_path))
     assert not (tmp_path / "best.old").exists() and (tmp_path / "best").exists()
+
+
+def test_a_record_left_by_a_run_stopped_before_its_first_save_is_removed(tmp_path):
+    """(A PEFT run writes peft_config.json at its claim; one killed before saving leaves it.)"""
+    config = BertConfig(vocab_size=10, hidden_size=8, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=8)
+    (tmp_path / "peft_config.json").write_text("{}")
+    output_dir.claim(str(tmp_path), config)
+    assert not (tmp_path / "peft_config.json").exists()
+    output_dir.claim(str(tmp_path), config, {"peft_config.json": "{\"method\": \"lora\"}"})
+    assert (tmp_path / "peft_config.json").read_text() == "{\"method\": \"lora\"}"

@@ -4,6 +4,7 @@ the flags reconciled with what an output_dir holds.
 The runs are `finetuning.run` on tests/test_finetuning.py's toy data side, in-process.
 """
 
+import dataclasses
 import os
 
 import numpy as np
@@ -40,10 +41,11 @@ class Spy:
 
 
 def run(opts, data):
-    """finetuning.run with the adaptation `resolve` makes, spied on."""
+    """finetuning.run with the adaptation `resolve` makes, spied on (given as `adapt`, so the
+    options no longer ask for one)."""
     opts, adapt = adaptation.resolve(opts, TASK)
     spy = Spy(adapt)
-    finetuning.run(opts, TASK, data, spy)
+    finetuning.run(dataclasses.replace(opts, peft=None), TASK, data, spy)
     return spy.model
 
 
@@ -148,3 +150,12 @@ def test_a_full_fine_tuning_and_a_peft_run_never_share_an_output_dir(files, tiny
     with pytest.raises(ValueError, match="needs --init_checkpoint: the base it adapts"):
         adaptation.resolve(options(files, tmp_path / "new", do_train=True,
                                    peft=PeftSettings.from_flags(lora_rank=2)), TASK)
+
+
+def test_another_adaptation_and_a_peft_method_cannot_both_apply(files, tmp_path):
+    data = LoggedData(str(tmp_path))
+    with pytest.raises(ValueError, match="cannot both apply"):
+        finetuning.run(options(files, tmp_path / "out", do_train=True, init_checkpoint="base",
+                               peft=PeftSettings.from_flags(lora_rank=2)),
+                       TASK, data, adapt=lambda model: None)
+    assert data.log == [] and not (tmp_path / "out").exists()

@@ -138,3 +138,10 @@ def test_weight_decay_follows_the_originals_exclusions(tiny_config, settings):
         if variable.trainable:
             assert (id(variable) in exempt) == any(
                 part in name for part in ("LayerNorm", "bias")), name
+
+
+@pytest.mark.parametrize("kind", ["span", "token"])
+def test_a_head_that_never_reads_the_pooler_leaves_it_frozen(tiny_config, kind):
+    model = MODELS[kind](build_encoder(tiny_config))
+    methods.apply(model, PeftSettings.from_flags(lora_rank=2, train_pooler=True))
+    assert not [name for name in trained_names(model) if name.startswith("bert/pooler/")]

@@ -85,8 +85,8 @@ def read_weights(path: str) -> tf1.Weights:
     if training.is_peft_checkpoint(prefix):
         raise CheckpointError(
             f"{prefix}: a parameter-efficient run's checkpoint, which holds only what the run "
-            "trained: give its base as --init_checkpoint and the run as --peft_checkpoint "
-            "(export_saved_model, convert_checkpoint), or export it directly")
+            "trained: export it (export_saved_model --init_checkpoint=<the run>) or merge it "
+            "with its base (convert_checkpoint --peft_checkpoint=<the run>)")
     try:
         if training.is_training_checkpoint(prefix):
             return training.read(prefix)

@@ -123,6 +123,17 @@ def check_holds(prefix: str, roots: dict) -> None:
                               "of another model?)")
 
 
+def assert_matched(status, prefix: str) -> None:
+    """`status.assert_existing_objects_matched()` (a tf.train.Checkpoint restore or read of
+    `prefix`), as a CheckpointError naming the checkpoint: a value of the model it lacks, or
+    one of another shape, would otherwise stay at its initial value or fail deep in TF."""
+    try:
+        status.assert_existing_objects_matched()
+    except AssertionError as e:
+        raise CheckpointError(f"{prefix} does not fit this model ({str(e).splitlines()[0]}): "
+                              "a checkpoint of another model or method?") from None
+
+
 def is_training_checkpoint(prefix: str) -> bool:
     """True for a checkpoint written by the training loop (its encoder is a root object)."""
     return _has_root(prefix, "encoder")

@@ -180,6 +180,11 @@ def _named_runs(entries: Sequence[str]) -> dict[str, tuple[str, artifact.PeftRec
         if record is None:
             raise ValueError(f"--peft_checkpoints: {path} is not a parameter-efficient run (no "
                              f"{artifact.PEFT_FILE})")
+        if record.task.get("export_type") not in _TASKS or \
+                not isinstance(record.task.get("max_seq_length"), int):
+            raise ValueError(f"--peft_checkpoints: {path}'s {artifact.PEFT_FILE} says no task "
+                             f"an export can rebuild ({record.task}): export it alone, with "
+                             "--export_type and the task's flags")
         name = re.sub(r"[^a-z0-9_]", "_", (name or record.task.get("task_name") or "").lower())
         if not name or name in runs:
             raise ValueError(f"--peft_checkpoints: {path} needs a signature name of its own "

@@ -114,6 +114,10 @@ class LoraDense(keras.layers.Dense):
         x = x + self._lora_update(inputs)
         return x if self.activation is None else self.activation(x)
 
+    def get_config(self):
+        # Keras's Dense would write these attributes (its own LoRA's), which are ours here.
+        return {**super().get_config(), "lora_rank": None, "lora_alpha": None}
+
     def _lora_update(self, inputs):
         """(alpha / r) x [A_j ...] [B_j placed in block j's columns ...]: [rows, out]."""
         units = self.kernel.shape[1]

@@ -20,7 +20,11 @@ from official.modeling.heads import DenseLogits, MaskedLMHead
 
 class _EncoderModel(keras.Model):
     """Shared plumbing: the encoder is serialised inside the model's config; the checkpoint
-    roots are the encoder and the heads a model names in `checkpoint_heads`."""
+    roots are the encoder and the heads a model names in `checkpoint_heads`. `reads_pooler`:
+    whether a head reads the pooled output (a span or token head never does, and its pooler
+    gets no gradient)."""
+
+    reads_pooler = True
 
     @property
     def checkpoint_heads(self) -> dict[str, keras.layers.Layer]:
@@ -119,6 +123,8 @@ class BertSpanLabeler(_EncoderModel):
     Outputs `start_logits` and `end_logits`, float32 [batch, seq_len] each.
     """
 
+    reads_pooler = False
+
     def __init__(self, encoder: BertEncoder, **kwargs):
         self.encoder = encoder
         self.span = DenseLogits(2, 0.0, encoder.config.initializer_range,
@@ -139,6 +145,8 @@ class BertTokenClassifier(_EncoderModel):
 
     Outputs float32 [batch, seq_len, num_labels] logits.
     """
+
+    reads_pooler = False
 
     def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
         self.encoder = encoder

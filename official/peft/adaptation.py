@@ -46,7 +46,8 @@ class PeftAdaptation:
     def __call__(self, model: keras.Model) -> None:
         record = artifact.PeftRecord(self.settings, self.base_checkpoint,
                                      artifact.fingerprint(model), self.task)
-        earlier = artifact.read_record(self.output_dir)
+        earlier = (artifact.read_record(self.output_dir)
+                   if output_dirs.has_checkpoint(self.output_dir) else None)
         if earlier is not None:
             artifact.check_base(earlier, record.base_fingerprint, self.base_checkpoint,
                                 self.output_dir)
@@ -99,7 +100,11 @@ def resolve(options, task) -> tuple[object, PeftAdaptation | None]:
     if not base:
         raise ValueError("a parameter-efficient fine-tuning (--adapter_size, --lora_rank) "
                          "needs --init_checkpoint: the base it adapts")
+    if not hasattr(task, "serving_spec"):
+        raise ValueError(f"{type(task).__name__} has no serving_spec(): a parameter-efficient "
+                         "run records what its export rebuilds the task from")
     options = dataclasses.replace(options, peft=settings, init_checkpoint=base)
     spec = dict(task.serving_spec(), max_seq_length=options.max_seq_length)
-    return options, PeftAdaptation(settings, directory, os.path.abspath(base)
-                                   if os.path.exists(base) else base, spec)
+    # The record names the base for later runs, exports and merges, from any directory.
+    recorded = base if "://" in base else os.path.abspath(base)
+    return options, PeftAdaptation(settings, directory, recorded, spec)

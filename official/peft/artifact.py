@@ -35,13 +35,13 @@ import numpy as np
 
 from official import checkpoints
 from official.atomic_files import open_atomically
-from official.checkpoints import tf1
+from official.checkpoints import tf1, training
 from official.checkpoints.errors import CheckpointError
 from official.peft import methods
 from official.peft.settings import PeftSettings
 from official.training import output_dir
 
-PEFT_FILE = "peft_config.json"
+PEFT_FILE = output_dir.ADAPTATION_RECORDS[0]  # "peft_config.json"
 
 
 def fingerprint(encoder: keras.Model) -> str:
@@ -95,7 +95,7 @@ def read_record(directory: str) -> PeftRecord | None:
         base, mark = values.pop("base_checkpoint"), values.pop("base_fingerprint")
         task = values.pop("task", {})
         return PeftRecord(PeftSettings.from_dict(values), base, mark, task)
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise CheckpointError(f"{path}: not a parameter-efficient run's record ({e})") from None
 
 
@@ -103,7 +103,11 @@ def find_run(path: str) -> tuple[str, PeftRecord | None]:
     """(checkpoint prefix, record) of a fine-tuning output_dir (its best/ when kept, else its
     newest checkpoint) or checkpoint prefix; record None for a full fine-tuning."""
     prefix = output_dir.finetuned_checkpoint(path)
-    return prefix, read_record(os.path.dirname(prefix))
+    record = read_record(os.path.dirname(prefix))
+    if record is not None and not training.is_peft_checkpoint(prefix):
+        raise CheckpointError(f"{prefix}: a full fine-tuning's checkpoint beside a "
+                              f"parameter-efficient run's {PEFT_FILE}: remove one of them")
+    return prefix, record
 
 
 def check_base(record: PeftRecord, found: str, base: str, source: str) -> None:

@@ -79,7 +79,7 @@ def merged_bundle(run: str, base: str | None = None) -> converter.Bundle:
     encoder = build_encoder(config)
     artifact.load_base(encoder, record, base, run)
     roots = training.model_roots(encoder)
-    tf.train.Checkpoint(**roots).read(prefix).expect_partial().assert_existing_objects_matched()
+    training.assert_matched(tf.train.Checkpoint(**roots).read(prefix).expect_partial(), prefix)
     weights = tf1.weights_of(encoder)
     if record.settings.method == LORA:
         weights = fold_lora(weights, record.settings)

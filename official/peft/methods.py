@@ -6,6 +6,7 @@
                    adapters change each layer's output distribution, and the LayerNorms follow
                    it), the pooler if settings.train_pooler, the task head
         lora       the LoRA matrices, the pooler if settings.train_pooler, the task head
+                   (the pooler only under a head that reads it: never a span or token head's)
     lora_targets(encoder, regex)  the projection matrices a --lora_targets expression names
 
 Everything else of the encoder is frozen (trainable = False): the optimiser builds no slots for
@@ -62,6 +63,7 @@ def apply(model: keras.Model, settings: PeftSettings) -> None:
         names the pooler while --peft_train_pooler trains it whole.
     """
     encoder = encoder_of(model)
+    pooler = settings.train_pooler and getattr(model, "reads_pooler", True)
     if encoder.adapted:
         raise ValueError(f"{encoder.name} already has adapters or LoRA")
     if settings.method == ADAPTERS:
@@ -69,7 +71,7 @@ def apply(model: keras.Model, settings: PeftSettings) -> None:
             block.add_adapters(settings.adapter_size)
     else:
         targets = lora_targets(encoder, settings.lora_targets)
-        if settings.train_pooler and any(name.startswith(_POOLER) for name in targets):
+        if pooler and any(name.startswith(_POOLER) for name in targets):
             raise ValueError(f"--lora_targets={settings.lora_targets!r} names the pooler, which "
                              "--peft_train_pooler trains whole: drop one")
         layers: dict[int, tuple[keras.layers.Dense, list[int | None]]] = {}
@@ -79,21 +81,22 @@ def apply(model: keras.Model, settings: PeftSettings) -> None:
             fused = parts[0] is not None  # blocks of the QKV kernel, or a whole kernel
             layer.add_lora(settings.lora_rank, settings.lora_alpha, parts if fused else [0],
                            num_blocks=len(tf1.QKV_NAMES) if fused else 1)
-    _freeze_all_but_trained(encoder, settings)
+    _freeze_all_but_trained(encoder, settings, pooler)
 
 
-def _trains(name: str, settings: PeftSettings) -> bool:
-    """Whether the encoder variable of original name `name` trains under `settings`."""
+def _trains(name: str, settings: PeftSettings, pooler: bool) -> bool:
+    """Whether the encoder variable of original name `name` trains under `settings` (the
+    pooler's when `pooler`)."""
     if "/adapters/" in name or "/lora_" in name:
         return True
     if name.startswith(_POOLER):
-        return settings.train_pooler
+        return pooler
     return settings.method == ADAPTERS and _LAYER_NORM in name
 
 
-def _freeze_all_but_trained(encoder: BertEncoder, settings: PeftSettings) -> None:
+def _freeze_all_but_trained(encoder: BertEncoder, settings: PeftSettings, pooler: bool) -> None:
     trained = {id(variable) for name, variable in tf1.original_names(encoder).items()
-               if _trains(name, settings)}
+               if _trains(name, settings, pooler)}
     for variable in encoder.variables:
         if variable.trainable and id(variable) not in trained:
             variable.trainable = False

@@ -10,7 +10,7 @@
         .check_train_size(examples, source)    the updates they make (an error if none)
         .train(dataset_fn, examples, source, evaluate, metric)
                                                an epoch's end: checkpoint, evaluate(), and the
-                                               best checkpoint so far copied to output_dir/best/
+                                               best checkpoint so far written to output_dir/best/
         .restore()                             the best (else the newest) checkpoint, for
                                                evaluating or predicting without training
         .predict(dataset, keep)                outputs as numpy arrays, in the data's order
@@ -19,7 +19,8 @@ The number of updates is the original's `int(num_examples / train_batch_size * n
 with `warmup_proportion` of them warming up; `num_examples` is the train split's
 `Records.num_examples`, the count the task's data side says the original used. output_dir (and
 output_dir/best) hold training checkpoints with a bert_config.json beside them, so either is an
---init_checkpoint for any job.
+--init_checkpoint for any job; a parameter-efficient run's hold only what it trained, read with
+its base (official/peft).
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ class FinetuningRun:
           num_train_examples: what sets the number of updates (the original's count).
           source: the training data, named in errors.
         Every evaluation writes output_dir/eval_results.txt and TensorBoard's eval/; the best
-        by `metrics[metric]` (higher is better) is copied to output_dir/best/ with its results.
+        by `metrics[metric]` (higher is better) is written to output_dir/best/ with its results.
         Returns the last evaluation's metrics (None without `evaluate`).
         """
         steps = self.check_train_size(num_train_examples, source)
@@ -223,7 +224,8 @@ class FinetuningRun:
 
     def _keep_if_best(self, checkpoint_prefix: str, metrics: dict[str, float], metric: str,
                       step: int) -> None:
-        """Copies the checkpoint to output_dir/best/ when `metric` beats the kept one's.
+        """Writes the checkpoint's weights (the model's roots and the step, no optimiser slots)
+        to output_dir/best/ when `metric` beats the kept one's.
 
         The new best/ is assembled under a temporary name and swapped in, so an interruption
         leaves the previous best whole.
@@ -287,6 +289,9 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
     """
     if adapt is None:
         options, adapt = adaptation.resolve(options, task)
+    elif options.peft is not None:
+        raise ValueError("an adaptation method (adapt) and a parameter-efficient one "
+                         "(options.peft) cannot both apply")
     job = FinetuningRun(options, task, adapt)
     asked = (options.do_train, options.do_eval, options.do_predict)
     splits = [split for split, wanted in zip(SPLITS, asked) if wanted]

@@ -4,7 +4,8 @@ left there.
     check_config(output_dir, config, config_file)   refuses a rerun with another architecture
     has_checkpoint(output_dir)                       a checkpoint there, or in its best/
     finetuned_checkpoint(path)                       its best/ checkpoint, else its newest
-    claim(output_dir, config)                        leftovers removed, bert_config.json written
+    claim(output_dir, config, files)                 leftovers removed, bert_config.json (and an
+                                                     adaptation method's record) written
     remove_interrupted_writes(output_dir)            what a SIGKILL mid-write leaves behind
 
 A rerun of the same command into an output_dir resumes from its checkpoints, which were made for
@@ -16,11 +17,14 @@ What a SIGKILL leaves: TensorFlow's checkpoint saver writes `model.ckpt-N_temp/`
 into `model.ckpt-N.*` (a kill in between leaves the folder: ~1.3 GB at BERT-Base with Adam
 slots), and its state file is written as `checkpoint.tmp<hex>` then renamed; best/ is swapped in
 through `best.tmp/` and `best.old/` (official/training/finetuning.py); every other writer writes
-a `*.tmp` file and renames it (official/atomic_files.py).
+a `*.tmp` file and renames it (official/atomic_files.py). A parameter-efficient run's record
+(`peft_config.json`) is written before its first checkpoint: a run stopped before that leaves one
+with nothing beside it, which the next claim removes unless that run writes its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -34,6 +38,8 @@ from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig, ConfigError
 
 BEST_DIR = "best"  # output_dir/best: the best checkpoint by the task's metric
+# The records adaptation methods write beside the checkpoints (official/peft/artifact.py).
+ADAPTATION_RECORDS = ("peft_config.json",)
 # TensorFlow's saver: `<prefix>_temp/`; official/checkpoints/tf1.write: `<prefix>_temp_<hex>/`.
 _CHECKPOINT_TEMP_DIR = re.compile(r".+\.ckpt(-\d+)?_temp(_[0-9a-f]+)?$")
 # TensorFlow's CheckpointManager writes the `checkpoint` state file as `checkpoint.tmp<hex>`.
@@ -105,6 +111,11 @@ def claim(output_dir: str, config: BertConfig, files: dict[str, str] | None = No
     os.makedirs(output_dir, exist_ok=True)
     remove_interrupted_writes(output_dir)
     config.to_json_file(os.path.join(output_dir, CONFIG_FILE))
+    for name in set(ADAPTATION_RECORDS) - set(files or {}):
+        # Left by an adapted run stopped before its first save (a run that saved one refuses
+        # another method up front: official/peft/adaptation.py).
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(output_dir, name))
     for name, text in (files or {}).items():
         with open_atomically(os.path.join(output_dir, name)) as f:
             f.write(text)

@@ -47,7 +47,8 @@ import tensorflow as tf
 from absl import logging
 
 from official import console
-from official.checkpoints.training import check_holds, model_roots, random_states
+from official.checkpoints.training import (assert_matched, check_holds, model_roots,
+                                          random_states)
 from official.modeling import dropout
 from official.training.distribution import is_chief
 
@@ -257,7 +258,7 @@ class Trainer:
         checkpoint = tf.train.Checkpoint(**roots)
         if latest:
             check_holds(latest, roots)
-            checkpoint.restore(latest).assert_existing_objects_matched()
+            assert_matched(checkpoint.restore(latest), latest)
             logging.info("Resuming from %s at step %d", latest, int(self.step.numpy()))
             if not keep_iterator:
                 iterator = iter(self._distribute(dataset_fn, int(self.step.numpy())))
@@ -329,9 +330,9 @@ class Trainer:
                     examples_per_second=examples_per_second)
 
     def write_weights(self, prefix: str) -> None:
-        """Writes the model's part of a checkpoint and the step to `prefix`: no optimiser slots,
-        iterator or random state, so it restores a model (`restore_model`) but resumes nothing.
-        The chief's alone (output_dir/best/, official/training/finetuning.py)."""
+        """Writes the model's part of a checkpoint and the step to `prefix`: no optimiser slots
+        or iterator, so it restores a model (`restore_model`) but resumes nothing. The chief's
+        alone (output_dir/best/, official/training/finetuning.py)."""
         tf.train.Checkpoint(**model_roots(self.model), step=self.step).write(prefix)
 
     def restore_model(self, checkpoint_dir: str | None = None) -> bool:
@@ -342,8 +343,8 @@ class Trainer:
             return False
         roots = model_roots(self.model)
         check_holds(latest, roots)
-        tf.train.Checkpoint(**roots, step=self.step).read(
-            latest).expect_partial().assert_existing_objects_matched()
+        assert_matched(tf.train.Checkpoint(**roots, step=self.step).read(latest).expect_partial(),
+                       latest)
         logging.info("Restored %s (step %d)", latest, int(self.step.numpy()))
         return True
 
