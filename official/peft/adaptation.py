@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+from typing import TYPE_CHECKING
 
 import keras
 from absl import logging
@@ -23,6 +25,10 @@ from absl import logging
 from official.peft import artifact, methods
 from official.peft.settings import PeftSettings
 from official.training import output_dir as output_dirs
+
+if TYPE_CHECKING:  # official/training/finetuning imports this module
+    from official.tasks.base import FinetuningTask
+    from official.training.finetuning import FinetuningOptions
 
 
 class PeftAdaptation:
@@ -53,8 +59,8 @@ class PeftAdaptation:
                                 self.output_dir)
         methods.apply(model, self.settings)
         self.record = record
-        trained = sum(int(v.numpy().size) for v in model.trainable_variables)
-        total = sum(int(v.numpy().size) for v in model.variables if "float" in v.dtype)
+        trained = sum(math.prod(v.shape) for v in model.trainable_variables)
+        total = sum(math.prod(v.shape) for v in model.variables if "float" in v.dtype)
         logging.info("%s: training %s of %s parameters (%.2f%%)", self.settings.describe(),
                      f"{trained:,}", f"{total:,}", 100.0 * trained / total)
 
@@ -65,9 +71,10 @@ class PeftAdaptation:
         return {artifact.PEFT_FILE: self.record.to_json()}
 
 
-def resolve(options, task) -> tuple[object, PeftAdaptation | None]:
-    """(options, adaptation) for a fine-tuning run (`FinetuningOptions`, a `FinetuningTask`);
-    adaptation None for full fine-tuning. See the module docstring.
+def resolve(options: FinetuningOptions, task: FinetuningTask
+            ) -> tuple[FinetuningOptions, PeftAdaptation | None]:
+    """(options, adaptation) for a fine-tuning run; adaptation None for full fine-tuning. See
+    the module docstring.
 
     Raises:
       ValueError: the flags disagree with the PEFT run in output_dir, or the output_dir holds a
