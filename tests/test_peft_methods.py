@@ -108,19 +108,19 @@ def parameters(variables):
 ], ids=["MiniLM", "BERT-Base"])
 def test_adapter_64_and_rank_8_train_under_4_percent(config):
     """Trained parameters by hand: adapters 2L(2Hm + m + H) + LayerNorms 2H(2L + 1), LoRA
-    L * 2(Hr + rH) on query and value; both + pooler H^2 + H + head 2H + 2."""
+    L * 2(Hr + rH) on query and value; both + head 2H + 2 (+ pooler H^2 + H when it trains)."""
     h, layers = config.hidden_size, config.num_hidden_layers
-    pooler_and_head = h * h + h + 2 * h + 2
+    head, pooler = 2 * h + 2, h * h + h
     expected = {"adapters": 2 * layers * (2 * h * 64 + 64 + h) + 2 * h * (2 * layers + 1),
                 "lora": layers * 2 * (h * 8 + 8 * h)}
     base = None
     for name, settings in (("adapters", PeftSettings.from_flags(adapter_size=64)),
-                           ("lora", PeftSettings.from_flags(lora_rank=8))):
+                           ("lora", PeftSettings.from_flags(lora_rank=8, train_pooler=True))):
         model = BertClassifier(build_encoder(config), 2)
         base = base or parameters(model.encoder.weights)
         methods.apply(model, settings)
         trained = parameters(model.trainable_variables)
-        assert trained == expected[name] + pooler_and_head
+        assert trained == expected[name] + head + pooler * settings.train_pooler
         # The artifact holds these as float32, as the base checkpoint holds its weights.
         assert trained / base <= 0.04, (name, trained / base)
 

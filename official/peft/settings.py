@@ -21,11 +21,15 @@ import re
 
 ADAPTERS, LORA = "adapters", "lora"
 DEFAULT_LORA_TARGETS = r"attention/self/(query|value)/kernel"
-# Whether the pooler (the dense tanh layer under a classifier's head) trains by default. Not by
-# habit (adapter-bert and peft freeze it): a pooler never trained for classification, such as
-# all-MiniLM-L6-v2's (a sentence-transformers model, trained on mean-pooled vectors), frozen under
-# a fresh head costs accuracy, and training it costs little. bench/finetune_peft.py measures both.
-DEFAULT_TRAIN_POOLER = True
+# Whether the pooler (the dense tanh layer under a classifier's head) trains by default: no,
+# chosen by measurement rather than by adapter-bert's and peft's habit. The worry was a pooler
+# never trained for classification, such as all-MiniLM-L6-v2's (a sentence-transformers model,
+# trained on mean-pooled vectors), frozen under a fresh head. On it (bench/finetune_peft.py,
+# MRPC and SST-2, adapters and LoRA) the trained pooler won on one task and lost on the other,
+# each time by about one point, no more than the runs' spread; training it adds the pooler's
+# H^2 + H parameters to every task's artifact (3x LoRA's at rank 8), and a frozen one is shared
+# by every task of a multi-task export.
+DEFAULT_TRAIN_POOLER = False
 
 
 @dataclasses.dataclass(frozen=True)
