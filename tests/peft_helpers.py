@@ -1,6 +1,6 @@
 """A parameter-efficient run's output_dir made directly, without a training loop: a base
 checkpoint, a model adapted on it with random trained variables (so no term is zero), and its
-files as a run leaves them (checkpoint, bert_config.json, peft_config.json)."""
+files as a run leaves them (its checkpoint at step 7, bert_config.json, peft_config.json)."""
 
 import os
 
@@ -39,7 +39,8 @@ def write_run(base: str, settings: PeftSettings, folder, task=None, seed: int = 
     for variable in model.trainable_variables:
         variable.assign(rng.normal(0, 0.05, variable.shape).astype(np.float32))
     os.makedirs(folder, exist_ok=True)
-    tf.train.Checkpoint(**training.model_roots(model)).write(
+    step = tf.Variable(7, dtype=tf.int64)  # as the Trainer writes it
+    tf.train.Checkpoint(**training.model_roots(model), step=step).write(
         os.path.join(folder, "model.ckpt-7"))
     with open(os.path.join(folder, "checkpoint"), "w") as f:
         f.write('model_checkpoint_path: "model.ckpt-7"\n')

@@ -16,8 +16,11 @@ import pytest
 
 from official.checkpoints import hf, tf1
 from official.configs import BertConfig
+from official.peft.settings import PeftSettings
+from official.tasks.classification import ClassificationTask
 from tests.checkpoint_helpers import original_weights
 from tests.cli import refused, run_module, snapshot, succeeded
+from tests.peft_helpers import write_base, write_run
 from tests.test_run_classifier import CUES, FILLERS, write_sst2
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CUES, *FILLERS]
@@ -162,12 +165,13 @@ def test_run_ner_refuses_an_untrained_head(files, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def peft_finished(files, tmp_path_factory):
-    """A finished LoRA run on a base of its own (the base and the output_dir)."""
+def peft_finished(tmp_path_factory):
+    """A LoRA run of SST-2 on a base of its own (the base and the output_dir), written directly
+    (tests/peft_helpers.py): what a finished run leaves."""
     root = tmp_path_factory.mktemp("peft_finished")
-    tf1.write(original_weights(CONFIG, heads=False), str(root / "base" / "bert_model.ckpt"))
-    succeeded(classify(files, root / "out", "--do_train", "--do_eval",
-                       f"--init_checkpoint={root / 'base'}", "--lora_rank=2"))
+    base = write_base(CONFIG, root / "base")
+    write_run(base, PeftSettings.from_flags(lora_rank=2), root / "out",
+              ClassificationTask("SST-2", ["0", "1"]))
     return root
 
 
@@ -179,20 +183,10 @@ def test_bad_peft_flags_are_refused_before_any_work(files, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_peft_run_and_a_full_fine_tuning_never_share_an_output_dir(files, finished,
-                                                                     peft_finished, tmp_path):
-    full, peft = copy_of(finished, tmp_path, "full"), copy_of(peft_finished / "out", tmp_path)
-    before = snapshot(tmp_path)
-    refused(classify(files, full, "--do_train", "--adapter_size=4",
-                     f"--init_checkpoint={peft_finished / 'base'}"),
-            f"{full} holds a full fine-tuning's checkpoints")
-    refused(classify(files, peft, "--do_train", f"--init_checkpoint={peft_finished / 'base'}"),
-            f"{peft} holds a parameter-efficient run (LoRA rank 2", "pass its flags")
-    assert snapshot(tmp_path) == before
-
-
 def test_a_peft_run_resumed_on_another_base_is_refused_and_changes_nothing(files, peft_finished,
                                                                          tmp_path):
+    """(A PEFT run and a full fine-tuning in one output_dir are refused the same way, in-process:
+    tests/test_peft_adaptation.py.)"""
     out = copy_of(peft_finished / "out", tmp_path)
     tf1.write(original_weights(CONFIG, heads=False, seed=4), str(tmp_path / "other.ckpt"))
     before = snapshot(out)
