@@ -220,8 +220,9 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         f"{budget['finetune_seq_length']} tokens; the dev set picks the best epoch "
         "(`best/`), whose test predictions are scored here. The adapters run "
         f"(`--adapter_size={budget['adapter_size']}`, learning rate "
-        f"{budget['adapter_learning_rate']}) trains the adapters, LayerNorms, pooler and head "
-        "of the frozen pretrained encoder, and keeps only those: its `best/` is what each "
+        f"{budget['adapter_learning_rate']}) trains the adapters, LayerNorms and head "
+        "on the frozen pretrained encoder (whose pooler learnt from next-sentence "
+        "prediction), and keeps only those: its `best/` is what each "
         "further task would cost to keep beside the one shared encoder.", "",
         *_table(["model", "best dev accuracy", "test accuracy", "kept per task (best/)"], [
             *[[title, f"{figures[name]['best_dev_accuracy']:.3f} (step "

@@ -15,8 +15,8 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         --task_name=tsv), dev accuracy every epoch, test
                                         predictions from the best epoch
   7. run_scripts.run_classifier         the same task with adapters (--adapter_size=64): the
-                                        pretrained encoder frozen, only adapters, LayerNorms,
-                                        pooler and head trained and kept
+                                        pretrained encoder frozen, only adapters, LayerNorms
+                                        and head trained and kept
   8. run_scripts.run_classifier         the same from random initialisation, the same budget
   9. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
  10. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
