@@ -1,7 +1,8 @@
 r"""Parameter-efficient fine-tuning against full fine-tuning, on the real all-MiniLM-L6-v2 weights.
 
     .venv/bin/python -m bench.finetune_peft [--tasks=MRPC,SST-2] \
-        [--max_train_examples=SST-2:4000] [--methods=full,adapters,...] [--work_dir=DIR]
+        [--max_train_examples=SST-2:4000] [--methods=full,adapters,...] [--seeds=12345,...] \
+        [--work_dir=DIR]
 
 Two parts, each printed as a table:
 
@@ -11,7 +12,8 @@ accuracy  every method of --methods on every task, each run as a user runs it
           of its best epoch (best/eval_results.txt), its trained parameters (% of the model), the
           bytes of its artifact (best/: what a task costs to keep) against the base checkpoint's,
           its wall time and its peak RSS (the process tree, sampled); "vs full" against the
-          better of the two full fine-tuning runs. The runs' results go to
+          better of the two full fine-tuning runs. With several --seeds each method runs once
+          per seed and its metrics are averaged. The runs' results go to
           DIR/results.json as they finish, so a rerun with the same --work_dir does only what is
           missing.
 timing    one training step (the Trainer's compiled loop, batch 32, seq 128, synthetic batches)
@@ -54,6 +56,7 @@ from official.modeling.models import BertClassifier
 from official.peft import methods
 from official.peft.settings import PeftSettings
 from official.tasks.classification import ClassificationTask
+from official.training.job_setup import TrainingOptions
 from official.training.optimization import create_optimizer, decay_exempt_variables
 from official.training.trainer import LoopOptions, Trainer
 
@@ -93,6 +96,7 @@ METHODS = {
                                  ("--lora_rank=8", "--peft_train_pooler=false"), 5e-4, 5.0),
 }
 FULL_RUNS = ("full", "full_5_epochs")
+DEFAULT_SEED = TrainingOptions.seed  # run_classifier's --seed default
 
 
 def folder_bytes(path: str, suffixes: tuple[str, ...] = (".index", ".data-00000-of-00001")
@@ -114,9 +118,15 @@ def trained_fraction(config: BertConfig, method: Method) -> tuple[int, int]:
 
 # ---- accuracy ----------------------------------------------------------------------------------
 
-def run_one(task: str, name: str, limit: int | None, model_dir: str, work_dir: str) -> dict:
+def run_key(task: str, name: str, seed: int) -> str:
+    """The run's key in results.json and its output_dir's name (seedless for the default)."""
+    return f"{task}/{name}" + ("" if seed == DEFAULT_SEED else f"/seed{seed}")
+
+
+def run_one(task: str, name: str, seed: int, limit: int | None, model_dir: str,
+            work_dir: str) -> dict:
     method = METHODS[name]
-    output_dir = os.path.join(work_dir, f"{task}-{name}")
+    output_dir = os.path.join(work_dir, run_key(task, name, seed).replace("/", "-"))
     command = [
         sys.executable, "-m", "run_scripts.run_classifier", f"--task_name={task}",
         f"--data_dir={limited_data_dir(task, limit, work_dir)}",
@@ -126,7 +136,7 @@ def run_one(task: str, name: str, limit: int | None, model_dir: str, work_dir: s
         "--do_eval", f"--max_seq_length={SEQ_LENGTH[task]}", f"--train_batch_size={BATCH}",
         "--eval_batch_size=64", f"--learning_rate={method.learning_rate}",
         f"--num_train_epochs={method.epochs:g}", "--log_steps=50", "--keep_checkpoint_max=1",
-        *method.flags]
+        f"--seed={seed}", *method.flags]
     print("$", " ".join(command[1:]), flush=True)
     seconds, peak, result = run_measured(command, REPO)
     if result.returncode != 0:
@@ -136,8 +146,13 @@ def run_one(task: str, name: str, limit: int | None, model_dir: str, work_dir: s
             "peak_rss": peak, "artifact_bytes": folder_bytes(os.path.join(output_dir, "best"))}
 
 
-def accuracy(tasks: list[str], names: list[str], limits: dict, model_dir: str,
-             work_dir: str) -> None:
+def mean_metrics(runs: list[dict]) -> dict[str, float]:
+    """Each dev metric averaged over the runs (seeds) of one method."""
+    return {k: statistics.mean(r["metrics"][k] for r in runs) for k in runs[0]["metrics"]}
+
+
+def accuracy(tasks: list[str], names: list[str], seeds: list[int], limits: dict,
+             model_dir: str, work_dir: str) -> None:
     results_file = os.path.join(work_dir, "results.json")
     results = {}
     if os.path.exists(results_file):
@@ -145,43 +160,52 @@ def accuracy(tasks: list[str], names: list[str], limits: dict, model_dir: str,
             results = json.load(f)
     for task in tasks:
         for name in names:
-            key = f"{task}/{name}"
-            if key not in results:
-                results[key] = run_one(task, name, limits.get(task), model_dir, work_dir)
+            for seed in seeds:
+                key = run_key(task, name, seed)
+                if key in results:
+                    continue
+                results[key] = run_one(task, name, seed, limits.get(task), model_dir, work_dir)
                 with open(results_file + ".tmp", "w", encoding="utf-8") as f:
                     json.dump(results, f, indent=1)
                 os.replace(results_file + ".tmp", results_file)
 
+    def runs(task: str, name: str) -> list[dict]:
+        return [results[run_key(task, name, seed)] for seed in seeds]
+
     config = BertConfig.from_json_file(os.path.join(model_dir, "bert_config.json"))
     base_bytes = folder_bytes(model_dir)
-    print(f"\nall-MiniLM-L6-v2 ({base_bytes / 1e6:.1f} MB checkpoint), batch {BATCH}, "
+    print(f"\nall-MiniLM-L6-v2 ({base_bytes / 1e6:.1f} MB checkpoint), batch {BATCH}, seeds "
+          f"{', '.join(map(str, seeds))} (metrics averaged; minutes and RSS of the first), "
           f"{load_average()}")
     print("| task (train rows) | method | lr, epochs | dev accuracy (best epoch) | vs full | "
           "other dev metrics | trained params | artifact | minutes | peak RSS |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for task in tasks:
-        # The baseline: the better of full fine-tuning's recipes that ran.
-        fulls = [results[key] for key in (f"{task}/{name}" for name in FULL_RUNS)
-                 if key in results]
-        full = max(fulls, key=lambda r: r["metrics"]["eval_accuracy"], default=None)
+        # The baseline: the better of full fine-tuning's recipes that ran with these seeds.
+        fulls = [mean_metrics(runs(task, name)) for name in FULL_RUNS
+                 if all(run_key(task, name, seed) in results for seed in seeds)]
+        full = max((m["eval_accuracy"] for m in fulls), default=None)
+        full_rss = results.get(run_key(task, "full", seeds[0]), {}).get("peak_rss")
         for name in names:
-            r, method = results[f"{task}/{name}"], METHODS[name]
+            method, first = METHODS[name], runs(task, name)[0]
+            metrics = mean_metrics(runs(task, name))
             trained, total = trained_fraction(config, method)
-            acc = r["metrics"]["eval_accuracy"]
-            versus = "" if full is None or name in FULL_RUNS else \
-                f"{100 * (acc - full['metrics']['eval_accuracy']):+.1f} pt"
+            acc = metrics["eval_accuracy"]
+            each = "" if len(seeds) == 1 else " (" + ", ".join(
+                f"{r['metrics']['eval_accuracy']:.4f}" for r in runs(task, name)) + ")"
+            versus = "" if full is None or name in FULL_RUNS else f"{100 * (acc - full):+.1f} pt"
             others = ", ".join(f"{k.removeprefix('eval_')} {v:.4f}" for k, v in
-                               sorted(r["metrics"].items())
+                               sorted(metrics.items())
                                if k.startswith("eval_") and k not in ("eval_loss",
                                                                       "eval_accuracy"))
             rows = "all" if limits.get(task) is None else f"first {limits[task]}"
-            rss = "" if full is None else f" ({r['peak_rss'] / full['peak_rss']:.2f}x)"
-            artifact = r["artifact_bytes"]
+            rss = "" if full_rss is None else f" ({first['peak_rss'] / full_rss:.2f}x)"
+            artifact = first["artifact_bytes"]
             print(f"| {task} ({rows}) | {method.title} | {method.learning_rate:g}, "
-                  f"{method.epochs:g} | {acc:.4f} | {versus} | {others} | "
+                  f"{method.epochs:g} | {acc:.4f}{each} | {versus} | {others} | "
                   f"{trained:,} ({100 * trained / total:.2f}%) | {artifact / 1e6:.2f} MB "
-                  f"({100 * artifact / base_bytes:.1f}%) | {r['seconds'] / 60:.1f} | "
-                  f"{r['peak_rss'] / 2**20:.0f} MiB{rss} |")
+                  f"({100 * artifact / base_bytes:.1f}%) | {first['seconds'] / 60:.1f} | "
+                  f"{first['peak_rss'] / 2**20:.0f} MiB{rss} |")
         print(f"| {task} | majority class | | {majority_accuracy(task):.4f} | | | | | | |")
 
 
@@ -240,6 +264,8 @@ def main() -> None:
     parser.add_argument("--max_train_examples", default="SST-2:4000",
                         help="TASK:N,... train on the first N rows of TASK")
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--seeds", default=str(DEFAULT_SEED),
+                        help="run_classifier's --seed of each run, comma-separated")
     parser.add_argument("--parts", default="accuracy,timing")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=3)
@@ -254,7 +280,8 @@ def main() -> None:
     model_dir = minilm_checkpoint(work_dir)
     parts = args.parts.split(",")
     if "accuracy" in parts:
-        accuracy(args.tasks.split(","), names, limits, model_dir, work_dir)
+        accuracy(args.tasks.split(","), names, [int(seed) for seed in args.seeds.split(",")],
+                 limits, model_dir, work_dir)
     if "timing" in parts:
         timing(names, model_dir, work_dir, args.rounds, args.calls)
     print(f"outputs in {work_dir}")
