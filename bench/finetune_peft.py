@@ -21,15 +21,14 @@ timing    one training step (the Trainer's compiled loop, batch 32, seq 128, syn
           the machine's drift lands on all of them; the ratio to full fine-tuning per round, its
           median and range.
 
-Each method trains with its usual recipe (`METHODS`): full fine-tuning the original's (lr 5e-5,
-3 epochs; and 5 epochs, the PEFT runs' budget); adapters of 64 units adapter-bert's MRPC command
-(lr 3e-4, 5 epochs); LoRA of rank 8 (alpha 8, query and value) Hu et al.'s learning rate for
-RoBERTa-base (5e-4), 5 epochs. Each PEFT
-method runs with the pooler trained and frozen, the measurement behind
-official/peft/settings.DEFAULT_TRAIN_POOLER. The issue's targets: each PEFT method within 1.0
-point of full fine-tuning's dev accuracy, at most 4% of the parameters trained, an artifact of at
-most 5% of the base checkpoint, a step time of at most 0.85x and a peak RSS below full
-fine-tuning's.
+Each method trains with its usual recipe (`METHODS`): full fine-tuning the original's (lr 5e-5, 3
+epochs; and 5 epochs, the PEFT runs' budget); adapters of 64 units adapter-bert's MRPC command (lr
+3e-4, 5 epochs); LoRA of rank 8 (alpha 8, query and value) Hu et al.'s learning rate for
+RoBERTa-base (5e-4), 5 epochs. Each PEFT method runs with the pooler trained and frozen, the
+measurement behind official/peft/settings.DEFAULT_TRAIN_POOLER. The issue's targets: each PEFT
+method within 1.0 point of full fine-tuning's dev accuracy, at most 4% of the parameters trained,
+an artifact of at most 5% of the base checkpoint, a step time of at most 0.85x and a peak RSS below
+full fine-tuning's.
 """
 
 from __future__ import annotations
@@ -187,12 +186,12 @@ def accuracy(tasks: list[str], names: list[str], seeds: list[int], limits: dict,
         full = max((m["eval_accuracy"] for m in fulls), default=None)
         full_rss = results.get(run_key(task, "full", seeds[0]), {}).get("peak_rss")
         for name in names:
-            method, first = METHODS[name], runs(task, name)[0]
-            metrics = mean_metrics(runs(task, name))
+            method, method_runs = METHODS[name], runs(task, name)
+            first, metrics = method_runs[0], mean_metrics(method_runs)
             trained, total = trained_fraction(config, method)
             acc = metrics["eval_accuracy"]
             each = "" if len(seeds) == 1 else " (" + ", ".join(
-                f"{r['metrics']['eval_accuracy']:.4f}" for r in runs(task, name)) + ")"
+                f"{r['metrics']['eval_accuracy']:.4f}" for r in method_runs) + ")"
             versus = "" if full is None or name in FULL_RUNS else f"{100 * (acc - full):+.1f} pt"
             others = ", ".join(f"{k.removeprefix('eval_')} {v:.4f}" for k, v in
                                sorted(metrics.items())
