@@ -276,8 +276,6 @@ MODELS = {
     "encoder": lambda encoder: encoder,
     "pretrainer": models.BertPretrainer,
     "classifier": lambda encoder: models.BertClassifier(encoder, num_labels=3),
-    "classifier_with_sequence": lambda encoder: models.BertClassifier(
-        encoder, num_labels=3, with_sequence_output=True),
     "span_labeler": models.BertSpanLabeler,
     "token_classifier": lambda encoder: models.BertTokenClassifier(encoder, num_labels=5),
 }

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from official.modeling import models
 from official.modeling.encoder import build_encoder
@@ -41,27 +42,28 @@ def test_classifier_outputs(encoder, make_inputs, num_labels):
     assert logits.shape == (4, num_labels) and logits.dtype == "float32"
 
 
-def test_classifier_with_sequence_output(encoder, make_inputs):
-    """Built to expose the last layer at every position (for a loss on the sequence): the same
-    logits as the default classifier, whose last layer runs at [CLS] only, and the encoder's
-    sequence_output."""
-    default = models.BertClassifier(encoder, num_labels=3)
-    exposed = models.BertClassifier(encoder, num_labels=3, with_sequence_output=True)
-    exposed.classifier.set_weights(default.classifier.get_weights())
+MODEL_BUILDERS = {
+    "pretrainer": models.BertPretrainer,
+    "classifier": lambda encoder: models.BertClassifier(encoder, num_labels=3),
+    "span_labeler": models.BertSpanLabeler,
+    "token_classifier": lambda encoder: models.BertTokenClassifier(encoder, num_labels=5),
+}
+
+
+@pytest.mark.parametrize("name", MODEL_BUILDERS)
+def test_head_outputs_of_a_full_forward_pass(encoder, make_inputs, name):
+    """What a distillation calls on the student's own layers: its heads applied to a forward
+    pass that keeps every layer at every position give the model's outputs (the classifier's
+    graph runs its last layer at [CLS] alone)."""
+    model = MODEL_BUILDERS[name](encoder)
     inputs = make_inputs(3, 9)
+    if name == "pretrainer":
+        inputs["masked_lm_positions"] = np.array([[1, 3], [0, 2], [4, 8]], "int32")
+    encoded = encoder.forward({k: tf.constant(v) for k, v in inputs.items()},
+                              per_layer_outputs=True, attention_probs=True, training=False)
 
-    outputs = exposed(inputs)
-
-    assert set(outputs) == {"logits", "sequence_output"}
-    np.testing.assert_allclose(outputs["logits"], default(inputs), atol=1e-6)
-    np.testing.assert_allclose(outputs["sequence_output"], encoder(inputs)["sequence_output"],
-                               atol=1e-6)
-    assert exposed.get_config()["with_sequence_output"] is True
-    # A config written before the option existed builds the default classifier.
-    config = {k: v for k, v in default.get_config().items() if k != "with_sequence_output"}
-    clone = models.BertClassifier.from_config(config)
-    clone.set_weights(default.get_weights())
-    np.testing.assert_allclose(clone(inputs), default(inputs), atol=1e-6)
+    tf.nest.map_structure(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-6),
+                          model.head_outputs(encoded, inputs), model(inputs))
 
 
 def test_span_labeler_outputs(encoder, make_inputs):

@@ -6,9 +6,11 @@
     BertTokenClassifier   each token -> num_labels logits (NER)
 
 Each is a functional Keras model whose `encoder` attribute is the shared `BertEncoder`, its graph
-built by `encoder.forward` (the encoder's layers called directly); inputs are the encoder's
-Hub-convention dict (plus `masked_lm_positions` for the pretrainer). Each declares what its
-training checkpoints hold, `checkpoint_items`: the encoder, and its heads by name
+built by `encoder.forward` (the encoder's layers called directly) and then `head_outputs` (its
+heads); inputs are the encoder's Hub-convention dict (plus `masked_lm_positions` for the
+pretrainer). A model that also needs what lies between (a distillation's hidden states and
+attention, official/distillation/) calls the two itself on the same layers. Each declares what
+its training checkpoints hold, `checkpoint_items`: the encoder, and its heads by name
 (official/checkpoints/training.py refuses a model with a trainable variable outside them).
 """
 
@@ -25,6 +27,19 @@ class _EncoderModel(keras.Model):
     gets no gradient)."""
 
     reads_pooler = True
+    # What `head_outputs` reads of the last layer: "first" ([CLS] alone, see
+    # BertEncoder.forward) for a head on the pooled output, "all" for one on the sequence.
+    last_layer_positions = "all"
+
+    def _build_graph(self, encoder: BertEncoder, inputs: dict, **kwargs) -> None:
+        """The functional graph: the encoder's forward pass, then the heads."""
+        encoded = encoder.forward(inputs, last_layer_positions=self.last_layer_positions)
+        super().__init__(inputs=inputs, outputs=self.head_outputs(encoded, inputs), **kwargs)
+
+    def head_outputs(self, encoded: dict, inputs: dict):
+        """The model's outputs from `encoded`, the outputs of `encoder.forward(inputs)` (any
+        `last_layer_positions`): what its heads compute."""
+        raise NotImplementedError(f"{type(self).__name__} must define its heads' outputs")
 
     @property
     def checkpoint_heads(self) -> dict[str, keras.layers.Layer]:
@@ -69,12 +84,12 @@ class BertPretrainer(_EncoderModel):
         inputs = dict(encoder_inputs(),
                       masked_lm_positions=keras.Input((None,), dtype="int32",
                                                       name="masked_lm_positions"))
-        outputs = encoder.forward(inputs)
-        super().__init__(inputs=inputs, outputs={
-            "masked_lm_logits": self.masked_lm(outputs["sequence_output"],
-                                               inputs["masked_lm_positions"]),
-            "next_sentence_logits": self.next_sentence(outputs["pooled_output"]),
-        }, **kwargs)
+        self._build_graph(encoder, inputs, **kwargs)
+
+    def head_outputs(self, encoded, inputs):
+        return {"masked_lm_logits": self.masked_lm(encoded["sequence_output"],
+                                                   inputs["masked_lm_positions"]),
+                "next_sentence_logits": self.next_sentence(encoded["pooled_output"])}
 
     @property
     def checkpoint_heads(self):
@@ -87,33 +102,28 @@ class BertClassifier(_EncoderModel):
 
     Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
     regression score (STS-B). The last layer is computed at [CLS] only, all the pooled output
-    reads (see `BertEncoder.forward`), unless `with_sequence_output`: then the outputs are
-    {"logits": the same logits, "sequence_output": [batch, seq_len, hidden], the last layer
-    at every position}, for a loss on the sequence (distillation).
+    reads (see `BertEncoder.forward`).
     """
 
-    def __init__(self, encoder: BertEncoder, num_labels: int, with_sequence_output: bool = False,
-                 **kwargs):
+    last_layer_positions = "first"
+
+    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
         self.encoder = encoder
         self.num_labels = num_labels
-        self.with_sequence_output = with_sequence_output
         self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
-        inputs = encoder_inputs()
-        encoded = encoder.forward(
-            inputs, last_layer_positions="all" if with_sequence_output else "first")
-        logits = self.classifier(encoded["pooled_output"])
-        outputs = ({"logits": logits, "sequence_output": encoded["sequence_output"]}
-                   if with_sequence_output else logits)
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self._build_graph(encoder, encoder_inputs(), **kwargs)
+
+    def head_outputs(self, encoded, inputs):
+        return self.classifier(encoded["pooled_output"])
 
     @property
     def checkpoint_heads(self):
         return {"classifier": self.classifier}
 
     def _head_config(self):
-        return {"num_labels": self.num_labels, "with_sequence_output": self.with_sequence_output}
+        return {"num_labels": self.num_labels}
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -129,10 +139,11 @@ class BertSpanLabeler(_EncoderModel):
         self.encoder = encoder
         self.span = DenseLogits(2, 0.0, encoder.config.initializer_range,
                                 dtype=encoder.dtype_policy, name="span")
-        inputs = encoder_inputs()
-        logits = self.span(encoder.forward(inputs)["sequence_output"])
-        super().__init__(inputs=inputs, outputs={"start_logits": logits[:, :, 0],
-                                                 "end_logits": logits[:, :, 1]}, **kwargs)
+        self._build_graph(encoder, encoder_inputs(), **kwargs)
+
+    def head_outputs(self, encoded, inputs):
+        logits = self.span(encoded["sequence_output"])
+        return {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
 
     @property
     def checkpoint_heads(self):
@@ -154,9 +165,10 @@ class BertTokenClassifier(_EncoderModel):
         self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
-        inputs = encoder_inputs()
-        logits = self.classifier(encoder.forward(inputs)["sequence_output"])
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        self._build_graph(encoder, encoder_inputs(), **kwargs)
+
+    def head_outputs(self, encoded, inputs):
+        return self.classifier(encoded["sequence_output"])
 
     @property
     def checkpoint_heads(self):
