@@ -12,10 +12,15 @@ original's `file_based_convert_examples_to_features`, one `tf.train.Example` per
     label_ids        int64    [1]               the label's index in the task's label list;
                      float32  [1]               the score itself for a regression task (STS-B,
                                                 which the original did not have)
-    is_real_example  int64    [1]               0 for a `PaddingInputExample`
+    is_real_example  int64    [1]               0 for a `PaddingInputExample`, and for an
+                                                unlabelled `TransferExample` (label id 0)
 
 A reader parses `label_ids` and `is_real_example` as scalars (`FixedLenFeature([], ...)`), as
 the original's did. `cached_tfrecord` makes a task split's file once per set of settings.
+
+A distillation's transfer data (`read_transfer_file`: unlabelled texts a teacher labels, Turc et
+al. 2019) joins the training records as rows with is_real_example 0, so the task's own loss and
+metrics skip them while the teacher's soft targets cover them.
 """
 
 from __future__ import annotations
@@ -52,6 +57,42 @@ class PaddingInputExample:
     The original padded eval and predict sets with these to a multiple of the batch size,
     because a TPU needs every batch full; metrics weight examples by is_real_example.
     """
+
+
+@dataclasses.dataclass(frozen=True)
+class TransferExample(InputExample):
+    """An unlabelled example of a distillation's transfer data: real tokens, is_real_example
+    0 (the task's loss skips it), label id 0."""
+
+
+def read_transfer_file(path: str, pair: bool) -> list[TransferExample]:
+    """The texts of `path`, one example per line (for a pair task, its two texts separated by
+    a tab), empty lines skipped.
+
+    Raises:
+      TsvError: no such file, not UTF-8, or a line with the wrong number of texts (naming the
+        file and line).
+    """
+    if not os.path.isfile(path):
+        raise TsvError(f"{path}: no such file (--transfer_data)")
+    examples = []
+    with open(path, encoding="utf-8", newline="") as f:
+        try:
+            for number, line in enumerate(f, start=1):
+                line = line.rstrip("\r\n")
+                if not line.strip():
+                    continue
+                texts = line.split("\t")
+                if len(texts) != (2 if pair else 1):
+                    raise TsvError(f"{path}:{number}: {len(texts)} tab-separated texts; this "
+                                   f"task's transfer data has {2 if pair else 1} per line")
+                examples.append(TransferExample(f"transfer-{number}", texts[0],
+                                                texts[1] if pair else None, None))
+        except UnicodeDecodeError as e:
+            raise TsvError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if not examples:
+        raise TsvError(f"{path}: no text in the transfer data")
+    return examples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +170,8 @@ def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
             segments = [0] * len(tokens)
         pad = [0] * (max_seq_length - len(tokens))
         features.append(InputFeatures(tokens + pad, [1] * len(tokens) + pad, segments + pad,
-                                      _label_id(example, label_map)))
+                                      _label_id(example, label_map),
+                                      not isinstance(example, TransferExample)))
     return features
 
 
@@ -213,7 +255,8 @@ def read_split(processor: TaskProcessor, data_dir: str | None, split: str,
 def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                     max_seq_length: int, tokenizer: FullTokenizer, output_dir: str,
                     pad_to_multiple: int = 1, tfds_data_dir: str | None = None,
-                    examples: Sequence[InputExample] | None = None) -> RecordFile:
+                    examples: Sequence[InputExample] | None = None,
+                    transfer: tuple[str, Sequence[TransferExample]] | None = None) -> RecordFile:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
     The key it is cached under (data_prep/record_cache.py) holds the task, split,
@@ -230,6 +273,9 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
         (`read_tfds`) instead of the TSV files.
       examples: the split's examples if already read (`read_split`), so that a caller can
         check every split before writing any; otherwise read when the records are made.
+      transfer: (file, its examples): unlabelled rows written after the split's (its own file
+        name, `<task>-<split>+transfer.tf_record`, keyed by the file's sha256 too); they count
+        in num_examples, as the rows an epoch goes through.
     """
     if pad_to_multiple < 1:
         raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
@@ -250,11 +296,16 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
            "pad_to_multiple": pad_to_multiple,
            "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
            "data_sha256": data_hash}
-    path = os.path.join(output_dir, f"{processor.name}-{split}.tf_record")
+    name = f"{processor.name}-{split}"
+    if transfer is not None:
+        key["transfer_sha256"] = record_cache.sha256_of_file(transfer[0])
+        name += "+transfer"
+    path = os.path.join(output_dir, f"{name}.tf_record")
 
     def make() -> dict:
         read = examples if examples is not None else processor.get_examples(data_dir, split)
-        padded = list(read) + [PaddingInputExample()] * (-len(read) % pad_to_multiple)
+        read = list(read) + list(transfer[1] if transfer is not None else ())
+        padded = read + [PaddingInputExample()] * (-len(read) % pad_to_multiple)
         num_records = write_tfrecord(padded, processor.get_labels(), max_seq_length, tokenizer,
                                      path)
         return {"data_file": data_file, "num_examples": len(read), "num_records": num_records}
@@ -267,16 +318,19 @@ class ClassifierData:
     """run_classifier's data (`official.tasks.base.TaskData`): a task's TSV files in
     `data_dir`, or TensorFlow Datasets' prepared glue/* data in `tfds_data_dir`, as cached
     records in `output_dir`. The count that sets the updates is the split's examples.
-    The vocab is read by `read`, after the run's checks of it."""
+    The vocab is read by `read`, after the run's checks of it. `transfer_file`: a
+    distillation's unlabelled texts (`read_transfer_file`), added to the training rows."""
 
     def __init__(self, processor: TaskProcessor, data_dir: str | None,
                  tfds_data_dir: str | None, max_seq_length: int, vocab_file: str,
-                 do_lower_case: bool, output_dir: str):
+                 do_lower_case: bool, output_dir: str, transfer_file: str | None = None):
         self.processor = processor
         self.data_dir, self.tfds_data_dir = data_dir, tfds_data_dir
         self.max_seq_length, self.output_dir = max_seq_length, output_dir
         self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
+        self.transfer_file = transfer_file
         self._examples: dict[str, list[InputExample]] = {}
+        self._transfer: list[TransferExample] = []
 
     def source(self, split: str) -> str:
         if self.tfds_data_dir is not None:
@@ -287,12 +341,18 @@ class ClassifierData:
         self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)
         self._examples = {split: read_split(self.processor, self.data_dir, split,
                                             self.tfds_data_dir) for split in splits}
-        return len(self._examples["train"]) if "train" in splits else None
+        if "train" not in splits:
+            return None
+        if self.transfer_file is not None:
+            self._transfer = read_transfer_file(self.transfer_file, self.processor.is_pair)
+        return len(self._examples["train"]) + len(self._transfer)
 
     def records(self, split: str) -> Records:
+        transfer = ((self.transfer_file, self._transfer)
+                    if split == "train" and self.transfer_file is not None else None)
         made = cached_tfrecord(self.processor, self.data_dir, split, self.max_seq_length,
                                self.tokenizer, self.output_dir, tfds_data_dir=self.tfds_data_dir,
-                               examples=self._examples[split])
+                               examples=self._examples[split], transfer=transfer)
         spec = parse_spec(self.max_seq_length, regression=self.processor.get_labels() is None)
         return Records(made.path, spec, made.num_examples, made.num_records, self.source(split),
                        made.reused)

@@ -193,11 +193,12 @@ def peft_settings() -> PeftSettings | None:
                                    f.peft_train_pooler)
 
 
-def finetuning_options() -> FinetuningOptions:
-    """The options the flags `define_finetuning_flags` defines say."""
+def finetuning_options(bert_config_file: str | None = None) -> FinetuningOptions:
+    """The options the flags `define_finetuning_flags` defines say; `bert_config_file` replaces
+    the flag's (run_distillation's student)."""
     f = flags.FLAGS
     return FinetuningOptions(
-        bert_config_file=f.bert_config_file, output_dir=f.output_dir,
+        bert_config_file=bert_config_file or f.bert_config_file, output_dir=f.output_dir,
         init_checkpoint=f.init_checkpoint, vocab_file=f.vocab_file,
         max_seq_length=f.max_seq_length, do_train=f.do_train, do_eval=f.do_eval,
         do_predict=f.do_predict, predict_batch_size=f.predict_batch_size,

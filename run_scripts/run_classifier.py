@@ -45,17 +45,24 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def run() -> dict[str, dict[str, float]]:
+def task_and_data(options: finetuning.FinetuningOptions, transfer_file: str | None = None
+                  ) -> tuple[ClassificationTask, ClassifierData]:
+    """The task and data the flags name (run_distillation's too, with its transfer data)."""
     if FLAGS.data_dir is None and FLAGS.tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
-    options = common_flags.finetuning_options()
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
     task = ClassificationTask(processor.name, processor.get_labels(),
                               glue.submission_file(processor.name)
                               if processor.submission_name else None, processor.is_pair)
     data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
-                          FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir)
-    return finetuning.run(options, task, data)
+                          FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir,
+                          transfer_file)
+    return task, data
+
+
+def run() -> dict[str, dict[str, float]]:
+    options = common_flags.finetuning_options()
+    return finetuning.run(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:

@@ -42,13 +42,20 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def run() -> dict[str, dict[str, float]]:
-    options = common_flags.finetuning_options()
+def task_and_data(options: finetuning.FinetuningOptions) -> tuple[NerTask, conll.ConllData]:
+    """The task and data the flags name (run_distillation's too)."""
+    if FLAGS.data_dir is None:
+        raise ValueError("--data_dir is needed: the folder of the CoNLL-2003 files")
     files = {split: os.path.join(FLAGS.data_dir, name) for split, name in
              (("train", FLAGS.train_file), ("dev", FLAGS.dev_file), ("test", FLAGS.test_file))}
     data = conll.ConllData(files, conll.LABELS, options.max_seq_length, FLAGS.vocab_file,
                            FLAGS.do_lower_case, options.output_dir)
-    return finetuning.run(options, NerTask(conll.LABELS), data)
+    return NerTask(conll.LABELS), data
+
+
+def run() -> dict[str, dict[str, float]]:
+    options = common_flags.finetuning_options()
+    return finetuning.run(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:

@@ -65,13 +65,18 @@ def check_files(options: FinetuningOptions) -> None:
             raise ValueError(f"{path}: no such file")
 
 
-def run() -> dict[str, dict[str, float]]:
-    options = common_flags.finetuning_options()
+def task_and_data(options: FinetuningOptions) -> tuple[SquadTask, SquadData]:
+    """The task and data the flags name (run_distillation's too)."""
     check_files(options)
     settings = common_flags.squad_settings_from_flags(options.max_seq_length)
     data = SquadData(FLAGS.train_file, FLAGS.predict_file, settings, FLAGS.vocab_file,
                      FLAGS.do_lower_case, options.output_dir)
-    return finetuning.run(options, SquadTask(settings, FLAGS.do_lower_case), data)
+    return SquadTask(settings, FLAGS.do_lower_case), data
+
+
+def run() -> dict[str, dict[str, float]]:
+    options = common_flags.finetuning_options()
+    return finetuning.run(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:

@@ -53,11 +53,7 @@ def model_roots(model: keras.Model) -> dict:
       ValueError: the model declares no checkpoint_items, or has trainable variables under
         neither its encoder nor a declared head.
     """
-    items = ({"encoder": model, "heads": {}} if isinstance(model, BertEncoder)
-             else getattr(model, "checkpoint_items", None))
-    if items is None:
-        raise ValueError(f"{type(model).__name__} declares no checkpoint_items: its encoder and "
-                         "heads cannot be saved")
+    items = _checkpoint_items(model)
     covered = {id(v) for v in items["encoder"].variables}
     covered.update(id(v) for head in items["heads"].values() for v in head.variables)
     missing = [v.path for v in model.trainable_variables if id(v) not in covered]
@@ -72,6 +68,15 @@ def model_roots(model: keras.Model) -> dict:
     return items
 
 
+def _checkpoint_items(model: keras.Model) -> dict:
+    items = ({"encoder": model, "heads": {}} if isinstance(model, BertEncoder)
+             else getattr(model, "checkpoint_items", None))
+    if items is None:
+        raise ValueError(f"{type(model).__name__} declares no checkpoint_items: its encoder and "
+                         "heads cannot be saved")
+    return items
+
+
 def trained_encoder_variables(encoder: BertEncoder) -> dict[str, keras.Variable]:
     """{original name: variable} of the encoder's trainable variables (a variable with several
     names, the fused QKV kernel, under its first)."""
@@ -83,11 +88,15 @@ def trained_encoder_variables(encoder: BertEncoder) -> dict[str, keras.Variable]
 
 
 def random_states(model: keras.Model) -> list[keras.Variable]:
-    """The model's non-trainable variables that are not weights: the dropout layers' seed
-    generator states (what a resumed run needs to draw the masks an uninterrupted one would).
-    Frozen weights are not among them: they come from the base checkpoint."""
+    """The non-trainable variables of the model's checkpoint items that are not weights: the
+    dropout layers' seed generator states (what a resumed run needs to draw the masks an
+    uninterrupted one would). Frozen weights are not among them: they come from the base
+    checkpoint (or, a distillation's teacher, from its own)."""
+    items = _checkpoint_items(model)
     weights = {id(v) for v in tf1.original_names(model).values()}
-    return [v for v in model.non_trainable_variables if id(v) not in weights]
+    layers = [items["encoder"], *items["heads"].values()]
+    return [v for layer in layers for v in layer.non_trainable_variables
+            if id(v) not in weights]
 
 
 def saved_heads(prefix: str) -> set[str]:

@@ -22,7 +22,7 @@ evaluation and test data are one file (SQuAD's --predict_file) returns the same 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol, Sequence
 
 if TYPE_CHECKING:  # the data side imports this module without loading Keras
     import keras
@@ -57,6 +57,23 @@ class Records:
     source: str
     reused: bool = False
     examples: Any = None
+
+
+class SoftTarget(NamedTuple):
+    """One output a distillation matches to the teacher's (official/distillation/).
+
+    Attributes:
+      logits: float [..., classes] (a softmax over the last axis), or [...] scores when
+        `regression`.
+      weights: float32 [...], which rows count (0 for padding, for a word's later pieces).
+      normalizer: the key of the task's `normalizers` that sums `weights` over the global
+        batch (the soft loss is a mean, as the task's own).
+      regression: match the scores by squared error instead of soft cross-entropy.
+    """
+    logits: Any
+    weights: Any
+    normalizer: str
+    regression: bool = False
 
 
 class TaskData(Protocol):
@@ -108,6 +125,10 @@ class FinetuningTask(Protocol):
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]: ...
 
     def metrics(self, stats: Mapping[str, float]) -> dict[str, float]: ...
+
+    def soft_targets(self, outputs, features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
+        """The model's outputs a distillation matches, by name (logits, or SQuAD's start and
+        end): computed alike on the student's and the teacher's outputs."""
 
     def evaluate(self, outputs: Mapping[str, np.ndarray], records: Records) -> dict[str, float]:
         """The dev metrics of the model's outputs on `records` (rows in the records' order, with

@@ -28,7 +28,7 @@ from official.export.classifier import ClassifierExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertClassifier
 from official.tasks import glue_metrics
-from official.tasks.base import Records
+from official.tasks.base import Records, SoftTarget
 from official.text.tokenizer import FullTokenizer
 
 TEST_RESULTS_FILE = "test_results.tsv"
@@ -78,8 +78,19 @@ class ClassificationTask:
                                 options.pair, options.jit_compile)
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        """The batch's real examples: the loss is a mean over the whole global batch."""
-        return {"examples": tf.reduce_sum(tf.cast(features["is_real_example"], tf.float32))}
+        """The batch's real examples (the loss is a mean over the whole global batch's) and
+        its rows (a distillation's soft targets also cover the unlabelled rows of its transfer
+        data, which carry is_real_example 0)."""
+        return {"examples": tf.reduce_sum(tf.cast(features["is_real_example"], tf.float32)),
+                "rows": tf.cast(tf.shape(features["is_real_example"])[0], tf.float32)}
+
+    def soft_targets(self, logits: tf.Tensor,
+                     features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
+        """Every row's logits (the score, for regression), labelled or not."""
+        rows = tf.ones(tf.shape(logits)[:1], tf.float32)
+        if self.regression:
+            return {"logits": SoftTarget(logits[:, 0], rows, "rows", regression=True)}
+        return {"logits": SoftTarget(logits, rows, "rows")}
 
     def loss_and_stats(self, logits: tf.Tensor, features: Mapping[str, tf.Tensor],
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:

@@ -44,7 +44,7 @@ from official.atomic_files import open_atomically
 from official.export.ner import NerExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertTokenClassifier
-from official.tasks.base import Records
+from official.tasks.base import Records, SoftTarget
 from official.tasks.ner_metrics import entity_scores
 from official.text.tokenizer import FullTokenizer
 from official.training.trainer import write_eval_results
@@ -94,6 +94,11 @@ class NerTask:
         weights = features["label_weights"]
         return {"label_weight": tf.reduce_sum(weights),
                 "examples": tf.cast(tf.shape(weights)[0], tf.float32)}
+
+    def soft_targets(self, logits: tf.Tensor,
+                     features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
+        """The tag distribution of every token the task's loss counts (words' first pieces)."""
+        return {"logits": SoftTarget(logits, features["label_weights"], "label_weight")}
 
     def loss_and_stats(self, outputs: tf.Tensor, features: Mapping[str, tf.Tensor],
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:

@@ -37,7 +37,7 @@ from official.export.squad import SquadExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSpanLabeler
 from official.tasks import squad_decoding, squad_metrics
-from official.tasks.base import Records
+from official.tasks.base import Records, SoftTarget
 from official.tasks.squad_decoding import RawResult, SquadPredictions
 from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
@@ -104,6 +104,15 @@ class SquadTask:
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's rows, a float32 scalar that adds across batches."""
         return {"examples": tf.cast(tf.shape(features["start_positions"])[0], tf.float32)}
+
+    def soft_targets(self, outputs: Mapping[str, tf.Tensor],
+                     features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
+        """The start and end distributions over each window's real tokens (padding, which the
+        original's own loss leaves in, is masked out of both student and teacher)."""
+        padding = 1.0 - tf.cast(features["input_mask"], tf.float32)
+        rows = tf.ones(tf.shape(padding)[:1], tf.float32)
+        return {end: SoftTarget(outputs[f"{end}_logits"] - 10000.0 * padding, rows, "examples")
+                for end in ("start", "end")}
 
     def loss_and_stats(self, outputs: Mapping[str, tf.Tensor], features: Mapping[str, tf.Tensor],
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:

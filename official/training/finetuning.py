@@ -38,6 +38,7 @@ import tensorflow as tf
 from absl import logging
 
 from official.checkpoints.training import CONFIG_FILE
+from official.configs import BertConfig
 from official.peft import adaptation
 from official.peft.settings import PeftSettings
 from official.tasks.base import SPLITS, FinetuningTask, TaskData
@@ -92,6 +93,8 @@ class FinetuningRun:
       task: the task's model (`task.build_model`) and loss (a `official.training.trainer.Task`).
       adapt: what an adaptation method does to the model once --init_checkpoint is loaded
         (`job_setup.set_up`).
+      config: the model's config when it is not options.bert_config_file's (a distillation's
+        student made of its teacher's layers).
 
     Raises:
       ValueError: bad options, config, vocab or checkpoint; evaluating or predicting without
@@ -100,7 +103,8 @@ class FinetuningRun:
     """
 
     def __init__(self, options: FinetuningOptions, task: FinetuningTask,
-                 adapt: Callable[[keras.Model], None] | None = None):
+                 adapt: Callable[[keras.Model], None] | None = None,
+                 config: BertConfig | None = None):
         if not (options.do_train or options.do_eval or options.do_predict):
             raise ValueError("at least one of do_train, do_eval or do_predict must be True")
         if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
@@ -117,7 +121,8 @@ class FinetuningRun:
         self.options = options
         self.task = task
         self._adapt = adapt
-        self._job = job_setup.set_up(options, task.build_model, adapt=adapt)
+        self._job = job_setup.set_up(options, task.build_model,
+                                     job_setup.checked_config(options, config), adapt)
         self.config, self.model = self._job.config, self._job.model
         self.is_chief = is_chief(self._job.strategy)
         self._trainer: Trainer | None = None
@@ -271,7 +276,8 @@ class FinetuningRun:
 # ---- the run every fine-tuning entry point makes ---------------------------------------------
 
 def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
-        adapt: Callable[[keras.Model], None] | None = None) -> dict[str, dict[str, float]]:
+        adapt: Callable[[keras.Model], None] | None = None,
+        config: BertConfig | None = None) -> dict[str, dict[str, float]]:
     """Trains, evaluates and predicts as options.do_train, do_eval and do_predict say.
 
     The order makes a mistake cost no work: the options, config, vocab, output_dir and
@@ -292,7 +298,7 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
     elif options.peft is not None:
         raise ValueError("an adaptation method (adapt) and a parameter-efficient one "
                          "(options.peft) cannot both apply")
-    job = FinetuningRun(options, task, adapt)
+    job = FinetuningRun(options, task, adapt, config)
     asked = (options.do_train, options.do_eval, options.do_predict)
     splits = [split for split, wanted in zip(SPLITS, asked) if wanted]
     train_count = data.read(splits)

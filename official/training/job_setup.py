@@ -94,8 +94,10 @@ class Job:
     model: keras.Model
 
 
-def checked_config(options: TrainingOptions) -> BertConfig:
-    """The config, once the options that need no data or model are checked against it.
+def checked_config(options: TrainingOptions, config: BertConfig | None = None) -> BertConfig:
+    """The config (options.bert_config_file's, unless `config` is given: a distillation's
+    student made of its teacher's layers), once the options that need no data or model are
+    checked against it.
 
     Raises:
       ValueError: a bad dtype; an output_dir that cannot be written; an unreadable config; a
@@ -105,7 +107,7 @@ def checked_config(options: TrainingOptions) -> BertConfig:
     if options.dtype not in DTYPE_POLICIES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
     check_output_dir(options.output_dir)
-    config = BertConfig.from_json_file(options.bert_config_file)
+    config = config or BertConfig.from_json_file(options.bert_config_file)
     if options.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"--max_seq_length={options.max_seq_length} is more than the "
                          f"max_position_embeddings={config.max_position_embeddings} of "

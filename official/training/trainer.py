@@ -123,6 +123,10 @@ class Diverged(ValueError):
 class Trainer:
     """Trains `model` on `task` under `strategy`; build the model and optimiser in its scope.
 
+    A model with an `inference_model` (a distillation's, whose student trains beside a
+    teacher) predicts and has its weights written and restored through that one: training
+    checkpoints hold `model`'s roots, `write_weights` and `restore_model` its.
+
     Example:
         with strategy.scope():
             model = BertPretrainer(build_encoder(config))
@@ -145,6 +149,7 @@ class Trainer:
                 raise ValueError(f"{name} must be at least 1, got {getattr(options, name)}")
         self.strategy, self.model, self.optimizer = strategy, model, optimizer
         self.task, self.options = task, options
+        self.inference_model = getattr(model, "inference_model", model)
         self.per_replica_batch_size = options.train_batch_size // replicas
         self._input_names = list(model.input.keys())
         with strategy.scope():
@@ -333,7 +338,7 @@ class Trainer:
         """Writes the model's part of a checkpoint and the step to `prefix`: no optimiser slots
         or iterator, so it restores a model (`restore_model`) but resumes nothing. The chief's
         alone (output_dir/best/, official/training/finetuning.py)."""
-        tf.train.Checkpoint(**model_roots(self.model), step=self.step).write(prefix)
+        tf.train.Checkpoint(**model_roots(self.inference_model), step=self.step).write(prefix)
 
     def restore_model(self, checkpoint_dir: str | None = None) -> bool:
         """Loads the model weights and step of the newest checkpoint in `checkpoint_dir`
@@ -341,7 +346,7 @@ class Trainer:
         latest = tf.train.latest_checkpoint(checkpoint_dir or self.options.output_dir)
         if latest is None:
             return False
-        roots = model_roots(self.model)
+        roots = model_roots(self.inference_model)
         check_holds(latest, roots)
         assert_matched(tf.train.Checkpoint(**roots, step=self.step).read(latest).expect_partial(),
                        latest)
@@ -414,7 +419,8 @@ class Trainer:
     @tf.function
     def _predict_step(self, features, keep: tuple[str, ...]):
         def replica(features):
-            outputs = self.model({k: features[k] for k in self._input_names}, training=False)
+            outputs = self.inference_model({k: features[k] for k in self._input_names},
+                                           training=False)
             if not isinstance(outputs, dict):
                 outputs = {"logits": outputs}
             return dict(outputs, **{name: features[name] for name in keep})

@@ -1,0 +1,110 @@
+"""`DistillationSettings`: what a distillation's flags say, checked before any data or model work.
+
+    --teacher_checkpoint       a fine-tuning output_dir (its best/ when kept) or a checkpoint in
+                               one; a parameter-efficient run is read with its base
+    --student_layers=0,2,4     the student is the teacher's embeddings, these layers (in this
+                               order), pooler and head (DistilBERT's initialisation), or
+    --student_bert_config_file any size, initialised by --init_checkpoint (a pretrained compact
+                               BERT, as in Turc et al. 2019) or at random
+    --temperature=T            the softmax temperature of the soft targets (default 2)
+    --alpha_soft, --alpha_hard the weights of the soft loss (cross-entropy against the teacher's
+                               probabilities at T, times T^2; squared error to the teacher's
+                               score for regression) and of the task's own loss
+    --alpha_hidden             MSE between each student layer and its teacher layer (through a
+                               learned projection when the widths differ), real tokens only
+    --alpha_attention          KL divergence of the teacher's attention from the student's, per
+                               mapped layer, head and real query (TinyBERT); same heads needed
+
+Student layer i is matched to teacher layer `layer_map[i]`: the listed layers with
+--student_layers, otherwise every (L_teacher / L_student)-th layer, ending at the last (TinyBERT's
+uniform map).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from official.configs import BertConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class DistillationSettings:
+    """One distillation's losses and student.
+
+    Attributes:
+      teacher_checkpoint: the fine-tuned teacher (output_dir, best/ or a checkpoint prefix).
+      student_layers: teacher layers that make the student (None: a student of its own config).
+      temperature: of the soft targets; the soft loss is scaled by its square, so its gradients
+        keep their size as it changes (Hinton et al. 2015).
+      alpha_soft, alpha_hard, alpha_hidden, alpha_attention: the weight of each loss.
+    """
+    teacher_checkpoint: str
+    student_layers: tuple[int, ...] | None = None
+    temperature: float = 2.0
+    alpha_soft: float = 0.5
+    alpha_hard: float = 0.5
+    alpha_hidden: float = 0.0
+    alpha_attention: float = 0.0
+
+    def __post_init__(self):
+        if not self.teacher_checkpoint:
+            raise ValueError("--teacher_checkpoint is needed: the fine-tuned model to distil")
+        if not (self.temperature > 0 and math.isfinite(self.temperature)):
+            raise ValueError(f"--temperature must be positive, got {self.temperature}")
+        weights = {name: getattr(self, name) for name in
+                   ("alpha_soft", "alpha_hard", "alpha_hidden", "alpha_attention")}
+        negative = [f"--{name}={value}" for name, value in weights.items()
+                    if not (value >= 0 and math.isfinite(value))]
+        if negative:
+            raise ValueError(f"{', '.join(negative)}: a loss weight must be 0 or more")
+        if not any(weights.values()):
+            raise ValueError("every loss weight (--alpha_soft, --alpha_hard, --alpha_hidden, "
+                             "--alpha_attention) is 0: nothing would train")
+        if self.student_layers is not None and not self.student_layers:
+            raise ValueError("--student_layers names no layer")
+
+    @classmethod
+    def from_flags(cls, teacher_checkpoint: str | None, student_layers: str | None,
+                   **losses: float) -> "DistillationSettings":
+        """The settings of the flags' values; `student_layers` as written ("0,2,4")."""
+        layers = None
+        if student_layers is not None:
+            try:
+                layers = tuple(int(part) for part in student_layers.split(","))
+            except ValueError:
+                raise ValueError(f"--student_layers={student_layers!r} is not a comma-separated "
+                                 "list of layer numbers") from None
+        return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers, **losses)
+
+    def student_config(self, teacher: BertConfig) -> BertConfig:
+        """The student's config when it is made of teacher layers: the teacher's with fewer.
+
+        Raises:
+          ValueError: a layer the teacher lacks, or one listed twice.
+        """
+        layers = self.student_layers or ()
+        beyond = [i for i in layers if not 0 <= i < teacher.num_hidden_layers]
+        if beyond:
+            raise ValueError(f"--student_layers={','.join(map(str, layers))}: the teacher has "
+                             f"layers 0 to {teacher.num_hidden_layers - 1}, not "
+                             f"{', '.join(map(str, beyond))}")
+        if len(set(layers)) != len(layers):
+            raise ValueError(f"--student_layers={','.join(map(str, layers))} names a layer twice")
+        return dataclasses.replace(teacher, num_hidden_layers=len(layers))
+
+    def layer_map(self, student_layers: int, teacher_layers: int) -> list[int]:
+        """The teacher layer each student layer learns from (hidden and attention losses)."""
+        if self.student_layers is not None:
+            return list(self.student_layers)
+        if student_layers > teacher_layers:
+            raise ValueError(f"the student has {student_layers} layers, more than the teacher's "
+                             f"{teacher_layers}: no layer map")
+        step = teacher_layers // student_layers
+        return [teacher_layers - 1 - step * (student_layers - 1 - i)
+                for i in range(student_layers)]
+
+    @property
+    def needs_internals(self) -> bool:
+        """Whether a loss reads the layers' outputs or attention, not just the heads'."""
+        return self.alpha_hidden > 0 or self.alpha_attention > 0

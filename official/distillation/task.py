@@ -1,0 +1,147 @@
+"""`DistillationTask`: any fine-tuning task, its student taught by a fine-tuned teacher.
+
+It is a `FinetuningTask` (official/tasks/base.py) wrapped around the task being distilled, so
+`finetuning.run` trains, evaluates, keeps best/ and predicts as for any task. What changes is the
+model (`DistillationModel`: student beside teacher) and the loss, a weighted sum of
+
+    alpha_hard       the task's own loss on the labels
+    alpha_soft       the mean over the task's `soft_targets` of soft cross-entropy at temperature
+                     T (times T^2) against the teacher's, or squared error for a regression score
+    alpha_hidden     hidden-state MSE per real token and mapped layer
+    alpha_attention  attention KL per real query, head and mapped layer
+
+each normalised over the whole global batch as the task's loss is. Evaluation, prediction files,
+best/ and the export are the task's own, on the student alone: a distillation's output_dir is a
+fine-tuning output_dir of the student.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import keras
+import tensorflow as tf
+
+from official.distillation import losses
+from official.distillation.model import DistillationModel, copy_teacher_layers, load_teacher
+from official.distillation.settings import DistillationSettings
+from official.modeling.encoder import BertEncoder
+from official.tasks.base import FinetuningTask, Records
+
+_TOKENS = "distillation_tokens"  # real tokens: the hidden and attention losses' denominator
+
+
+class DistillationTask:
+    """`task` distilled from the teacher `settings.teacher_checkpoint` names.
+
+    Args:
+      task: the task being distilled (ClassificationTask, SquadTask, NerTask).
+      settings: the losses, their weights and the student's make-up.
+    """
+
+    def __init__(self, task: FinetuningTask, settings: DistillationSettings):
+        self.task = task
+        self.settings = settings
+        self.best_metric = task.best_metric
+        self.keep = task.keep
+        self._layers = self._heads = 0  # the layer map's length and the heads: build_model's
+
+    def build_model(self, encoder: BertEncoder) -> DistillationModel:
+        """The student on `encoder` (of the student's config), the teacher loaded and frozen
+        beside it; with --student_layers the student starts as the teacher's layers.
+
+        Raises:
+          ValueError: a teacher that does not fit (another task's head, a missing checkpoint),
+            a student of another vocabulary, or an attention loss across different head counts.
+        """
+        settings = self.settings
+        student = self.task.build_model(encoder)
+        teacher, teacher_config = load_teacher(settings.teacher_checkpoint,
+                                               self.task.build_model, encoder.dtype_policy)
+        config = encoder.config
+        if config.vocab_size != teacher_config.vocab_size:
+            raise ValueError(f"the student's vocab_size {config.vocab_size} is not the "
+                             f"teacher's {teacher_config.vocab_size}: both read the same "
+                             "token ids")
+        if settings.alpha_attention and (config.num_attention_heads
+                                         != teacher_config.num_attention_heads):
+            raise ValueError(f"--alpha_attention matches heads one to one, and the student has "
+                             f"{config.num_attention_heads} attention heads, the teacher "
+                             f"{teacher_config.num_attention_heads}")
+        layer_map = settings.layer_map(config.num_hidden_layers, teacher_config.num_hidden_layers)
+        self._layers, self._heads = len(layer_map), config.num_attention_heads
+        if settings.student_layers is not None:
+            copy_teacher_layers(student, teacher, settings.student_layers)
+        return DistillationModel(student, teacher, layer_map, hidden=settings.alpha_hidden > 0,
+                                 attention=settings.alpha_attention > 0)
+
+    # ---- the loss (the Trainer's Task protocol) ------------------------------------------------
+
+    def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """The task's, and the real tokens the hidden and attention losses average over."""
+        return dict(self.task.normalizers(features),
+                    **{_TOKENS: tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))})
+
+    def loss_and_stats(self, outputs: Mapping, features: Mapping[str, tf.Tensor],
+                       normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
+        """This batch's share of the weighted loss. Stats: the task's sums, each distillation
+        loss's sum ("soft_<target>_over_<normalizer>", "hidden", "attention") and the batch's
+        own normalizers ("count_<name>"), from which `metrics` averages them."""
+        s = self.settings
+        hard, stats = self.task.loss_and_stats(outputs["student"], features, normalizers)
+        stats = dict(stats, **{f"count_{k}": v for k, v in self.normalizers(features).items()})
+        student_targets = self.task.soft_targets(outputs["student"], features)
+        teacher_targets = self.task.soft_targets(outputs["teacher"], features)
+        soft = tf.constant(0.0)
+        for name, target in student_targets.items():
+            teacher = teacher_targets[name]
+            if target.regression:
+                total = losses.squared_error(target.logits, teacher.logits, target.weights)
+            else:
+                total = losses.soft_cross_entropy(target.logits, teacher.logits, target.weights,
+                                                  s.temperature)
+            stats[f"soft_{name}_over_{target.normalizer}"] = total
+            soft += total / tf.maximum(normalizers[target.normalizer], 1.0)
+        loss = s.alpha_hard * hard + s.alpha_soft * soft / len(student_targets)
+        for kind, weight, loss_fn in (("hidden", s.alpha_hidden, losses.hidden_mse),
+                                      ("attention", s.alpha_attention, losses.attention_kl)):
+            if weight:
+                total = loss_fn([outputs[f"student_{kind}_{i}"] for i in range(self._layers)],
+                                [outputs[f"teacher_{kind}_{i}"] for i in range(self._layers)],
+                                features["input_mask"])
+                stats[kind] = total
+                loss += weight * total / tf.maximum(
+                    normalizers[_TOKENS] * self._per_token_terms(kind), 1.0)
+        return loss, stats
+
+    def _per_token_terms(self, kind: str) -> int:
+        """The terms one real token adds to a loss: one per mapped layer (and head)."""
+        return self._layers * (self._heads if kind == "attention" else 1)
+
+    def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
+        """The task's training metrics, and each distillation loss as a mean."""
+        result = self.task.metrics(stats)
+        for key, value in stats.items():
+            if key.startswith("soft_"):
+                name, normalizer = key[len("soft_"):].split("_over_")
+                result[f"soft_{name}"] = float(value) / max(
+                    float(stats[f"count_{normalizer}"]), 1e-12)
+            elif key in ("hidden", "attention"):
+                result[f"{key}_loss"] = float(value) / max(
+                    float(stats[f"count_{_TOKENS}"]) * self._per_token_terms(key), 1e-12)
+        return result
+
+    # ---- everything else is the task's, on the student ----------------------------------------
+
+    def evaluate(self, outputs: Mapping, records: Records) -> dict[str, float]:
+        return self.task.evaluate(outputs, records)
+
+    def write_predictions(self, outputs: Mapping, records: Records, output_dir: str | None,
+                          step: int) -> dict[str, float]:
+        return self.task.write_predictions(outputs, records, output_dir, step)
+
+    def serving_spec(self) -> dict:
+        return self.task.serving_spec()
+
+    def serving_module(self, model: keras.Model, tokenizer, options) -> tf.Module:
+        return self.task.serving_module(model, tokenizer, options)
