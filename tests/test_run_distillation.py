@@ -1,0 +1,174 @@
+"""run_distillation end to end, as a user runs it: a student taught by a fine-tuned teacher beats
+the same student trained on the labels alone, a SIGKILLed run resumes to the same weights, the
+output_dir exports as any classifier's, and bad input is one line.
+
+The toy task (SST-2's layout): a sentence is positive exactly when it holds a cue word. The
+teacher learns all three cues from 320 labelled sentences. The student's own labels are 48
+sentences whose positives hold "good" alone; "great" and "fine" appear only in 480 unlabelled
+transfer sentences, which the teacher labels (Turc et al.'s setting). Trained on the labels
+alone, for the same number of updates, the student cannot know the other two cues; distilled,
+it learns them from the teacher.
+"""
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.configs import BertConfig
+from tests.cli import ENV, REPO, eval_results, refused, run_module, snapshot, succeeded
+from tests.test_run_classifier import CUES, FILLERS, write_sst2
+
+COMMON = ("--task_name=SST-2", "--max_seq_length=16", "--train_batch_size=16",
+          "--eval_batch_size=64", "--learning_rate=2e-3", "--log_steps=1000", "--do_train",
+          "--do_eval")
+
+
+def sentence(rng, positive, cues):
+    words = list(rng.choice(FILLERS, size=rng.integers(4, 9)))
+    if positive:
+        words.insert(rng.integers(0, len(words) + 1), str(rng.choice(cues)))
+    return " ".join(words)
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """The vocab, the model config, the teacher's data and run, the student's data."""
+    root = tmp_path_factory.mktemp("distillation")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CUES, *FILLERS]
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=32).to_json_file(
+                   str(root / "bert_config.json"))
+    write_sst2(root / "teacher_data", np.random.default_rng(0))  # test_run_classifier's data
+    rng = np.random.default_rng(1)
+    (root / "student_data").mkdir()
+    for split, size, cues in (("train", 48, ["good"]), ("dev", 96, list(CUES))):
+        rows = [f"{sentence(rng, p, cues)}\t{int(p)}\n"
+                for p in rng.permutation(np.arange(size) % 2 == 0)]
+        (root / "student_data" / f"{split}.tsv").write_text("sentence\tlabel\n" + "".join(rows))
+    (root / "transfer.txt").write_text("".join(
+        sentence(rng, p, list(CUES)) + "\n" for p in rng.permutation(np.arange(480) % 2 == 0)))
+    files = {"vocab": str(root / "vocab.txt"), "config": str(root / "bert_config.json"),
+             "student_data": str(root / "student_data"), "transfer": str(root / "transfer.txt"),
+             "teacher": str(root / "teacher"), "root": root}
+    succeeded(run_module("run_scripts.run_classifier", *COMMON, "--num_train_epochs=3",
+                         f"--data_dir={root / 'teacher_data'}", f"--vocab_file={files['vocab']}",
+                         f"--bert_config_file={files['config']}",
+                         f"--output_dir={files['teacher']}"))
+    assert float(eval_results(root / "teacher" / "eval_results.txt")["eval_accuracy"]) == 1.0
+    return files
+
+
+def distill_flags(toy, output_dir, *flags):
+    return ("--task=classifier", *COMMON, "--num_train_epochs=3",
+            f"--data_dir={toy['student_data']}", f"--vocab_file={toy['vocab']}",
+            f"--teacher_checkpoint={toy['teacher']}",
+            f"--student_bert_config_file={toy['config']}", f"--transfer_data={toy['transfer']}",
+            "--save_checkpoints_steps=20", f"--output_dir={output_dir}", *flags)
+
+
+@pytest.fixture(scope="module")
+def distilled(toy):
+    """The student distilled with transfer data (3 epochs of 48 + 480 rows: 99 updates)."""
+    output_dir = toy["root"] / "distilled"
+    succeeded(run_module("run_scripts.run_distillation", *distill_flags(toy, output_dir)))
+    return output_dir
+
+
+def test_the_distilled_student_beats_the_same_student_on_labels_alone(toy, distilled):
+    alone = toy["root"] / "alone"
+    # 33 epochs of the 48 labelled rows: the distilled run's 99 updates.
+    succeeded(run_module("run_scripts.run_classifier", *COMMON, "--num_train_epochs=33",
+                         f"--data_dir={toy['student_data']}", f"--vocab_file={toy['vocab']}",
+                         f"--bert_config_file={toy['config']}", f"--output_dir={alone}"))
+
+    results = {name: eval_results(folder / "best" / "eval_results.txt")
+               for name, folder in (("alone", alone), ("distilled", distilled))}
+    assert results["alone"]["global_step"] <= "99" and \
+        eval_results(distilled / "eval_results.txt")["global_step"] == "99"
+    alone_accuracy = float(results["alone"]["eval_accuracy"])
+    distilled_accuracy = float(results["distilled"]["eval_accuracy"])
+    assert distilled_accuracy >= 0.95 and distilled_accuracy >= alone_accuracy + 0.15, results
+
+
+def test_sigkill_then_rerun_reaches_the_uninterrupted_weights(toy, distilled, tmp_path):
+    out = tmp_path / "killed"
+    command = [sys.executable, "-m", "run_scripts.run_distillation", *distill_flags(toy, out)]
+    process = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while process.poll() is None and time.time() < deadline:
+        if (out / "checkpoint").exists():  # a whole checkpoint to resume from (step 20)
+            process.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+
+    result = succeeded(run_module("run_scripts.run_distillation", *distill_flags(toy, out)))
+
+    assert "Resuming from" in result.stderr
+    final = "model.ckpt-99"
+    reference = tf.train.load_checkpoint(str(distilled / final))
+    resumed = tf.train.load_checkpoint(str(out / final))
+    names = [n for n, _ in tf.train.list_variables(str(distilled / final))
+             if n.startswith(("encoder/", "heads/")) and "OPTIMIZER_SLOT" not in n]
+    assert names
+    for name in names:
+        np.testing.assert_array_equal(resumed.get_tensor(name), reference.get_tensor(name),
+                                      err_msg=name)
+
+
+def test_the_output_dir_exports_as_a_classifier(toy, distilled, tmp_path):
+    succeeded(run_module("run_scripts.export_saved_model", "--export_type=classifier",
+                         "--task_name=SST-2", f"--init_checkpoint={distilled}",
+                         f"--vocab_file={toy['vocab']}", "--max_seq_length=16",
+                         f"--export_dir={tmp_path / 'export'}"))
+    (version,) = os.listdir(tmp_path / "export")
+    texts = ["the movie was great", "a slow dark film", "fine music and a good cast",
+             "the plot is old"]
+    requests = [{"name": "served", "path": str(tmp_path / "export" / version),
+                 "method": "signatures.serving_default", "kwargs": {"text_a": texts}}]
+    (tmp_path / "requests.json").write_text(json.dumps(requests))
+    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
+                              str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
+                             cwd=REPO, env=ENV, capture_output=True, text=True))
+    served = json.loads((tmp_path / "results.json").read_text())["served"]
+    assert served["label"] == ["1", "0", "1", "0"], served
+
+
+def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
+    out = tmp_path / "out"
+    cases = {
+        "no teacher": ([f"--teacher_checkpoint={tmp_path / 'nowhere'}"],
+                       [f"{tmp_path / 'nowhere'}"]),
+        "two students": (["--student_layers=0"],
+                         ["give one of --student_bert_config_file or --student_layers"]),
+        "no transfer file": ([f"--transfer_data={tmp_path / 'missing.txt'}"],
+                             [f"{tmp_path / 'missing.txt'}: no such file (--transfer_data)"]),
+        "bert_config_file": ([f"--bert_config_file={toy['config']}"],
+                             ["--bert_config_file", "--student_bert_config_file"]),
+        "attention across head counts": (["--alpha_attention=1",
+                                          f"--student_bert_config_file={toy['root']}/4heads.json"],
+                                         ["--alpha_attention", "4 attention heads",
+                                          "the teacher 2"]),
+    }
+    dataclasses.replace(BertConfig.from_json_file(toy["config"]), num_attention_heads=4
+                        ).to_json_file(str(toy["root"] / "4heads.json"))
+    processes = {name: subprocess.Popen(
+        [sys.executable, "-m", "run_scripts.run_distillation",
+         *distill_flags(toy, out / name.replace(" ", "_")), *flags],
+        cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name, (flags, _) in cases.items()}
+    for name, process in processes.items():
+        stdout, stderr = process.communicate(timeout=300)
+        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+        refused(result, "run_distillation: ", *cases[name][1])
+        assert not snapshot(out / name.replace(" ", "_")), name
