@@ -334,8 +334,12 @@ class ClassifierData:
 
     def source(self, split: str) -> str:
         if self.tfds_data_dir is not None:
-            return f"{self.tfds_data_dir} (glue/{self.processor.name} {split})"
-        return self.processor.path(self.data_dir, split)
+            source = f"{self.tfds_data_dir} (glue/{self.processor.name} {split})"
+        else:
+            source = self.processor.path(self.data_dir, split)
+        if split == "train" and self.transfer_file is not None:
+            source += f" and the transfer data {self.transfer_file}"
+        return source
 
     def read(self, splits: Sequence[str]) -> int | None:
         self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)

@@ -19,18 +19,12 @@ from absl import flags
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the export's tokenizer uses)
 
+from demo.saved_models import newest_version
+
 flags.DEFINE_string("export_dir", None, "export_saved_model's --export_dir.")
 flags.DEFINE_string("sentences", None, "text<TAB>source per line.")
 flags.DEFINE_string("output_file", None, "The JSON-lines results.")
 FLAGS = flags.FLAGS
-
-
-def newest_version(export_dir: str) -> str:
-    """export_dir/<version> with the largest number (TF Serving's choice)."""
-    versions = [name for name in os.listdir(export_dir) if name.isdigit()]
-    if not versions:
-        raise ValueError(f"{export_dir}: no numbered SavedModel version")
-    return os.path.join(export_dir, max(versions, key=int))
 
 
 def read_sentences(path: str) -> list[tuple[str, str]]:

@@ -42,7 +42,8 @@ FINETUNING_PLOT = "finetuning.png"
 # (output folder, how the report names it)
 CLASSIFIERS = (("classifier", "pretrained, then fine-tuned"),
                ("classifier_adapters", "pretrained, then adapters trained (encoder frozen)"),
-               ("classifier_scratch", "fine-tuned from random weights"))
+               ("classifier_scratch", "fine-tuned from random weights"),
+               ("classifier_distilled", "distilled from the first into its first layer"))
 
 
 def _test_accuracy(output_dir: str, labels: list[str], gold: list[str]) -> float:
@@ -167,6 +168,9 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     figures = _classifier_figures(out, task_dir)
     with open(run["classified"], encoding="utf-8") as f:
         classified = [json.loads(line) for line in f]
+    with open(run["serving_speed"], encoding="utf-8") as f:
+        speed = json.load(f)
+    rates = speed["sentences_per_second"]
     steps = sorted(curve)
     # The first window includes tracing and compiling: the median of the others is the speed.
     speeds = [curve[s]["examples_per_second"] for s in steps[1:]] or \
@@ -233,6 +237,24 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
              f"{figures['majority']['dev_accuracy']:.3f}",
              f"{figures['majority']['test_accuracy']:.3f}", ""]]),
         "", f"![fine-tuning curves]({FINETUNING_PLOT})", "",
+        "## Distillation: a faster student", "",
+        f"The fine-tuned classifier taught a student made of its layer "
+        f"{budget['student_layers']} (with its embeddings, pooler and head: "
+        f"`run_distillation --student_layers={budget['student_layers']}`), trained on its soft "
+        "targets at temperature 2 and on the labels, the same budget. Both exports serve the "
+        f"test sentences, timed side by side ({budget['serving_rounds']} rounds, "
+        "`demo/serving_speed.py`).", "",
+        *_table(["model", "test accuracy", "kept (best/)",
+                 *[f"sentences/s, batch {b}" for b in speed["batch_sizes"]]], [
+            [title, f"{figures[name]['test_accuracy']:.3f}",
+             _size(figures[name]["kept_bytes"]),
+             *[f"{rates[role][str(b)]:.0f}" for b in speed["batch_sizes"]]]
+            for name, title, role in (("classifier", "teacher (fine-tuned)", "teacher"),
+                                      ("classifier_distilled", "distilled student",
+                                       "student"))]),
+        "", "Student over teacher: " + ", ".join(
+            f"{rates['student'][str(b)] / rates['teacher'][str(b)]:.2f}x at batch {b}"
+            for b in speed["batch_sizes"]) + ".", "",
         "## Serving: the exported SavedModel on new sentences", "",
         "Loaded with TensorFlow and tensorflow_text alone (`demo/classify.py`); each sentence is "
         "by one of the five authors, from a book the data does not hold.", "",
@@ -254,7 +276,10 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         f"accuracy {held_out.get('next_sentence_accuracy', float('nan')):.3f}",
         *[f"authorship test accuracy, {title}: {figures[name]['test_accuracy']:.3f} "
           f"({_size(figures[name]['kept_bytes'])} kept)" for name, title in CLASSIFIERS],
-        f"authorship test accuracy, majority class: {figures['majority']['test_accuracy']:.3f}"]
+        f"authorship test accuracy, majority class: {figures['majority']['test_accuracy']:.3f}",
+        "distilled student's serving speed over the teacher's: " + ", ".join(
+            f"{rates['student'][str(b)] / rates['teacher'][str(b)]:.2f}x at batch {b}"
+            for b in speed["batch_sizes"])]
     return [path, *plots], headline
 
 

@@ -18,10 +18,14 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         pretrained encoder frozen, only adapters, LayerNorms
                                         and head trained and kept
   8. run_scripts.run_classifier         the same from random initialisation, the same budget
-  9. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
- 10. demo.classify                      that SavedModel, loaded with TensorFlow alone, labels
-                                        demo/sentences.txt (lines by the same authors from
-                                        works not in the data)
+  9. run_scripts.run_distillation       the fine-tuned classifier (stage 6) distilled into a
+                                        1-layer student made of its first layer
+ 10. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
+ 11. run_scripts.export_saved_model     the distilled student, the same way
+ 12. demo.classify                      the first SavedModel, loaded with TensorFlow alone,
+                                        labels demo/sentences.txt (lines by the same authors
+                                        from works not in the data)
+ 13. demo.serving_speed                 both SavedModels' sentences/s, timed side by side
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
 --smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
 """
@@ -42,6 +46,7 @@ from official.atomic_files import open_atomically
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSIFIED_FILE = "classified.jsonl"
+SPEED_FILE = "serving_speed.json"
 RUN_FILE = "last_run.json"
 
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
@@ -78,11 +83,15 @@ class Budget:
     # Adapters start near the identity and train few weights: a larger rate (adapter-bert
     # uses 3e-4 on BERT-Base; BERT-Tiny's narrow layers take more).
     adapter_learning_rate: float = 1e-3
+    # The distilled student: the teacher's first layer (BERT-Tiny has two), with its
+    # embeddings, pooler and head; soft targets at the default temperature and weights.
+    student_layers: str = "0"
+    serving_rounds: int = 5
 
 
 FULL = Budget()
 SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, log_steps=10,
-               jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0)
+               jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0, serving_rounds=1)
 
 
 def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str) -> list[Stage]:
@@ -104,9 +113,11 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
                    f"--max_predictions_per_seq={budget.max_predictions_per_seq}"]
 
     def finetuning(output_dir: str, init: list[str],
-                   learning_rate: float = budget.finetune_learning_rate) -> list[str]:
-        return ["-m", "run_scripts.run_classifier", "--task_name=tsv", f"--data_dir={task_dir}",
-                *tokenizer, f"--bert_config_file={config}", *init,
+                   learning_rate: float = budget.finetune_learning_rate,
+                   script: str = "run_classifier") -> list[str]:
+        model = [f"--bert_config_file={config}"] if script == "run_classifier" else []
+        return ["-m", f"run_scripts.{script}", "--task_name=tsv", f"--data_dir={task_dir}",
+                *tokenizer, *model, *init,
                 f"--output_dir={output_dir}", "--do_train", "--do_eval", "--do_predict",
                 f"--max_seq_length={budget.finetune_seq_length}",
                 f"--train_batch_size={budget.finetune_batch_size}", "--eval_batch_size=64",
@@ -117,6 +128,19 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
 
     task_files = [os.path.join(task_dir, name)
                   for name in ("labels.txt", "train.tsv", "dev.tsv", "test.tsv")]
+    classifier = os.path.join(out, "classifier")
+    distilled_export_dir = os.path.join(out, "export_distilled")
+    layers = len(budget.student_layers.split(","))
+    student_size = f"{layers} layer{'s' if layers > 1 else ''}"
+
+    def export(name: str, what: str, run: str, folder: str, after: str) -> Stage:
+        return Stage(name, f"Export {what} (run_scripts.export_saved_model)",
+                     ["-m", "run_scripts.export_saved_model", "--export_type=classifier",
+                      "--task_name=tsv", f"--data_dir={task_dir}", f"--init_checkpoint={run}",
+                      *tokenizer, f"--max_seq_length={budget.finetune_seq_length}",
+                      f"--export_dir={folder}"],
+                     outputs=[folder], after=[after])
+
     return [
         Stage("vocab", "Learn a WordPiece vocab from the corpus (data_prep.build_vocab)",
               ["-m", "data_prep.build_vocab", f"--input_file={corpus}",
@@ -153,9 +177,8 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
                "--eval_batch_size=64", "--max_eval_steps=50"],
               outputs=[os.path.join(pretrained, "eval_results.txt")], after=["pretrain"]),
         Stage("finetune", "Fine-tune it on authorship attribution (run_scripts.run_classifier)",
-              finetuning(os.path.join(out, "classifier"), [f"--init_checkpoint={pretrained}"]),
-              outputs=[os.path.join(out, "classifier")], inputs=task_files,
-              after=["pretrain"]),
+              finetuning(classifier, [f"--init_checkpoint={pretrained}"]),
+              outputs=[classifier], inputs=task_files, after=["pretrain"]),
         Stage("finetune_adapters", f"The same with adapters of {budget.adapter_size} units, "
                                    "the pretrained encoder frozen (run_scripts.run_classifier "
                                    "--adapter_size)",
@@ -170,17 +193,31 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
               finetuning(os.path.join(out, "classifier_scratch"), []),
               outputs=[os.path.join(out, "classifier_scratch")], inputs=task_files,
               after=["config"]),
-        Stage("export", "Export the fine-tuned classifier (run_scripts.export_saved_model)",
-              ["-m", "run_scripts.export_saved_model", "--export_type=classifier",
-               "--task_name=tsv", f"--data_dir={task_dir}", f"--init_checkpoint="
-               f"{os.path.join(out, 'classifier')}", *tokenizer,
-               f"--max_seq_length={budget.finetune_seq_length}", f"--export_dir={export_dir}"],
-              outputs=[export_dir], after=["finetune"]),
+        Stage("distill", f"Distil the fine-tuned classifier into {student_size} (run_scripts."
+                         "run_distillation)",
+              finetuning(os.path.join(out, "classifier_distilled"),
+                         ["--task=classifier", f"--teacher_checkpoint={classifier}",
+                          f"--student_layers={budget.student_layers}"],
+                         script="run_distillation"),
+              outputs=[os.path.join(out, "classifier_distilled")], inputs=task_files,
+              after=["finetune"]),
+        export("export", "the fine-tuned classifier", classifier, export_dir, "finetune"),
+        export("export_distilled", "the distilled student", os.path.join(
+            out, "classifier_distilled"), distilled_export_dir, "distill"),
         Stage("classify", "Classify new sentences with the SavedModel (demo.classify)",
               ["-m", "demo.classify", f"--export_dir={export_dir}", f"--sentences={sentences}",
                f"--output_file={os.path.join(out, CLASSIFIED_FILE)}"],
               outputs=[os.path.join(out, CLASSIFIED_FILE)], inputs=[sentences],
               after=["export"]),
+        Stage("serving_speed", "Time both SavedModels serving the test sentences, side by "
+                               "side (demo.serving_speed)",
+              ["-m", "demo.serving_speed",
+               f"--export_dirs=teacher={export_dir},student={distilled_export_dir}",
+               f"--texts={os.path.join(task_dir, 'test.tsv')}",
+               f"--rounds={budget.serving_rounds}",
+               f"--output_file={os.path.join(out, SPEED_FILE)}"],
+              outputs=[os.path.join(out, SPEED_FILE)], inputs=task_files[-1:],
+              after=["export", "export_distilled"]),
     ]
 
 
@@ -213,6 +250,7 @@ def main(argv: list[str]) -> int:
     with open_atomically(os.path.join(REPO, run_file)) as f:
         json.dump({"budget": dataclasses.asdict(budget), "corpus": corpus, "task_dir": task_dir,
                    "classified": os.path.join(out, CLASSIFIED_FILE),
+                   "serving_speed": os.path.join(out, SPEED_FILE),
                    "seconds": time.perf_counter() - started,
                    "stages": [{"name": run.stage.name, "command": run.stage.command,
                                "reused": run.reused, "seconds": run.seconds} for run in runs]},

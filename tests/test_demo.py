@@ -13,7 +13,8 @@ from tests.cli import ENV, REPO
 
 DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
-          "finetune_adapters", "finetune_scratch", "export", "classify"]
+          "finetune_adapters", "finetune_scratch", "distill", "export", "export_distilled",
+          "classify", "serving_speed"]
 
 
 def slice_of_shipped_data(root):
@@ -62,7 +63,7 @@ def demo_run(tmp_path_factory):
 
 def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     out, stdout = demo_run["out"], demo_run["stdout"]
-    assert [f"== [{i}/10]" in stdout for i in range(1, 11)] == [True] * 10
+    assert [f"== [{i}/13]" in stdout for i in range(1, 14)] == [True] * 13
     assert reused_stages(stdout) == []
     vocab = (out / "vocab.txt").read_text().splitlines()
     assert {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"} <= set(vocab)
@@ -72,7 +73,8 @@ def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     assert (out / "pretrained" / "model.ckpt-20.index").exists()
     held_out = (out / "pretrained" / "eval_results.txt").read_text()
     assert "masked_lm_accuracy = " in held_out and "global_step = 20" in held_out
-    for name in ("classifier", "classifier_adapters", "classifier_scratch"):
+    for name in ("classifier", "classifier_adapters", "classifier_scratch",
+                 "classifier_distilled"):
         assert (out / name / "best" / "eval_results.txt").exists()
         probabilities = (out / name / "test_results.tsv").read_text().splitlines()
         assert len(probabilities) == 40 and all(len(p.split("\t")) == 5 for p in probabilities)
@@ -81,6 +83,14 @@ def test_every_stage_runs_and_leaves_its_outputs(demo_run):
         folder = out / name / "best"
         return sum(os.path.getsize(folder / f) for f in os.listdir(folder) if ".data-" in f)
     assert kept("classifier_adapters") < 0.2 * kept("classifier")
+    # The student is BERT-Tiny's first layer: embeddings, pooler and head kept, one layer less.
+    student_config = json.loads((out / "classifier_distilled" / "bert_config.json").read_text())
+    assert student_config["num_hidden_layers"] == 1
+    assert kept("classifier_distilled") < kept("classifier")
+    speed = json.loads((out / "serving_speed.json").read_text())
+    assert set(speed["sentences_per_second"]) == {"teacher", "student"}
+    assert all(rate > 0 for rates in speed["sentences_per_second"].values()
+               for rate in rates.values())
     versions = os.listdir(out / "export")
     assert len(versions) == 1 and (out / "export" / versions[0] / "saved_model.pb").exists()
     labels = (out.parent / "authorship" / "labels.txt").read_text().split()
@@ -94,11 +104,13 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
     out = demo_run["out"]
     report = (out / "REPORT.md").read_text()
     for heading in ("## Data", "## Pretraining", "## Fine-tuning: authorship attribution",
-                    "## Serving", "## Stages"):
+                    "## Distillation: a faster student", "## Serving", "## Stages"):
         assert heading in report
     for row in ("| held-out shard", "| pretrained, then fine-tuned |",
                 "| pretrained, then adapters trained (encoder frozen) |",
-                "| fine-tuned from random weights |", "| majority class ("):
+                "| fine-tuned from random weights |",
+                "| distilled from the first into its first layer |",
+                "| distilled student |", "Student over teacher: ", "| majority class ("):
         assert row in report
     assert "It is a truth universally acknowledged" in report
     for plot in ("pretraining.png", "finetuning.png"):
@@ -111,7 +123,7 @@ def test_a_rerun_reuses_every_stage_but_the_one_whose_input_changed(demo_run):
     args = demo_run["out"], demo_run["corpus"], demo_run["task_dir"], demo_run["sentences"]
     with open(demo_run["sentences"], "a", encoding="utf-8") as f:  # classify's input
         f.write("To be, or not to be, that is the question.\tWilliam Shakespeare, Hamlet\n")
-    assert reused_stages(run_demo(*args)) == STAGES[:-1]
+    assert reused_stages(run_demo(*args)) == [s for s in STAGES if s != "classify"]
     assert len((demo_run["out"] / "classified.jsonl").read_text().splitlines()) == 10
 
 
