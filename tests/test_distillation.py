@@ -20,6 +20,7 @@ from official.distillation.task import DistillationTask
 from official.modeling.encoder import build_encoder
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
+from official.tasks.pretraining import PretrainingTask
 from official.tasks.squad import SquadTask
 from official.training.optimization import create_optimizer
 from official.training.trainer import LoopOptions, Trainer
@@ -358,3 +359,30 @@ def test_a_regression_matches_the_teachers_score():
     # Every row, labelled or not (the third is transfer data): (1 + 0 + 1) / 3.
     got = soft_loss_of(ClassificationTask("sts-b", None), student, teacher, features)
     assert got == pytest.approx(2.0 / 3.0, rel=1e-6)
+
+
+def test_cosine_distance_over_real_tokens():
+    rng = np.random.default_rng(8)
+    student, teacher = rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 3, 5))
+    mask = np.array([[1, 1, 0], [1, 0, 0]], np.float32)
+    cosine = np.sum(student * teacher, -1) / (np.linalg.norm(student, axis=-1)
+                                              * np.linalg.norm(teacher, axis=-1))
+    expected = np.sum(mask * (1 - cosine))
+    np.testing.assert_allclose(losses.cosine_distance(tf.constant(student, tf.float32),
+                                                      tf.constant(teacher, tf.float32), mask),
+                               expected, rtol=1e-5)
+
+
+def test_masked_lm_soft_targets_at_the_masked_positions():
+    rng = np.random.default_rng(9)
+    student = rng.normal(size=(2, 3, 7)).astype(np.float32)
+    teacher = rng.normal(size=(2, 3, 7)).astype(np.float32)
+    weights = np.array([[1, 1, 0], [1, 0, 0]], np.float32)  # 0: padding predictions
+    features = {"masked_lm_weights": weights, "masked_lm_ids": np.zeros((2, 3), np.int32),
+                "input_mask": np.ones((2, 4), np.int32)}
+    expected = np.sum(weights * soft_ce(student, teacher)) / weights.sum()
+
+    got = soft_loss_of(PretrainingTask(next_sentence=False),
+                       {"masked_lm_logits": student}, {"masked_lm_logits": teacher}, features)
+
+    assert got == pytest.approx(expected, rel=1e-4)

@@ -172,3 +172,35 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
         result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         refused(result, "run_distillation: ", *cases[name][1])
         assert not snapshot(out / name.replace(" ", "_")), name
+
+
+def test_general_distillation_from_a_pretrained_teacher(pretraining_records, tmp_path):
+    """--objective=pretraining: a 1-layer student of a pretrained 2-layer teacher learns on the
+    soft masked-LM targets, the masked-LM loss and the cosine of the last layers; its output_dir
+    is a pretraining one, resumable, and an --init_checkpoint for fine-tuning."""
+    records = pretraining_records
+    teacher, student = tmp_path / "teacher", tmp_path / "student"
+    shape = ("--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",
+             "--learning_rate=1e-3", "--log_steps=5", f"--input_file={records['input_file']}")
+    succeeded(run_module("run_scripts.run_pretraining", *shape, "--do_train",
+                         "--num_train_steps=10", f"--bert_config_file={records['bert_config_file']}",
+                         f"--output_dir={teacher}"))
+    distill = ("--objective=pretraining", *shape, f"--teacher_checkpoint={teacher}",
+               "--student_layers=1", "--alpha_cos=1", f"--output_dir={student}", "--do_train",
+               "--do_eval", "--max_eval_steps=2")
+
+    result = succeeded(run_module("run_scripts.run_distillation", *distill,
+                                  "--num_train_steps=10"))
+
+    assert "soft_masked_lm" in result.stderr and "cosine_loss" in result.stderr
+    config = BertConfig.from_json_file(str(student / "bert_config.json"))
+    assert config.num_hidden_layers == 1
+    evaluated = eval_results(student / "eval_results.txt")
+    assert evaluated["global_step"] == "10" and "masked_lm_accuracy" in evaluated
+    assert "next_sentence_accuracy" not in evaluated  # DistilBERT's losses: no next sentence
+    names = [n for n, _ in tf.train.list_variables(str(student / "model.ckpt-10"))]
+    assert any(n.startswith("heads/masked_lm/") for n in names)
+    assert not [n for n in names if "teacher" in n]
+    resumed = succeeded(run_module("run_scripts.run_distillation", *distill,
+                                   "--num_train_steps=12"))
+    assert f"Resuming from {student}/model.ckpt-10 at step 10" in resumed.stderr

@@ -6,6 +6,8 @@
                          tokens and mapped layers
     attention_kl         KL(teacher || student) of each head's attention over the keys, summed
                          over real queries, heads and mapped layers (TinyBERT)
+    cosine_distance      1 - cos(h_s, h_t) of the last layers, summed over real tokens
+                         (DistilBERT's L_cos)
 
 Every function returns float32 sums weighted by 0/1 (or fractional) weights, never means: the
 caller divides by the weights summed over the whole global batch, so a loss does not depend on
@@ -84,3 +86,12 @@ def attention_kl(student_probs: Sequence[tf.Tensor], teacher_probs: Sequence[tf.
             - tf.math.xlogy(teacher, tf.maximum(student, 1e-30)), axis=-1)
         total += tf.reduce_sum(mask * per_query)
     return total
+
+
+def cosine_distance(student: tf.Tensor, teacher: tf.Tensor, token_mask: tf.Tensor) -> tf.Tensor:
+    """sum over real tokens of 1 - cos(student, teacher), each [batch, seq_len, hidden] (the
+    same width); token_mask [batch, seq_len]. A float32 scalar sum."""
+    student = tf.math.l2_normalize(tf.cast(student, tf.float32), axis=-1)
+    teacher = tf.math.l2_normalize(tf.stop_gradient(tf.cast(teacher, tf.float32)), axis=-1)
+    cosine = tf.reduce_sum(student * teacher, axis=-1)
+    return tf.reduce_sum(tf.cast(token_mask, tf.float32) * (1.0 - cosine))

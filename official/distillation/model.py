@@ -27,6 +27,8 @@ from typing import Callable, Sequence
 
 import keras
 
+from official import checkpoints
+from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
@@ -36,14 +38,16 @@ from official.modeling.encoder import BertEncoder, build_encoder
 from official.peft import artifact
 
 
-def teacher_config(path: str) -> tuple[str, BertConfig]:
+def teacher_config(path: str, pretrained: bool = False) -> tuple[str, BertConfig]:
     """(the file, the config) of the fine-tuned model at `path` (an output_dir, its best/, or
-    a checkpoint prefix in one): the bert_config.json beside its checkpoint.
+    a checkpoint prefix in one) or, `pretrained`, of a pretraining checkpoint (the original's
+    release, run_pretraining's output_dir): the bert_config.json beside its checkpoint.
 
     Raises:
-      CheckpointError: no fine-tuning checkpoint there, or no bert_config.json beside it.
+      CheckpointError: no checkpoint there, or no bert_config.json beside it.
     """
-    prefix, _ = artifact.find_run(path)
+    prefix = (checkpoints.resolve_checkpoint(path) if pretrained
+              else artifact.find_run(path)[0])
     config_path = os.path.join(os.path.dirname(prefix), CONFIG_FILE)
     if not os.path.isfile(config_path):
         raise CheckpointError(f"{prefix}: the teacher's {CONFIG_FILE} is not beside it "
@@ -51,19 +55,27 @@ def teacher_config(path: str) -> tuple[str, BertConfig]:
     return config_path, BertConfig.from_json_file(config_path)
 
 
-def load_teacher(path: str, build_model: Callable[[BertEncoder], keras.Model],
-                 dtype=None) -> tuple[keras.Model, BertConfig]:
-    """The fine-tuned model at `path` (see `teacher_config`), built by `build_model` (the
-    task's), its weights loaded, dropout off and frozen; and its config.
+def load_teacher(path: str, build_model: Callable[[BertEncoder], keras.Model], dtype=None,
+                 pretrained: bool = False) -> tuple[keras.Model, BertConfig]:
+    """The model at `path` (see `teacher_config`), built by `build_model` (the task's), its
+    weights loaded, dropout off and frozen; and its config. `pretrained`: a `BertPretrainer`
+    (general distillation), read from any pretraining checkpoint with a masked-LM head.
 
     Raises:
-      CheckpointError: what `teacher_config` raises, or a checkpoint without this task's head.
+      CheckpointError: what `teacher_config` raises; a checkpoint without this task's head.
     """
-    _, config = teacher_config(path)
+    _, config = teacher_config(path, pretrained)
     inference = dataclasses.replace(config, hidden_dropout_prob=0.0,
                                     attention_probs_dropout_prob=0.0)
     teacher = build_model(build_encoder(inference, dtype=dtype))
-    restore_finetuned(teacher, path)
+    if pretrained:
+        weights = checkpoints.weights_for(path, config)
+        if not any(name.startswith(tf1.MASKED_LM_PREFIX) for name in weights):
+            raise CheckpointError(f"{path} has no masked-LM head ({tf1.MASKED_LM_PREFIX}*): a "
+                                  "pretraining distillation's teacher gives its predictions")
+        tf1.assign(teacher, weights, source=path)
+    else:
+        restore_finetuned(teacher, path)
     teacher.trainable = False
     return teacher, config
 
@@ -104,22 +116,24 @@ class DistillationModel(keras.Model):
         width by a learned `hidden_projection` (Dense, no activation; TinyBERT's W_h) when the
         widths differ.
       attention: also output the mapped layers' attention probabilities.
+      last: also output both last layers (projected as the hidden states), for the cosine loss.
 
     Outputs {"student": the student's outputs, "teacher": the teacher's, and with `hidden`
     "student_hidden_<i>" / "teacher_hidden_<i>" [batch, seq_len, teacher hidden], with
     `attention` "student_attention_<i>" / "teacher_attention_<i>" float32 [batch, heads,
-    seq_len, seq_len], for each student layer i}.
+    seq_len, seq_len], for each student layer i; with `last` "student_last" / "teacher_last"
+    [batch, seq_len, teacher hidden]}.
     """
 
     def __init__(self, student: keras.Model, teacher: keras.Model, layer_map: Sequence[int],
-                 hidden: bool = False, attention: bool = False, **kwargs):
+                 hidden: bool = False, attention: bool = False, last: bool = False, **kwargs):
         self.student, self.teacher = student, teacher
         self.encoder = student.encoder  # the encoder whose original names checkpoints read
         self.layer_map = list(layer_map)
         student_width = student.encoder.config.hidden_size
         teacher_width = teacher.encoder.config.hidden_size
         self.hidden_projection = None
-        if hidden and student_width != teacher_width:
+        if (hidden or last) and student_width != teacher_width:
             self.hidden_projection = keras.layers.Dense(
                 teacher_width, dtype=student.encoder.dtype_policy,
                 kernel_initializer=initializers.truncated_normal(
@@ -128,20 +142,21 @@ class DistillationModel(keras.Model):
         # Each side is a model of its own inside this one: the two encoders' layers have the
         # same names, which one functional graph cannot hold.
         views = {role: _view(model, self.layer_map if role == "teacher" else
-                             range(len(self.layer_map)), hidden, attention, f"{role}_view")
+                             range(len(self.layer_map)), hidden, attention, last, f"{role}_view")
                  for role, model in (("student", student), ("teacher", teacher))}
         outputs = {}
         for role, view in views.items():
             seen = view(inputs)
             outputs[role] = seen["outputs"]
+            project = (self.hidden_projection if role == "student" and self.hidden_projection
+                       else lambda h: h)
             for i in range(len(self.layer_map)):
                 if hidden:
-                    h = seen[f"hidden_{i}"]
-                    if role == "student" and self.hidden_projection is not None:
-                        h = self.hidden_projection(h)
-                    outputs[f"{role}_hidden_{i}"] = h
+                    outputs[f"{role}_hidden_{i}"] = project(seen[f"hidden_{i}"])
                 if attention:
                     outputs[f"{role}_attention_{i}"] = seen[f"attention_{i}"]
+            if last:
+                outputs[f"{role}_last"] = project(seen["last"])
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     @property
@@ -166,14 +181,18 @@ def _inputs_like(model: keras.Model) -> dict:
 
 
 def _view(model: keras.Model, layers: Sequence[int], hidden: bool, attention: bool,
-          name: str) -> keras.Model:
+          last: bool, name: str) -> keras.Model:
     """A functional model on `model`'s layers: {"outputs": its outputs, "hidden_<i>": the
-    output of its layer layers[i], "attention_<i>": that layer's attention probabilities}."""
+    output of its layer layers[i], "attention_<i>": that layer's attention probabilities,
+    "last": its last layer}."""
     inputs = _inputs_like(model)
     encoded = model.encoder.forward(
         inputs, per_layer_outputs=hidden, attention_probs=attention,
-        last_layer_positions="all" if hidden or attention else model.last_layer_positions)
+        last_layer_positions="all" if hidden or attention or last
+        else model.last_layer_positions)
     outputs = {"outputs": model.head_outputs(encoded, inputs)}
+    if last:
+        outputs["last"] = encoded["sequence_output"]
     for i, layer in enumerate(layers):
         if hidden:
             outputs[f"hidden_{i}"] = encoded["encoder_outputs"][layer]

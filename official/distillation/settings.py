@@ -14,6 +14,11 @@
                                learned projection when the widths differ), real tokens only
     --alpha_attention          KL divergence of the teacher's attention from the student's, per
                                mapped layer, head and real query (TinyBERT); same heads needed
+    --alpha_cos                1 - cosine of the student's and the teacher's last layer, per real
+                               token (DistilBERT; through the projection when the widths differ)
+
+General (pretraining) distillation takes DistilBERT's names: --alpha_ce is alpha_soft (over the
+masked positions' vocabulary), --alpha_mlm alpha_hard (the masked-LM loss alone).
 
 Student layer i is matched to teacher layer `layer_map[i]`: the listed layers with
 --student_layers, otherwise every (L_teacher / L_student)-th layer, ending at the last (TinyBERT's
@@ -37,7 +42,8 @@ class DistillationSettings:
       student_layers: teacher layers that make the student (None: a student of its own config).
       temperature: of the soft targets; the soft loss is scaled by its square, so its gradients
         keep their size as it changes (Hinton et al. 2015).
-      alpha_soft, alpha_hard, alpha_hidden, alpha_attention: the weight of each loss.
+      alpha_soft, alpha_hard, alpha_hidden, alpha_attention, alpha_cosine: the weight of
+        each loss.
     """
     teacher_checkpoint: str
     student_layers: tuple[int, ...] | None = None
@@ -46,6 +52,7 @@ class DistillationSettings:
     alpha_hard: float = 0.5
     alpha_hidden: float = 0.0
     alpha_attention: float = 0.0
+    alpha_cosine: float = 0.0
 
     def __post_init__(self):
         if not self.teacher_checkpoint:
@@ -53,14 +60,16 @@ class DistillationSettings:
         if not (self.temperature > 0 and math.isfinite(self.temperature)):
             raise ValueError(f"--temperature must be positive, got {self.temperature}")
         weights = {name: getattr(self, name) for name in
-                   ("alpha_soft", "alpha_hard", "alpha_hidden", "alpha_attention")}
-        negative = [f"--{name}={value}" for name, value in weights.items()
+                   ("alpha_soft", "alpha_hard", "alpha_hidden", "alpha_attention",
+                    "alpha_cosine")}
+        negative = [f"--{name.replace('cosine', 'cos')}={value}"
+                    for name, value in weights.items()
                     if not (value >= 0 and math.isfinite(value))]
         if negative:
             raise ValueError(f"{', '.join(negative)}: a loss weight must be 0 or more")
         if not any(weights.values()):
             raise ValueError("every loss weight (--alpha_soft, --alpha_hard, --alpha_hidden, "
-                             "--alpha_attention) is 0: nothing would train")
+                             "--alpha_attention, --alpha_cos) is 0: nothing would train")
         if self.student_layers is not None and not self.student_layers:
             raise ValueError("--student_layers names no layer")
 
@@ -104,7 +113,3 @@ class DistillationSettings:
         return [teacher_layers - 1 - step * (student_layers - 1 - i)
                 for i in range(student_layers)]
 
-    @property
-    def needs_internals(self) -> bool:
-        """Whether a loss reads the layers' outputs or attention, not just the heads'."""
-        return self.alpha_hidden > 0 or self.alpha_attention > 0

@@ -9,10 +9,12 @@ model (`DistillationModel`: student beside teacher) and the loss, a weighted sum
                      T (times T^2) against the teacher's, or squared error for a regression score
     alpha_hidden     hidden-state MSE per real token and mapped layer
     alpha_attention  attention KL per real query, head and mapped layer
+    alpha_cosine     1 - cosine of the last layers per real token (DistilBERT)
 
 each normalised over the whole global batch as the task's loss is. Evaluation, prediction files,
 best/ and the export are the task's own, on the student alone: a distillation's output_dir is a
-fine-tuning output_dir of the student.
+fine-tuning output_dir of the student. Wrapped around the `PretrainingTask` (general
+distillation, official/training/pretraining.py) it is a pretraining output_dir of the student.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from official.distillation import losses
 from official.distillation.model import DistillationModel, copy_teacher_layers, load_teacher
 from official.distillation.settings import DistillationSettings
 from official.modeling.encoder import BertEncoder
+from official.modeling.models import BertPretrainer
 from official.tasks.base import FinetuningTask, Records
 
 _TOKENS = "distillation_tokens"  # real tokens: the hidden and attention losses' denominator
@@ -35,16 +38,23 @@ class DistillationTask:
     """`task` distilled from the teacher `settings.teacher_checkpoint` names.
 
     Args:
-      task: the task being distilled (ClassificationTask, SquadTask, NerTask).
+      task: the task being distilled (ClassificationTask, SquadTask, NerTask; PretrainingTask
+        for general distillation, whose teacher is any checkpoint with a masked-LM head).
       settings: the losses, their weights and the student's make-up.
     """
 
     def __init__(self, task: FinetuningTask, settings: DistillationSettings):
         self.task = task
         self.settings = settings
-        self.best_metric = task.best_metric
-        self.keep = task.keep
         self._layers = self._heads = 0  # the layer map's length and the heads: build_model's
+
+    @property
+    def best_metric(self) -> str:
+        return self.task.best_metric
+
+    @property
+    def keep(self) -> tuple[str, ...]:
+        return self.task.keep
 
     def build_model(self, encoder: BertEncoder) -> DistillationModel:
         """The student on `encoder` (of the student's config), the teacher loaded and frozen
@@ -56,8 +66,9 @@ class DistillationTask:
         """
         settings = self.settings
         student = self.task.build_model(encoder)
-        teacher, teacher_config = load_teacher(settings.teacher_checkpoint,
-                                               self.task.build_model, encoder.dtype_policy)
+        teacher, teacher_config = load_teacher(
+            settings.teacher_checkpoint, self.task.build_model, encoder.dtype_policy,
+            pretrained=isinstance(student, BertPretrainer))
         config = encoder.config
         if config.vocab_size != teacher_config.vocab_size:
             raise ValueError(f"the student's vocab_size {config.vocab_size} is not the "
@@ -73,7 +84,8 @@ class DistillationTask:
         if settings.student_layers is not None:
             copy_teacher_layers(student, teacher, settings.student_layers)
         return DistillationModel(student, teacher, layer_map, hidden=settings.alpha_hidden > 0,
-                                 attention=settings.alpha_attention > 0)
+                                 attention=settings.alpha_attention > 0,
+                                 last=settings.alpha_cosine > 0)
 
     # ---- the loss (the Trainer's Task protocol) ------------------------------------------------
 
@@ -112,10 +124,18 @@ class DistillationTask:
                 stats[kind] = total
                 loss += weight * total / tf.maximum(
                     normalizers[_TOKENS] * self._per_token_terms(kind), 1.0)
+        if s.alpha_cosine:
+            total = losses.cosine_distance(outputs["student_last"], outputs["teacher_last"],
+                                           features["input_mask"])
+            stats["cosine"] = total
+            loss += s.alpha_cosine * total / tf.maximum(normalizers[_TOKENS], 1.0)
         return loss, stats
 
     def _per_token_terms(self, kind: str) -> int:
-        """The terms one real token adds to a loss: one per mapped layer (and head)."""
+        """The terms one real token adds to a loss: one per mapped layer (and head); one for
+        the last layers' cosine."""
+        if kind == "cosine":
+            return 1
         return self._layers * (self._heads if kind == "attention" else 1)
 
     def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
@@ -126,7 +146,7 @@ class DistillationTask:
                 name, normalizer = key[len("soft_"):].split("_over_")
                 result[f"soft_{name}"] = float(value) / max(
                     float(stats[f"count_{normalizer}"]), 1e-12)
-            elif key in ("hidden", "attention"):
+            elif key in ("hidden", "attention", "cosine"):
                 result[f"{key}_loss"] = float(value) / max(
                     float(stats[f"count_{_TOKENS}"]) * self._per_token_terms(key), 1e-12)
         return result

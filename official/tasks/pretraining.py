@@ -25,6 +25,9 @@ from typing import Mapping, Sequence
 import tensorflow as tf
 
 from official import pretraining_shards
+from official.modeling.encoder import BertEncoder
+from official.modeling.models import BertPretrainer
+from official.tasks.base import SoftTarget
 
 # The original's denominator guard, kept so the loss is the same number.
 _MLM_EPSILON = 1e-5
@@ -45,6 +48,16 @@ class PretrainingTask:
 
     def __init__(self, next_sentence: bool = True):
         self.next_sentence = next_sentence
+
+    def build_model(self, encoder: BertEncoder) -> BertPretrainer:
+        return BertPretrainer(encoder)
+
+    def soft_targets(self, outputs: Mapping[str, tf.Tensor],
+                     features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
+        """The vocabulary distribution at every masked position (a distillation's, DistilBERT's
+        L_ce), weighted as the masked-LM loss."""
+        return {"masked_lm": SoftTarget(outputs["masked_lm_logits"],
+                                        features["masked_lm_weights"], "masked_lm_weight")}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """This batch's share of the loss denominators: float32 scalars that add across batches."""

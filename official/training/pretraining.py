@@ -10,18 +10,18 @@ for run_classifier, run_squad, extract_features and convert_checkpoint.
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from absl import logging
 
 from official.configs import BertConfig
-from official.modeling.models import BertPretrainer
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
 from official.training import job_setup, output_dir
 from official.training.pretraining_input import (DynamicMasking, check_records,
                                                  expand_input_files, pretraining_dataset)
 from official.training.record_errors import naming_bad_records
-from official.training.trainer import Trainer
+from official.training.trainer import Task, Trainer
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -38,8 +38,14 @@ class PretrainingOptions(job_setup.TrainingOptions):
     dynamic_masking: bool = False  # needs vocab_file: the ids of [MASK], [CLS], [SEP]
 
 
-def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
+def run(options: PretrainingOptions,
+        distill: Callable[[PretrainingTask], Task] | None = None,
+        config: BertConfig | None = None) -> dict[str, dict[str, float]]:
     """Trains and/or evaluates; returns {"train": last logged metrics, "eval": eval metrics}.
+
+    `distill` wraps the pretraining task in a distillation (official/distillation/task.py),
+    whose `build_model` makes the model: the student beside its teacher; `config` is then the
+    student's when it is not options.bert_config_file's (made of the teacher's layers).
 
     Raises:
       ValueError: bad options or input (one line naming the flag or file); checkpoint errors are
@@ -49,14 +55,17 @@ def run(options: PretrainingOptions) -> dict[str, dict[str, float]]:
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of do_train or do_eval must be True")
     input_files = expand_input_files(options.input_file)
-    config = job_setup.checked_config(options)
+    config = job_setup.checked_config(options, config)
     masking = _dynamic_masking(options, config) if options.dynamic_masking else None
     objective = data_objective(input_files)
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq,
                   config.vocab_size, options.bert_config_file)
-    job = job_setup.set_up(options, BertPretrainer, config)
+    # A distillation trains the masked LM alone, as DistilBERT did.
+    task = PretrainingTask(next_sentence=objective != "none" and distill is None)
+    if distill is not None:
+        task = distill(task)
+    job = job_setup.set_up(options, task.build_model, config)
     strategy = job.strategy
-    task = PretrainingTask(next_sentence=objective != "none")
     optimizer = job_setup.create_optimizer(options, job, options.num_train_steps,
                                            options.num_warmup_steps)
     trainer = Trainer(strategy, job.model, optimizer, task,
