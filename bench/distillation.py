@@ -62,10 +62,16 @@ RUNS = {  # name -> (entry point, its own flags); {teacher} and {transfer} fille
 }
 
 
-def split_train(task: str, labelled: int, transfer: int, work_dir: str) -> tuple[str, str | None]:
-    """(a GLUE folder whose train.tsv is the first `labelled` rows, the next `transfer` rows'
-    sentences as a transfer file (None when 0)); made once in work_dir."""
+def split_train(task: str, labelled: int | None, transfer: int,
+                work_dir: str) -> tuple[str, str | None]:
+    """(a GLUE folder whose train.tsv is the first `labelled` rows (the task's own folder for
+    None), the next `transfer` rows' sentences as a transfer file (None when 0)); made once in
+    work_dir."""
     source = os.path.join(GLUE_DIR, task)
+    if labelled is None:
+        if transfer:
+            raise ValueError("transfer data needs a --train_examples limit: it is the rows after")
+        return source, None
     folder = os.path.join(work_dir, f"{task}-{labelled}")
     transfer_file = os.path.join(work_dir, f"{task}-transfer-{labelled}-{transfer}.txt")
     with open(os.path.join(source, "train.tsv"), encoding="utf-8") as f:
@@ -176,7 +182,7 @@ def main() -> None:
     results_file = os.path.join(work_dir, "results.json")
     results = json.load(open(results_file)) if os.path.isfile(results_file) else {}
     for task in args.tasks.split(","):
-        count = int(labelled.get(task, 10 ** 9))
+        count = int(labelled[task]) if task in labelled else None
         data_dir, transfer_file = split_train(task, count, int(transfer.get(task, 0)), work_dir)
         for name in names:
             results.setdefault(task, {})[name] = run_one(task, name, data_dir, transfer_file,
@@ -186,15 +192,17 @@ def main() -> None:
             os.replace(results_file + ".tmp", results_file)
         runs = results[task]
         teacher = runs["teacher"]["accuracy"]
-        print(f"\n{task}: {count if count < 10 ** 9 else 'all'} labelled training rows, "
+        print(f"\n{task}: {count or 'all'} labelled training rows, "
               f"{transfer.get(task, 0)} transfer sentences; dev accuracy (best epoch); "
               f"majority {majority_accuracy(task):.4f}")
         print(f"{'run':<22} {'accuracy':>9} {'F1':>6} {'of teacher':>11} {'vs (a)':>7}")
+        has_f1 = task == "MRPC"
         for name, run in runs.items():
             kept = run["accuracy"] / teacher
             vs_a = ((run["accuracy"] - runs["(a) fine-tuned"]["accuracy"]) * 100
                     if "(a) fine-tuned" in runs and name.startswith(("(b)", "(c)")) else None)
-            print(f"{name:<22} {run['accuracy']:9.4f} {run['f1']:6.3f} {kept * 100:10.1f}% "
+            f1 = f"{run['f1']:6.3f}" if has_f1 else f"{'-':>6}"
+            print(f"{name:<22} {run['accuracy']:9.4f} {f1} {kept * 100:10.1f}% "
                   f"{'' if vs_a is None else f'{vs_a:+6.1f}'}")
         if "(b) distilled" in runs:
             b = runs["(b) distilled"]
