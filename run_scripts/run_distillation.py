@@ -100,7 +100,7 @@ flags.DEFINE_float("alpha_hidden", DistillationSettings.alpha_hidden,
 flags.DEFINE_float("alpha_attention", DistillationSettings.alpha_attention,
                    "Weight of the KL divergence between teacher and student attention of "
                    "mapped layers (real tokens; the same number of heads).")
-flags.DEFINE_float("alpha_cos", 0.0,
+flags.DEFINE_float("alpha_cos", DistillationSettings.alpha_cosine,
                    "Weight of 1 - the cosine of the student's and teacher's last layers per "
                    "real token (DistilBERT; a learned projection when the widths differ).")
 flags.DEFINE_float("alpha_ce", 5.0,
@@ -122,8 +122,13 @@ def run() -> dict[str, dict[str, float]]:
                          "--student_bert_config_file, or --student_layers (the teacher's "
                          "config is read from --teacher_checkpoint)")
     pretraining = FLAGS.objective == "pretraining"
-    soft, hard = ((FLAGS.alpha_ce, FLAGS.alpha_mlm) if pretraining
-                  else (FLAGS.alpha_soft, FLAGS.alpha_hard))
+    names = ("alpha_ce", "alpha_mlm") if pretraining else ("alpha_soft", "alpha_hard")
+    other = [f"--{name}" for name in ("alpha_soft", "alpha_hard", "alpha_ce", "alpha_mlm")
+             if name not in names and FLAGS[name].present]
+    if other:
+        raise ValueError(f"{', '.join(other)}: not a weight of --objective={FLAGS.objective}, "
+                         f"whose soft and hard weights are --{names[0]} and --{names[1]}")
+    soft, hard = (FLAGS[name].value for name in names)
     settings = DistillationSettings.from_flags(
         FLAGS.teacher_checkpoint, FLAGS.student_layers, temperature=FLAGS.temperature,
         alpha_soft=soft, alpha_hard=hard, alpha_hidden=FLAGS.alpha_hidden,

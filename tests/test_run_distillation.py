@@ -155,6 +155,9 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
                              [f"{tmp_path / 'missing.txt'}: no such file (--transfer_data)"]),
         "bert_config_file": ([f"--bert_config_file={toy['config']}"],
                              ["--bert_config_file", "--student_bert_config_file"]),
+        "another objective's weight": (["--alpha_ce=3"], [
+            "--alpha_ce: not a weight of --objective=finetuning", "--alpha_soft and "
+            "--alpha_hard"]),
         "attention across head counts": (["--alpha_attention=1",
                                           f"--student_bert_config_file={toy['root']}/4heads.json"],
                                          ["--alpha_attention", "4 attention heads",
