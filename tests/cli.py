@@ -9,7 +9,12 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+# The environment of the processes started here: TensorFlow's C++ notes hidden, and the packages
+# only the tests install (requirements-dev.txt) hidden as a user's install lacks them
+# (tests/runtime_only/).
+RUNTIME_ONLY = os.path.join(REPO, "tests", "runtime_only")
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
+    filter(None, [RUNTIME_ONLY, os.environ.get("PYTHONPATH")])))
 
 
 def run_module(module: str, *flags) -> subprocess.CompletedProcess:

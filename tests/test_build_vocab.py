@@ -10,6 +10,7 @@ import pytest
 from data_prep import wordpiece_vocab
 from data_prep.input_errors import InputError
 from official.text.tokenizer import FullTokenizer
+from tests.cli import ENV
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +39,7 @@ def _cli(*args):
     return subprocess.Popen(
         [sys.executable, "-m", "data_prep.build_vocab", *args], cwd=REPO, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+        env=dict(ENV, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ import numpy as np
 from official import checkpoints
 from official.checkpoints import hf, tf1
 from tests.checkpoint_helpers import original_weights
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.cli import ENV, REPO
 
 
 def last_line(stderr: str) -> str:
@@ -23,7 +22,7 @@ def last_line(stderr: str) -> str:
 def convert(*args):
     return subprocess.run([sys.executable, "-m", "run_scripts.convert_checkpoint", *args],
                           cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+                          env=ENV)
 
 
 def original_release(directory, config):

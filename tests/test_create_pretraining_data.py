@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from data_prep.pretraining_options import PretrainingDataOptions
+from tests.cli import ENV
 from tests.test_original_instances import REPO, VOCAB, assert_same_records, run_original
 
 A_TEXT = "The cat sat on the mat.\nIt was a sunny day.\nEveryone was outside.\n\n"
@@ -28,7 +29,7 @@ def start(folder, *flags):
     return subprocess.Popen(
         [sys.executable, "-m", "data_prep.create_pretraining_data", *flags], cwd=REPO,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}), folder
+        env=dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")), folder
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ import sys
 
 import numpy as np
 
+from tests.cli import ENV
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -26,7 +28,7 @@ def free_ports(n):
 
 
 def start(args, tf_config=None):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(ENV)
     env.pop("TF_CONFIG", None)
     if tf_config:
         env["TF_CONFIG"] = json.dumps(tf_config)

@@ -24,6 +24,7 @@ from official.peft.settings import PeftSettings
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
 from official.text.tokenizer import FullTokenizer
+from tests.cli import ENV
 from tests.peft_helpers import write_base, write_run
 from tests.test_export_saved_model import HERE, REPO, VOCAB
 
@@ -62,7 +63,7 @@ def served(tmp_path_factory):
         [sys.executable, "-m", "run_scripts.export_saved_model", "--export_type=multitask",
          f"--peft_checkpoints={root / 'sst'},tagger={root / 'ner'}", f"--vocab_file={VOCAB}",
          f"--export_dir={root / 'serving' / 'multi'}"],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        cwd=REPO, capture_output=True, text=True, timeout=300, env=ENV)
     assert done.returncode == 0, done.stderr[-3000:]
     paths["multi"] = done.stdout.strip().splitlines()[-1]
 

@@ -28,6 +28,7 @@ from official.modeling.encoder import build_encoder
 from official.modeling.models import (BertClassifier, BertPretrainer, BertSpanLabeler,
                                       BertTokenClassifier)
 from official.text.tokenizer import FullTokenizer
+from tests.cli import ENV
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -83,7 +84,8 @@ def served(tmp_path_factory):
                "--export_type=classifier", "--task_name=MRPC", f"--vocab_file={VOCAB}",
                f"--init_checkpoint={os.path.join(root, 'mrpc')}", f"--max_seq_length={SEQ}",
                f"--export_dir={os.path.join(root, 'serving', 'classifier')}"]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env=ENV)
     assert done.returncode == 0, done.stderr[-3000:]
     paths["classifier"] = done.stdout.strip().splitlines()[-1]
     # ... and its library half for the others.
@@ -243,7 +245,7 @@ def test_ner_and_squad_in_a_fresh_process(served):
 
 def test_saved_model_cli_lists_and_runs_the_signature(served):
     path = served["paths"]["classifier"]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
     cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
     shown = subprocess.run([cli, "show", "--dir", path, "--all"], capture_output=True,
                            text=True, timeout=300, env=env)

@@ -13,6 +13,7 @@ from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.tasks import feature_extraction as fe
 from official.text.tokenizer import FullTokenizer
+from tests.cli import ENV
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -178,7 +179,7 @@ def test_failure_while_writing_leaves_no_file(tmp_path, tokenizer, config, monke
 
 
 def run_cli(*flags):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([sys.executable, "-m", "run_scripts.extract_features", *flags],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from data_prep import pretraining_examples as pe
 from official.training import pretraining_input as pi
+from tests.cli import ENV
 from tests.reference_bert import original_parse_spec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -287,7 +288,7 @@ print(digest.hexdigest())
 
 def test_same_seed_same_batches_in_separate_runs(tmp_path):
     files, _ = write_files(tmp_path, [7, 9, 6])
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
     runs = [subprocess.Popen([sys.executable, "-c", DIGEST_OF_BATCHES, *files], cwd=REPO,
                              stdout=subprocess.PIPE, env=env)
             for _ in range(2)]  # side by side: two cores

@@ -19,9 +19,7 @@ from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
 from official.checkpoints import tf1
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+from tests.cli import ENV, REPO
 
 
 def command(data, output_dir, *flags):
