@@ -51,10 +51,14 @@ def classify(files, output_dir, *flags, data=None, config=None, vocab=None):
 
 @pytest.fixture(scope="module")
 def finished(files, tmp_path_factory):
-    """A finished run: trained one epoch, evaluated (best/ kept), predicted."""
-    out = tmp_path_factory.mktemp("finished") / "out"
-    succeeded(classify(files, out, "--do_train", "--do_eval", "--do_predict"))
-    return out
+    """A finished run: trained one epoch (4 steps) from a Hugging Face folder as its
+    --init_checkpoint, evaluated (best/ kept), predicted."""
+    root = tmp_path_factory.mktemp("finished")
+    (root / "hf").mkdir()
+    hf.write(str(root / "hf"), CONFIG, original_weights(CONFIG, heads=False))
+    succeeded(classify(files, root / "out", "--do_train", "--do_eval", "--do_predict",
+                       f"--init_checkpoint={root / 'hf'}"))
+    return root / "out"
 
 
 def copy_of(folder, tmp_path, name="out"):
@@ -131,13 +135,10 @@ def test_a_rerun_with_another_config_is_refused_and_changes_nothing(files, finis
     assert snapshot(out) == before
 
 
-def test_a_hugging_face_folder_is_an_init_checkpoint(files, tmp_path):
-    """(A folder whose config computes something else is refused: test_checkpoints_hf.)"""
-    (tmp_path / "hf").mkdir()
-    hf.write(str(tmp_path / "hf"), CONFIG, original_weights(CONFIG, heads=False))
-    succeeded(classify(files, tmp_path / "out", "--do_train",
-                       f"--init_checkpoint={tmp_path / 'hf'}"))
-    assert (tmp_path / "out" / "model.ckpt-4.index").exists()
+def test_a_hugging_face_folder_is_an_init_checkpoint(finished):
+    """The finished run started from one (one process shows both). (A folder whose config
+    computes something else is refused: test_checkpoints_hf.)"""
+    assert (finished / "model.ckpt-4.index").exists()
 
 
 def test_run_squad_checks_the_config_before_reading_its_files(files, tmp_path):
