@@ -33,11 +33,11 @@ USER_ENV = {k: v for k, v in ENV.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
 ABSL_PREFIX = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]")
 
 
-def assert_plain_lines(stderr):
+def assert_plain_lines(stderr, steps):
     """What a user reads: the progress as bare lines, no absl prefix, no TensorFlow C++ notes
     (official/console.py)."""
     lines = stderr.strip().splitlines()
-    assert any(line.startswith("step 2/2  mlm_acc") for line in lines), lines
+    assert any(line.startswith(f"step {steps}/{steps}  mlm_acc") for line in lines), lines
     assert not [line for line in lines if ABSL_PREFIX.match(line)]
     for note in ("oneDNN", "cuda", "absl::InitializeLog", "cpu_feature_guard"):
         assert note not in stderr, note
@@ -70,13 +70,24 @@ def checkpoint_files(output_dir) -> dict:
 
 
 @pytest.fixture(scope="module")
-def finished(pretraining_records, tmp_path_factory):
-    """A finished 4-step run: model.ckpt-2 and model.ckpt-4 in its output_dir."""
+def finished_run(pretraining_records, tmp_path_factory):
+    """A finished 4-step run, (its output_dir, its result): model.ckpt-2 and model.ckpt-4 in
+    its output_dir. Its --input_file is the generator's output folder, and it runs as a user's
+    shell runs it, TF_CPP_MIN_LOG_LEVEL unset: one process for the facts of
+    test_the_generators_output_folder_is_an_input_file too."""
     out = tmp_path_factory.mktemp("finished") / "out"
-    succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=4",
-                       "--save_checkpoints_steps=2", "--iterations_per_loop=1"))
+    folder = os.path.dirname(pretraining_records["input_file"])
+    result = succeeded(pretrain(dict(pretraining_records, input_file=folder), out, "--do_train",
+                                "--num_train_steps=4", "--save_checkpoints_steps=2",
+                                "--iterations_per_loop=1", "--log_steps=1", env=USER_ENV))
     assert checkpoint_steps(out) == [2, 4]
-    return out
+    return out, result
+
+
+@pytest.fixture(scope="module")
+def finished(finished_run):
+    """The finished run's output_dir."""
+    return finished_run[0]
 
 
 def copy_of(finished, tmp_path):
@@ -130,7 +141,7 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
     (TensorFlow's model.ckpt-N_temp/ folder) is removed by the rerun."""
     out = tmp_path / "out"
     command = [sys.executable, "-m", "run_scripts.run_pretraining",
-               *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=30",
+               *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=10",
                                "--save_checkpoints_steps=1", "--iterations_per_loop=1")]
     # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*: kill the run
     # the moment such a folder is seen (a save happens at every step, so one is soon caught).
@@ -154,12 +165,12 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
         pytest.fail("never caught a save in progress")
     # The state file names the newest whole checkpoint: the one the rerun must resume from.
     resumed_from = int(tf.train.latest_checkpoint(str(out)).rsplit("-", 1)[1])
-    result = succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=30",
+    result = succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=10",
                                 "--save_checkpoints_steps=1", "--iterations_per_loop=1"))
     assert f"Resuming from {out}/model.ckpt-{resumed_from} at step {resumed_from}" in \
         result.stderr
     assert not [name for name in os.listdir(out) if "_temp" in name]
-    assert max(checkpoint_steps(out)) == 30
+    assert max(checkpoint_steps(out)) == 10
 
 
 def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_path):
@@ -256,17 +267,14 @@ def test_config_and_init_checkpoint_are_checked_before_any_work(pretraining_reco
     assert not out.exists()
 
 
-def test_the_generators_output_folder_is_an_input_file(pretraining_records, tmp_path):
+def test_the_generators_output_folder_is_an_input_file(finished_run):
     """Its shards, as its summary.json lists them (a glob over the folder, which matches
-    summary.json too, is refused with this advice: test_pretraining_input). Run as a user's shell
-    runs it, TF_CPP_MIN_LOG_LEVEL unset, so what it prints is checked too."""
-    folder = os.path.dirname(pretraining_records["input_file"])
-    out = tmp_path / "out"
-    result = succeeded(pretrain(dict(pretraining_records, input_file=folder), out,
-                                "--do_train", "--num_train_steps=2", "--log_steps=1",
-                                env=USER_ENV))
+    summary.json too, is refused with this advice: test_pretraining_input). The finished run
+    trained on it, run as a user's shell runs it, TF_CPP_MIN_LOG_LEVEL unset, so what it prints
+    is checked too."""
+    _, result = finished_run
     assert "on 2 file(s)" in result.stderr
-    assert_plain_lines(result.stderr)
+    assert_plain_lines(result.stderr, steps=4)
 
 
 def test_an_output_dir_that_is_a_file_is_refused_before_any_work(pretraining_records,
