@@ -63,7 +63,7 @@ FLAGS = flags.FLAGS
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """How big each stage is. FULL is `make demo`'s (about nine minutes on two cores)."""
+    """How big each stage is. FULL is `make demo`'s (about ten minutes on two cores)."""
     vocab_size: int = 8000  # the most; from this corpus the learner keeps about 4,000
     pretrain_seq_length: int = 64
     max_predictions_per_seq: int = 10
