@@ -141,7 +141,7 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
     (TensorFlow's model.ckpt-N_temp/ folder) is removed by the rerun."""
     out = tmp_path / "out"
     command = [sys.executable, "-m", "run_scripts.run_pretraining",
-               *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=10",
+               *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=30",
                                "--save_checkpoints_steps=1", "--iterations_per_loop=1")]
     # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*: kill the run
     # the moment such a folder is seen (a save happens at every step, so one is soon caught).
@@ -165,12 +165,12 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
         pytest.fail("never caught a save in progress")
     # The state file names the newest whole checkpoint: the one the rerun must resume from.
     resumed_from = int(tf.train.latest_checkpoint(str(out)).rsplit("-", 1)[1])
-    result = succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=10",
+    result = succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=30",
                                 "--save_checkpoints_steps=1", "--iterations_per_loop=1"))
     assert f"Resuming from {out}/model.ckpt-{resumed_from} at step {resumed_from}" in \
         result.stderr
     assert not [name for name in os.listdir(out) if "_temp" in name]
-    assert max(checkpoint_steps(out)) == 10
+    assert max(checkpoint_steps(out)) == 30
 
 
 def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_path):
