@@ -96,12 +96,13 @@ class DistillationTask:
 
     def loss_and_stats(self, outputs: Mapping, features: Mapping[str, tf.Tensor],
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
-        """This batch's share of the weighted loss. Stats: the task's sums, each distillation
-        loss's sum ("soft_<target>_over_<normalizer>", "hidden", "attention") and the batch's
-        own normalizers ("count_<name>"), from which `metrics` averages them."""
+        """This batch's share of the weighted loss. Stats: the task's sums, and each
+        distillation loss's sum with what it is averaged over ("soft_<target>" and
+        "soft_<target>_weight"; "hidden", "attention", "cosine" and the real tokens), from
+        which `metrics` averages them."""
         s = self.settings
         hard, stats = self.task.loss_and_stats(outputs["student"], features, normalizers)
-        stats = dict(stats, **{f"count_{k}": v for k, v in self.normalizers(features).items()})
+        stats[_TOKENS] = tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))
         student_targets = self.task.soft_targets(outputs["student"], features)
         teacher_targets = self.task.soft_targets(outputs["teacher"], features)
         soft = tf.constant(0.0)
@@ -112,7 +113,8 @@ class DistillationTask:
             else:
                 total = losses.soft_cross_entropy(target.logits, teacher.logits, target.weights,
                                                   s.temperature)
-            stats[f"soft_{name}_over_{target.normalizer}"] = total
+            stats[f"soft_{name}"] = total
+            stats[f"soft_{name}_weight"] = tf.reduce_sum(target.weights)
             soft += total / tf.maximum(normalizers[target.normalizer], 1.0)
         loss = s.alpha_hard * hard + s.alpha_soft * soft / len(student_targets)
         for kind, weight, loss_fn in (("hidden", s.alpha_hidden, losses.hidden_mse),
@@ -142,13 +144,11 @@ class DistillationTask:
         """The task's training metrics, and each distillation loss as a mean."""
         result = self.task.metrics(stats)
         for key, value in stats.items():
-            if key.startswith("soft_"):
-                name, normalizer = key[len("soft_"):].split("_over_")
-                result[f"soft_{name}"] = float(value) / max(
-                    float(stats[f"count_{normalizer}"]), 1e-12)
+            if key.startswith("soft_") and not key.endswith("_weight"):
+                result[key] = float(value) / max(float(stats[f"{key}_weight"]), 1e-12)
             elif key in ("hidden", "attention", "cosine"):
                 result[f"{key}_loss"] = float(value) / max(
-                    float(stats[f"count_{_TOKENS}"]) * self._per_token_terms(key), 1e-12)
+                    float(stats[_TOKENS]) * self._per_token_terms(key), 1e-12)
         return result
 
     # ---- everything else is the task's, on the student ----------------------------------------
