@@ -16,9 +16,13 @@ The original run_squad's rule (google-research/bert), for one question on one co
   `_check_is_max_context`, its float compared in float64 here too).
 
 One implementation for the fine-tuning records (data_prep.squad, which calls it per chunk of
-questions) and the serving graph (official.export.squad, per request), batched over contexts:
+questions) and the serving graph (official.export.squad, per request), batched over contexts;
+and, without a question (`text_windows`: rows [CLS] window [SEP]), for long documents'
+classification (data_prep.classifier_features, official/export/classifier.py) and feature
+extraction:
 
     windows = doc_windows(num_tokens, query_length, max_seq_length, doc_stride)
+    windows = text_windows(num_tokens, max_seq_length, doc_stride)
     is_max = max_context(windows)  # bool [windows, (length)]
 """
 
@@ -51,7 +55,7 @@ class DocWindows(NamedTuple):
 
 
 def doc_windows(num_tokens, query_length, max_seq_length, doc_stride) -> DocWindows:
-    """The windows of each context (see the module docstring).
+    """The windows of each context after its question (see the module docstring).
 
     Args:
       num_tokens: int32 [batch], each context's WordPiece tokens.
@@ -60,21 +64,42 @@ def doc_windows(num_tokens, query_length, max_seq_length, doc_stride) -> DocWind
       doc_stride: the stride between windows' starts, at least 1.
     Numpy arrays and ints are taken too.
     """
-    num_tokens, query_length = (tf.convert_to_tensor(x, tf.int32)
-                                for x in (num_tokens, query_length))
-    size = max_seq_length - query_length - 3
+    query_length = tf.convert_to_tensor(query_length, tf.int32)
+    return _windows(num_tokens, max_seq_length - query_length - 3, query_length + 2, doc_stride)
+
+
+def text_windows(num_tokens, max_seq_length, doc_stride) -> DocWindows:
+    """The windows of each text alone, rows [CLS] window [SEP] (a long document's windows for
+    classification and feature extraction): max_seq_length - 2 tokens each, the first at row
+    position 1; the same rule as SQuAD's otherwise. A text without tokens has one empty window
+    (the row [CLS] [SEP], as a classifier reads an empty text).
+
+    Args:
+      num_tokens: int32 [batch], each text's WordPiece tokens.
+      max_seq_length: the row length, at least 3.
+      doc_stride: the stride between windows' starts, at least 1.
+    """
+    num_tokens = tf.convert_to_tensor(num_tokens, tf.int32)
+    return _windows(num_tokens, tf.fill(tf.shape(num_tokens), max_seq_length - 2),
+                    tf.ones_like(num_tokens), doc_stride, at_least_one=True)
+
+
+def _windows(num_tokens, size, offset, doc_stride, at_least_one: bool = False) -> DocWindows:
+    """Windows of `size` tokens (int32 [batch]) every min(size, doc_stride) tokens until one
+    reaches the end, placed at row position `offset` (int32 [batch])."""
+    num_tokens = tf.convert_to_tensor(num_tokens, tf.int32)
     stride = tf.minimum(size, doc_stride)
     # The original's loop in closed form: windows every `stride` tokens until one reaches the
-    # end; one window when all fits, none for no tokens.
-    count = tf.where(num_tokens <= size, tf.minimum(num_tokens, 1),
-                     (num_tokens - size + stride - 1) // stride + 1)
+    # end; one window when all fits, none for no tokens (one, when `at_least_one`).
+    fits = tf.ones_like(num_tokens) if at_least_one else tf.minimum(num_tokens, 1)
+    count = tf.where(num_tokens <= size, fits, (num_tokens - size + stride - 1) // stride + 1)
     batch = tf.size(num_tokens)
     example = tf.repeat(tf.range(batch), count)
     index = tf.cast(tf.ragged.range(count).flat_values, tf.int32)
     start = index * tf.gather(stride, example)
     length = tf.minimum(tf.gather(num_tokens, example) - start, tf.gather(size, example))
     return DocWindows(example=example, index=index, start=start, length=length,
-                      offset=tf.gather(query_length, example) + 2, count=count,
+                      offset=tf.gather(offset, example), count=count,
                       first=tf.cumsum(count, exclusive=True), stride=stride, size=size)
 
 
