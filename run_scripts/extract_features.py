@@ -5,7 +5,12 @@ r"""Writes BERT's per-token activations for lines of text as JSON lines (the ori
       --vocab_file=$BERT_DIR/vocab.txt --bert_config_file=$BERT_DIR/bert_config.json \
       --init_checkpoint=$BERT_DIR/bert_model.ckpt --layers=-1,-2,-3,-4 --max_seq_length=128
 
-Input: one example per line, `text_a ||| text_b` for a pair. The format and the logic are in
+Input: one example per line, `text_a ||| text_b` for a pair. A text longer than max_seq_length
+keeps its first max_seq_length - 2 tokens, as in the original; with --doc_stride=N (single texts
+only) it is read in windows of max_seq_length - 2 tokens, one every N tokens, each token's
+vectors taken from the window where it has the most context (run_squad's rule), and its line
+lists every token of the text once: [CLS] from the first window, [SEP] from the last.
+--batch_size then counts windows. The format and the logic are in
 official/tasks/feature_extraction.py.
 """
 
@@ -25,7 +30,16 @@ flags.DEFINE_string("input_file", None, "Text, one example per line; `a ||| b` f
 flags.DEFINE_string("output_file", None, "Where to write the JSON lines.")
 flags.DEFINE_string("layers", "-1,-2,-3,-4",
                     "Comma-separated layer indexes to output; -1 is the last layer.")
-flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+flags.DEFINE_integer("batch_size", 32,
+                     "Batch size for predictions: lines, or windows with --doc_stride.")
+flags.DEFINE_integer(
+    "doc_stride", None,
+    "For texts longer than max_seq_length - 2 WordPiece tokens (single texts only, no "
+    "`a ||| b`): read each in windows of max_seq_length - 2 tokens starting every doc_stride "
+    "tokens (at least 1; a stride longer than a window steps by the window), each token's "
+    "vectors from the window where it has the most context "
+    "(run_squad's rule); a line still lists every token of its text once. Unset: a text keeps "
+    "its first max_seq_length - 2 tokens, as in the original.")
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "If True, tf.one_hot will be used for embedding lookups (original, for TPUs)."
                   + common_flags.IGNORED_HELP)
@@ -47,10 +61,12 @@ def parse_layers(text: str) -> list[int]:
 
 def run() -> None:
     layer_indexes = parse_layers(FLAGS.layers)
+    feature_extraction.check_doc_stride(FLAGS.doc_stride)
     check_output_file(FLAGS.output_file)
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
-    examples = feature_extraction.read_examples(FLAGS.input_file)
+    examples = feature_extraction.read_examples(FLAGS.input_file,
+                                                single_texts=FLAGS.doc_stride is not None)
     encoder = build_encoder(config)
     if FLAGS.init_checkpoint:
         checkpoints.load_init_checkpoint(FLAGS.init_checkpoint, encoder)
@@ -59,7 +75,7 @@ def run() -> None:
                         "features.")
     feature_extraction.extract_features(
         examples, FLAGS.output_file, encoder, tokenizer, layer_indexes, FLAGS.max_seq_length,
-        FLAGS.batch_size)
+        FLAGS.batch_size, FLAGS.doc_stride)
     logging.info("Wrote the features of %d lines to %s", len(examples), FLAGS.output_file)
 
 

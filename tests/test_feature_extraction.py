@@ -154,6 +154,7 @@ def test_json_output_matches_the_encoder(tmp_path, tokenizer, config):
     ({"layer_indexes": [-3]}, r"layers: index -3 is out of range .* 2 layers"),
     ({"layer_indexes": [2]}, r"layers: index 2 is out of range"),
     ({"max_seq_length": 17}, r"max_seq_length: 17 .* max_position_embeddings \(16\)"),
+    ({"doc_stride": 0}, r"doc_stride: must be at least 1, got 0"),
 ])
 def test_bad_arguments_write_nothing(tmp_path, tokenizer, config, kwargs, message):
     output = tmp_path / "out.jsonl"
@@ -176,6 +177,91 @@ def test_failure_while_writing_leaves_no_file(tmp_path, tokenizer, config, monke
                             str(tmp_path / "out.jsonl"), build_encoder(config), tokenizer, [-1],
                             max_seq_length=8)
     assert os.listdir(tmp_path) == ["vocab.txt"]
+
+
+TEN_TOKENS = "the dog is hairy . hello world ! a b"
+
+
+def window_vectors(encoder, tokenizer, text, starts, owners, size, layers):
+    """The vectors a windowed line should hold, [len(layers), tokens + 2, hidden], each window
+    run through the encoder alone: [CLS] from window 0, token t from window owners[t] (which
+    starts at token starts[owners[t]]), [SEP] from the last window."""
+    ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+    rows = []
+    for start in starts:
+        row = np.array([[ID["[CLS]"], *ids[start:start + size], ID["[SEP]"]]], "int32")
+        outputs = encoder({"input_word_ids": row, "input_mask": np.ones_like(row),
+                           "input_type_ids": np.zeros_like(row)},
+                          training=False)["encoder_outputs"]
+        rows.append(np.stack([np.asarray(outputs[i])[0] for i in layers]))  # [layers, row, h]
+    last = rows[-1]
+    return np.stack([rows[0][:, 0],
+                     *(rows[w][:, 1 + t - starts[w]] for t, w in enumerate(owners)),
+                     last[:, last.shape[1] - 1]], axis=1)
+
+
+@pytest.mark.parametrize("text, doc_stride, starts, owners", [
+    # max_seq_length 6: windows of 4 tokens. Token t's score in a window is
+    # min(t - start, end - t) + 0.01 * length; a tie goes to the longer, then the earlier window.
+    # Stride 2: [0-3] [2-5] [4-7] [6-9]; t3 scores 0 in window 0 and 1 in window 1.
+    (TEN_TOKENS, 2, [0, 2, 4, 6], [0, 0, 0, 1, 1, 2, 2, 3, 3, 3]),
+    # Stride 3: [0-3] [3-6] [6-9]; t3 and t6 score 0 in both their windows: the earlier wins.
+    (TEN_TOKENS, 3, [0, 3, 6], [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]),
+    # 11 tokens, stride 3: a last window [9-10] of 2 tokens; t9 scores 0.04 in window 2 (the
+    # longer) and 0.02 in window 3. [SEP] comes from window 3, after its 2 tokens.
+    (TEN_TOKENS + " c", 3, [0, 3, 6, 9], [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3]),
+])
+def test_doc_stride_takes_each_token_from_its_max_context_window(
+        tmp_path, tokenizer, config, text, doc_stride, starts, owners):
+    encoder = build_encoder(config)
+    layers = [-1, 0]
+    output = tmp_path / "out.jsonl"
+    # batch_size 3 windows: the long text's windows fill one batch and share the next with
+    # the short line's.
+    fe.extract_features([fe.InputExample(0, text), fe.InputExample(1, "hello world")],
+                        str(output), encoder, tokenizer, layers, max_seq_length=6,
+                        batch_size=3, doc_stride=doc_stride)
+
+    long_line, short_line = [json.loads(line) for line in output.read_text().splitlines()]
+    assert long_line["linex_index"] == 0 and short_line["linex_index"] == 1
+    assert [f["token"] for f in long_line["features"]] == ["[CLS]", *text.split(), "[SEP]"]
+    expected = window_vectors(encoder, tokenizer, text, starts, owners, 4, layers)
+    for i, token in enumerate(long_line["features"]):
+        assert [layer["index"] for layer in token["layers"]] == layers
+        for j, layer in enumerate(token["layers"]):
+            np.testing.assert_allclose(layer["values"], expected[j, i], atol=1e-5,
+                                       err_msg=f"token {i} ({token['token']}), layer {j}")
+    assert [f["token"] for f in short_line["features"]] == ["[CLS]", "hello", "world", "[SEP]"]
+    expected = window_vectors(encoder, tokenizer, "hello world", [0], [0, 0], 4, layers)
+    for i, token in enumerate(short_line["features"]):
+        for j, layer in enumerate(token["layers"]):
+            np.testing.assert_allclose(layer["values"], expected[j, i], atol=1e-5)
+
+
+def test_doc_stride_on_texts_that_fit_changes_nothing(tmp_path, tokenizer, config):
+    encoder = build_encoder(config)
+    # The last text fills its window exactly (6 tokens, max_seq_length 8).
+    examples = [fe.InputExample(0, "Hello, world!"), fe.InputExample(1, ""),
+                fe.InputExample(2, "the dog is hairy."), fe.InputExample(3, "a b c d e f")]
+    outputs = {}
+    for doc_stride in (None, 1):
+        output = tmp_path / f"out_{doc_stride}.jsonl"
+        fe.extract_features(examples, str(output), encoder, tokenizer, [-1, -2],
+                            max_seq_length=8, batch_size=3, doc_stride=doc_stride)
+        outputs[doc_stride] = output.read_bytes()
+    assert outputs[1] == outputs[None]
+
+
+def test_doc_stride_refuses_pairs(tmp_path, tokenizer, config):
+    path = write_lines(tmp_path / "in.txt", [b"Hello", b"the dog ||| is hairy"])
+    assert len(fe.read_examples(path)) == 2  # Without doc_stride, pairs are read.
+    with pytest.raises(ValueError, match=r"in\.txt: line 2: a pair .* single texts only"):
+        fe.read_examples(path, single_texts=True)
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(ValueError, match=r"doc_stride: line 2 is a pair"):
+        fe.extract_features(fe.read_examples(path), str(output), build_encoder(config),
+                            tokenizer, [-1], max_seq_length=8, doc_stride=2)
+    assert not output.exists()
 
 
 def run_cli(*flags):
@@ -221,9 +307,11 @@ def test_cli_writes_features_of_the_checkpoint(tmp_path, tokenizer, model_files)
 @pytest.mark.parametrize("bad_flags, message", [
     (["--input_file", "/nonexistent/in.txt"], "/nonexistent/in.txt: no such input file"),
     (["--layers=-1,5"], "layers: index 5 is out of range"),
+    (["--doc_stride=0"], "doc_stride: must be at least 1, got 0"),
+    (["--doc_stride=2"], "in.txt: line 2: a pair (`a ||| b`), but doc_stride windows single"),
 ])
 def test_cli_bad_input_is_one_line_and_no_output(tmp_path, model_files, bad_flags, message):
-    input_file = write_lines(tmp_path / "in.txt", [b"Hello"])
+    input_file = write_lines(tmp_path / "in.txt", [b"Hello", b"the dog ||| is hairy"])
     output = tmp_path / "out.jsonl"
     result = run_cli("--input_file", input_file, "--output_file", str(output), *model_files[1],
                      *bad_flags)
@@ -232,3 +320,20 @@ def test_cli_bad_input_is_one_line_and_no_output(tmp_path, model_files, bad_flag
     assert last_line.startswith("extract_features: ") and message in last_line
     assert "Traceback" not in result.stderr
     assert not output.exists()
+
+
+def test_cli_doc_stride_windows_long_lines(tmp_path, tokenizer, model_files):
+    encoder, model_flags = model_files
+    input_file = write_lines(tmp_path / "in.txt", [TEN_TOKENS.encode()])
+    output = tmp_path / "out.jsonl"
+    result = run_cli("--input_file", input_file, "--output_file", str(output), "--layers=-1",
+                     "--max_seq_length=6", "--doc_stride=2", "--batch_size=3", *model_flags)
+    assert result.returncode == 0, result.stderr
+
+    [line] = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [f["token"] for f in line["features"]] == ["[CLS]", *TEN_TOKENS.split(), "[SEP]"]
+    # The windows and owners of the first case of the library test above.
+    expected = window_vectors(encoder, tokenizer, TEN_TOKENS, [0, 2, 4, 6],
+                              [0, 0, 0, 1, 1, 2, 2, 3, 3, 3], 4, [-1])
+    for i, token in enumerate(line["features"]):
+        np.testing.assert_allclose(token["layers"][0]["values"], expected[0, i], atol=1e-5)

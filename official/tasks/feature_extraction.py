@@ -9,11 +9,37 @@ one example per input line (`text_a` or `text_a ||| text_b`), one JSON object pe
                               ...]},                                 # one per requested layer
                   ...]}                                              # one per real token
 
+Texts longer than max_seq_length (`doc_stride`). By default a text keeps its first
+max_seq_length - 2 tokens, as in the original. With `doc_stride` (single texts only: a pair line
+is an error), a text is cut into windows as SQuAD's contexts are
+(`official.features.doc_windows.text_windows`: rows [CLS] window [SEP], windows of
+max_seq_length - 2 tokens starting every min(max_seq_length - 2, doc_stride) tokens), the
+encoder reads each window alone, and each token's vectors come from the window where it has the
+most context (`max_context`, the original run_squad's `_check_is_max_context`). A line is still
+one object, its "features" every token of the whole text once and in order:
+[CLS] from the first window, each WordPiece token from its max-context window, [SEP] from the
+last window: in those two windows they stand where a row holding the whole text would have
+them, [CLS] just before its first token and [SEP] just after its last. The other windows' [CLS]
+and [SEP] are not written (an average over windows would be a vector no row computed).
+The 10 tokens t0..t9, max_seq_length 6 (windows of 4), doc_stride 2:
+
+    window 0: [CLS] t0 t1 t2 t3 [SEP]   -> [CLS] t0 t1 t2
+    window 1: [CLS] t2 t3 t4 t5 [SEP]   -> t3 t4
+    window 2: [CLS] t4 t5 t6 t7 [SEP]   -> t5 t6
+    window 3: [CLS] t6 t7 t8 t9 [SEP]   -> t7 t8 t9 [SEP]
+
+A text that fits in one window gives the same bytes as without `doc_stride`. The encoder runs
+over `batch_size` windows at a time, so its memory does not grow with a text's length (the
+vectors kept are the line's own).
+
 Example:
     encoder = build_encoder(BertConfig.from_json_file("bert_config.json"))
     load_init_checkpoint("bert_model.ckpt", encoder)
     extract_features(read_examples("in.txt"), "out.jsonl", encoder, FullTokenizer("vocab.txt"),
                      layer_indexes=[-1, -2, -3, -4], max_seq_length=128)
+    # Long texts in windows of 126 tokens, one every 64:
+    extract_features(read_examples("in.txt", single_texts=True), "out.jsonl", encoder,
+                     FullTokenizer("vocab.txt"), [-1], max_seq_length=128, doc_stride=64)
 """
 
 from __future__ import annotations
@@ -21,12 +47,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
 
 from official.atomic_files import open_atomically
+from official.features.doc_windows import max_context, text_windows
 from official.features.pair_truncation import truncated_pair_lengths
 from official.modeling.encoder import BertEncoder
 from official.text.tokenizer import FullTokenizer
@@ -54,13 +81,14 @@ class InputFeatures:
     input_type_ids: list[int]
 
 
-def read_examples(input_file: str) -> list[InputExample]:
+def read_examples(input_file: str, single_texts: bool = False) -> list[InputExample]:
     """Reads one example per line, as the original `read_examples` does.
 
     Lines end at "\\n" only, are stripped, and become examples even when empty, so that
     `linex_index` is always the line number (0-based). Unlike the original, which silently
     drops undecodable bytes, a line that is not UTF-8 is an error, and so is an empty file
     (every other entry point refuses empty input; an empty output would look like success).
+    With `single_texts` (what `doc_stride` windows), a pair line is an error naming it.
     """
     try:
         with open(input_file, "rb") as f:
@@ -80,6 +108,9 @@ def read_examples(input_file: str) -> list[InputExample]:
         match = re.match(r"^(.*) \|\|\| (.*)$", line)
         if match is None:
             examples.append(InputExample(unique_id, line))
+        elif single_texts:
+            raise ValueError(f"{input_file}: line {unique_id + 1}: a pair (`a ||| b`), but "
+                             "doc_stride windows single texts only")
         else:
             examples.append(InputExample(unique_id, match.group(1), match.group(2)))
     if not examples:
@@ -160,25 +191,92 @@ def feature_json(feature: InputFeatures, layer_values: np.ndarray,
 
     Values are `round(float(x), 6)`, as in the original, so the JSON text matches its output.
     """
+    return tokens_json(feature.unique_id, feature.tokens, layer_values, layer_indexes)
+
+
+def tokens_json(unique_id: int, tokens: list[str], layer_values: np.ndarray,
+                layer_indexes: list[int]) -> dict:
+    """`feature_json` for any token list: `layer_values` is [len(layer_indexes), >= len(tokens),
+    hidden], row i the vectors of tokens[i]."""
     return {
-        "linex_index": feature.unique_id,
+        "linex_index": unique_id,
         "features": [
             {"token": token,
              "layers": [{"index": layer_index,
                          # tolist() gives the same Python floats as float(x), much faster.
                          "values": [round(x, 6) for x in layer_values[j, i].tolist()]}
                         for j, layer_index in enumerate(layer_indexes)]}
-            for i, token in enumerate(feature.tokens)],
+            for i, token in enumerate(tokens)],
     }
+
+
+def check_doc_stride(doc_stride: int | None) -> None:
+    """None (texts cut to fit) or at least 1."""
+    if doc_stride is not None and doc_stride < 1:
+        raise ValueError(f"doc_stride: must be at least 1, got {doc_stride}")
+
+
+def windowed_lines(examples: list[InputExample], tokenizer: FullTokenizer,
+                   layer_fn: Callable[..., tf.Tensor], layer_indexes: list[int],
+                   max_seq_length: int, doc_stride: int,
+                   batch_size: int) -> Iterator[dict]:
+    """The output line of each example (single texts; `extract_features` checks), in order, its
+    text in windows (the module docstring); `layer_fn` is `make_layer_fn`'s.
+
+    Examples are tokenized `batch_size` at a time and their windows, in order, go through the
+    encoder `batch_size` at a time. A line's vectors, [len(layer_indexes), tokens + 2, hidden],
+    are filled window by window and the line is yielded after its last window, so what is held
+    beyond one batch's activations is the lines still being filled.
+    """
+    cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    for chunk_start in range(0, len(examples), batch_size):
+        chunk = examples[chunk_start:chunk_start + batch_size]
+        token_ids = tokenizer.tokenize_batch_ids([e.text_a for e in chunk])
+        windows = text_windows(np.array([len(t) for t in token_ids], np.int32), max_seq_length,
+                               doc_stride)
+        is_max = max_context(windows)
+        owner_splits, owner_flags = is_max.row_splits.numpy(), is_max.flat_values.numpy()
+        example_of, index, start, length = (
+            x.numpy() for x in (windows.example, windows.index, windows.start, windows.length))
+        count = windows.count.numpy()
+        vectors: dict[int, np.ndarray] = {}  # the lines being filled, by index in the chunk
+        for batch_start in range(0, len(example_of), batch_size):
+            batch = range(batch_start, min(batch_start + batch_size, len(example_of)))
+            # Rows as convert_examples_to_features lays out a single text.
+            input_ids = np.zeros([len(batch), max_seq_length], np.int32)
+            input_mask = np.zeros_like(input_ids)
+            for row, w in enumerate(batch):
+                tokens = token_ids[example_of[w]][start[w]:start[w] + length[w]]
+                input_ids[row, :length[w] + 2] = [cls_id, *tokens, sep_id]
+                input_mask[row, :length[w] + 2] = 1
+            values = layer_fn(input_ids, input_mask, np.zeros_like(input_ids)).numpy()
+            for row, w in enumerate(batch):  # values[:, row]: [layers, seq_len, hidden]
+                e = example_of[w]
+                if index[w] == 0:
+                    vectors[e] = np.empty(
+                        [len(layer_indexes), len(token_ids[e]) + 2, values.shape[-1]],
+                        np.float32)
+                    vectors[e][:, 0] = values[:, row, 0]  # [CLS], from the first window
+                line = vectors[e]
+                owned = np.flatnonzero(owner_flags[owner_splits[w]:owner_splits[w + 1]])
+                line[:, 1 + start[w] + owned] = values[:, row, 1 + owned]
+                if index[w] == count[e] - 1:
+                    line[:, -1] = values[:, row, 1 + length[w]]  # [SEP], from the last window
+                    tokens = tokenizer.convert_ids_to_tokens(token_ids[e].tolist())
+                    yield tokens_json(chunk[e].unique_id, ["[CLS]", *tokens, "[SEP]"],
+                                      vectors.pop(e), layer_indexes)
 
 
 def extract_features(examples: list[InputExample], output_file: str, encoder: BertEncoder,
                      tokenizer: FullTokenizer, layer_indexes: list[int],
-                     max_seq_length: int = 128, batch_size: int = 32) -> None:
+                     max_seq_length: int = 128, batch_size: int = 32,
+                     doc_stride: int | None = None) -> None:
     """Writes the JSON lines of `examples` (from `read_examples`) to `output_file`.
 
-    The arguments are checked before anything is written, and the output appears only when
-    complete (written to a temp file, then renamed), so a failure leaves no half-written file.
+    `batch_size` examples go through the encoder at a time, or with `doc_stride` (single texts
+    in windows, the module docstring) `batch_size` windows. The arguments are checked before
+    anything is written, and the output appears only when complete (written to a temp file,
+    then renamed), so a failure leaves no half-written file.
     """
     config = encoder.config
     _check_layer_indexes(layer_indexes, config.num_hidden_layers)
@@ -192,8 +290,20 @@ def extract_features(examples: list[InputExample], output_file: str, encoder: Be
             f"vocab_size ({config.vocab_size})")
     if batch_size < 1:
         raise ValueError(f"batch_size: must be positive, got {batch_size}")
+    check_doc_stride(doc_stride)
+    if doc_stride is not None:
+        for example in examples:
+            if example.text_b is not None:
+                raise ValueError(f"doc_stride: line {example.unique_id + 1} is a pair "
+                                 "(`a ||| b`); windows are for single texts only")
 
     layer_fn = make_layer_fn(encoder, layer_indexes)
+    if doc_stride is not None:
+        with open_atomically(output_file) as writer:
+            for line in windowed_lines(examples, tokenizer, layer_fn, layer_indexes,
+                                       max_seq_length, doc_stride, batch_size):
+                writer.write(json.dumps(line) + "\n")
+        return
     with open_atomically(output_file) as writer:
         for start in range(0, len(examples), batch_size):
             features = convert_examples_to_features(
