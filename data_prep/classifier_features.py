@@ -18,6 +18,18 @@ original's `file_based_convert_examples_to_features`, one `tf.train.Example` per
 A reader parses `label_ids` and `is_real_example` as scalars (`FixedLenFeature([], ...)`), as
 the original's did. `cached_tfrecord` makes a task split's file once per set of settings.
 
+Documents longer than a row (official/tasks/long_doc_settings.py, single texts): head_tail keeps
+a text's head and tail tokens (`official.features.long_text.head_tail`, the serving graph's
+rule too) in the same records. windows writes one record per document holding all its windows
+(`official.features.long_text.window_rows`), a training document at most max_windows of them
+spread evenly from its first to its last (`spread_windows`):
+
+    input_ids, input_mask, segment_ids   int64 [windows * max_seq_length]  the rows, in order
+    label_ids, is_real_example           as above, one per document
+
+parsed as `tf.io.RaggedFeature`s of rows ([documents, (windows), max_seq_length]), which
+official/training/finetuning_input.py turns into the model's window rows.
+
 A distillation's transfer data (`read_transfer_file`: unlabelled texts a teacher labels, Turc et
 al. 2019) joins the training records as rows with is_real_example 0, so the task's own loss and
 metrics skip them while the teacher's soft targets cover them.
@@ -34,13 +46,16 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.glue import InputExample, TaskProcessor, TsvError, read_tfds
 from official.atomic_files import atomic_path
+from official.features.long_text import head_tail, window_rows
 from official.features.pair_truncation import truncated_pair_lengths
 from official.tasks.base import Records
+from official.tasks.long_doc_settings import LongDocSettings
 from official.text.tokenizer import FullTokenizer
 
 # Examples tokenized per op call: big enough that the op's overhead vanishes, small enough
@@ -124,7 +139,8 @@ def _label_id(example: InputExample, label_map: dict[str, int] | None) -> int | 
 
 def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
                      label_list: Sequence[str] | None, max_seq_length: int,
-                     tokenizer: FullTokenizer) -> list[InputFeatures]:
+                     tokenizer: FullTokenizer, head_tokens: int | None = None
+                     ) -> list[InputFeatures]:
     """Features of many examples, tokenized in one op call (the fast path of `convert_example`,
     with the same result for each example).
 
@@ -134,6 +150,8 @@ def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
         labels are numbers and become float label ids.
       max_seq_length: the length of every sequence, [CLS] and [SEP]s included (at least 3).
       tokenizer: the checkpoint's tokenizer.
+      head_tokens: --long_doc=head_tail: a single text too long keeps this many tokens of its
+        start and the rest of the row from its end; None cuts it at the end (the original).
     """
     if max_seq_length < 3:
         raise ValueError(f"max_seq_length must be at least 3 (a pair's [CLS] and two [SEP]), "
@@ -144,8 +162,13 @@ def convert_examples(examples: Sequence[InputExample | PaddingInputExample],
     # The original tokenizes text_b only when it is non-empty (`if example.text_b`).
     ids = iter(tokenizer.tokenize_batch_ids([e.text_a for e in real]
                                             + [e.text_b for e in real if e.text_b]))
-    ids_a = [next(ids).tolist() for _ in real]
+    ids_a = [next(ids) for _ in real]
     ids_b = [next(ids).tolist() if e.text_b else [] for e in real]
+    if head_tokens is not None and real:
+        kept = head_tail(tf.RaggedTensor.from_row_lengths(
+            np.concatenate(ids_a), [len(a) for a in ids_a]), head_tokens, max_seq_length - 2)
+        ids_a = np.split(kept.flat_values.numpy(), kept.row_splits.numpy()[1:-1])
+    ids_a = [a.tolist() for a in ids_a]
     # Every pair's lengths in one call; a row without b tokens (below) does not use its own.
     pair_lengths = np.stack([length.numpy() for length in truncated_pair_lengths(
         np.array([len(a) for a in ids_a], np.int32), np.array([len(b) for b in ids_b], np.int32),
@@ -185,8 +208,10 @@ def convert_example(example: InputExample | PaddingInputExample,
 
 def write_tfrecord(examples: Iterable[InputExample | PaddingInputExample],
                    label_list: Sequence[str] | None, max_seq_length: int,
-                   tokenizer: FullTokenizer, output_file: str) -> int:
+                   tokenizer: FullTokenizer, output_file: str,
+                   head_tokens: int | None = None) -> int:
     """Writes one record per example (the format in the module docstring); returns the count.
+    `head_tokens`: see `convert_examples`.
 
     The file appears only when complete: a failure (a bad label, say) leaves none.
     """
@@ -198,7 +223,8 @@ def write_tfrecord(examples: Iterable[InputExample | PaddingInputExample],
     count = 0
     with atomic_path(output_file) as tmp, tf.io.TFRecordWriter(tmp) as writer:
         while chunk := list(itertools.islice(examples, _CHUNK)):
-            features = convert_examples(chunk, label_list, max_seq_length, tokenizer)
+            features = convert_examples(chunk, label_list, max_seq_length, tokenizer,
+                                        head_tokens)
             batch = {
                 "input_ids": np.array([f.input_ids for f in features], np.int64),
                 "input_mask": np.array([f.input_mask for f in features], np.int64),
@@ -212,6 +238,105 @@ def write_tfrecord(examples: Iterable[InputExample | PaddingInputExample],
                 writer.write(record)
             count += len(features)
     return count
+
+
+@dataclasses.dataclass(frozen=True)
+class DocumentFeatures:
+    """One document's windows (--long_doc=windows) as model rows.
+
+    Attributes:
+      input_ids, input_mask: int64 [windows, max_seq_length], rows [CLS] window [SEP], 0-padded.
+      label_id: as `InputFeatures`.
+    """
+    input_ids: np.ndarray
+    input_mask: np.ndarray
+    label_id: int | float
+    is_real_example: bool = True
+
+
+def spread_windows(count: int, max_windows: int | None) -> np.ndarray:
+    """The indexes of the windows a training document keeps: all `count` when they are at most
+    max_windows (or it is None), else max_windows of them spread evenly from the first to the
+    last (10 windows, 4 kept: 0, 3, 6, 9), so every part of a long document is read."""
+    if max_windows is None or count <= max_windows:
+        return np.arange(count)
+    return np.round(np.linspace(0, count - 1, max_windows)).astype(np.int64)
+
+
+def convert_documents(examples: Sequence[InputExample | PaddingInputExample],
+                      label_list: Sequence[str] | None, max_seq_length: int,
+                      tokenizer: FullTokenizer, doc_stride: int,
+                      max_windows: int | None = None) -> list[DocumentFeatures]:
+    """Each single-text example's windows (`official.features.long_text.window_rows`: windows
+    of max_seq_length - 2 tokens every doc_stride tokens), at most max_windows of them
+    (`spread_windows`; None keeps all). A `PaddingInputExample` is one all-zero row."""
+    label_map = None if label_list is None else {label: i for i, label in enumerate(label_list)}
+    cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    real = [e for e in examples if isinstance(e, InputExample)]
+    rows = None
+    if real:
+        ids = tokenizer.tokenize_batch_ids([e.text_a for e in real])
+        made = window_rows(tf.RaggedTensor.from_row_lengths(np.concatenate(ids),
+                                                            [len(a) for a in ids]),
+                           max_seq_length, doc_stride, cls_id, sep_id)
+        splits = np.cumsum(made.windows.count.numpy())[:-1]
+        rows = zip(np.split(made.input_word_ids.numpy().astype(np.int64), splits),
+                   np.split(made.input_mask.numpy().astype(np.int64), splits))
+    features = []
+    for example in examples:
+        if isinstance(example, PaddingInputExample):
+            zeros = np.zeros([1, max_seq_length], np.int64)
+            features.append(DocumentFeatures(zeros, zeros, 0 if label_map is not None else 0.0,
+                                             False))
+            continue
+        input_ids, input_mask = next(rows)
+        kept = spread_windows(len(input_ids), max_windows)
+        features.append(DocumentFeatures(input_ids[kept], input_mask[kept],
+                                         _label_id(example, label_map),
+                                         not isinstance(example, TransferExample)))
+    return features
+
+
+def write_document_tfrecord(examples: Iterable[InputExample | PaddingInputExample],
+                            label_list: Sequence[str] | None, max_seq_length: int,
+                            tokenizer: FullTokenizer, output_file: str, doc_stride: int,
+                            max_windows: int | None = None) -> tuple[int, int]:
+    """Writes one record per document, all its windows (the module docstring's document
+    format; at most max_windows, see `convert_documents`); returns (documents, windows).
+    The file appears only when complete."""
+    regression = label_list is None
+    examples = iter(examples)
+    documents = windows = 0
+    with atomic_path(output_file) as tmp, tf.io.TFRecordWriter(tmp) as writer:
+        while chunk := list(itertools.islice(examples, _CHUNK)):
+            for doc in convert_documents(chunk, label_list, max_seq_length, tokenizer,
+                                         doc_stride, max_windows):
+                label = (tf.train.Feature(float_list=tf.train.FloatList(value=[doc.label_id]))
+                         if regression else _int64s([doc.label_id]))
+                example = tf.train.Example(features=tf.train.Features(feature={
+                    "input_ids": _int64s(doc.input_ids.ravel()),
+                    "input_mask": _int64s(doc.input_mask.ravel()),
+                    "segment_ids": _int64s(np.zeros(doc.input_ids.size, np.int64)),
+                    "label_ids": label,
+                    "is_real_example": _int64s([int(doc.is_real_example)])}))
+                writer.write(example.SerializeToString(deterministic=True))
+                documents += 1
+                windows += len(doc.input_ids)
+    return documents, windows
+
+
+def _int64s(values) -> tf.train.Feature:
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in values]))
+
+
+def document_parse_spec(max_seq_length: int, regression: bool = False
+                        ) -> dict[str, tf.io.FixedLenFeature | tf.io.RaggedFeature]:
+    """The reader's side of document records: the rows as [documents, (windows),
+    max_seq_length], the label and is_real_example one per document."""
+    rows = tf.io.RaggedFeature(
+        tf.int64, partitions=(tf.io.RaggedFeature.UniformRowLength(max_seq_length),))
+    spec = parse_spec(max_seq_length, regression)
+    return dict(spec, input_ids=rows, input_mask=rows, segment_ids=rows)
 
 
 def parse_spec(max_seq_length: int, regression: bool = False) -> dict[str, tf.io.FixedLenFeature]:
@@ -256,7 +381,8 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                     max_seq_length: int, tokenizer: FullTokenizer, output_dir: str,
                     pad_to_multiple: int = 1, tfds_data_dir: str | None = None,
                     examples: Sequence[InputExample] | None = None,
-                    transfer: tuple[str, Sequence[TransferExample]] | None = None) -> RecordFile:
+                    transfer: tuple[str, Sequence[TransferExample]] | None = None,
+                    long_doc: LongDocSettings = LongDocSettings()) -> RecordFile:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
     The key it is cached under (data_prep/record_cache.py) holds the task, split,
@@ -276,6 +402,9 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
       transfer: (file, its examples): unlabelled rows written after the split's (its own file
         name, `<task>-<split>+transfer.tf_record`, keyed by the file's sha256 too); they count
         in num_examples, as the rows an epoch goes through.
+      long_doc: how documents longer than a row are read (resolved: its defaults filled in);
+        head_tail and windows are part of the key (max_windows for the train split alone, the
+        one it cuts). num_examples counts documents.
     """
     if pad_to_multiple < 1:
         raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
@@ -296,6 +425,11 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
            "pad_to_multiple": pad_to_multiple,
            "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
            "data_sha256": data_hash}
+    if long_doc.long_doc == "head_tail":
+        key["long_doc"] = {"long_doc": "head_tail", "head_tokens": long_doc.head_tokens}
+    elif long_doc.windows:
+        key["long_doc"] = {"long_doc": "windows", "doc_stride": long_doc.doc_stride,
+                           "max_windows": long_doc.max_windows if split == "train" else None}
     name = f"{processor.name}-{split}"
     if transfer is not None:
         key["transfer_sha256"] = record_cache.sha256_of_file(transfer[0])
@@ -306,8 +440,14 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
         read = examples if examples is not None else processor.get_examples(data_dir, split)
         read = list(read) + list(transfer[1] if transfer is not None else ())
         padded = read + [PaddingInputExample()] * (-len(read) % pad_to_multiple)
-        num_records = write_tfrecord(padded, processor.get_labels(), max_seq_length, tokenizer,
-                                     path)
+        if long_doc.windows:
+            num_records, windows = write_document_tfrecord(
+                padded, processor.get_labels(), max_seq_length, tokenizer, path,
+                long_doc.doc_stride, long_doc.max_windows if split == "train" else None)
+            logging.info("%s: %d documents in %d windows", data_file, num_records, windows)
+        else:
+            num_records = write_tfrecord(padded, processor.get_labels(), max_seq_length,
+                                         tokenizer, path, long_doc.head_tokens)
         return {"data_file": data_file, "num_examples": len(read), "num_records": num_records}
 
     facts, reused = record_cache.cached(path, key, make)
@@ -319,16 +459,20 @@ class ClassifierData:
     `data_dir`, or TensorFlow Datasets' prepared glue/* data in `tfds_data_dir`, as cached
     records in `output_dir`. The count that sets the updates is the split's examples.
     The vocab is read by `read`, after the run's checks of it. `transfer_file`: a
-    distillation's unlabelled texts (`read_transfer_file`), added to the training rows."""
+    distillation's unlabelled texts (`read_transfer_file`), added to the training rows.
+    `long_doc`: how documents longer than a row are read (resolved), one record per document
+    for windows."""
 
     def __init__(self, processor: TaskProcessor, data_dir: str | None,
                  tfds_data_dir: str | None, max_seq_length: int, vocab_file: str,
-                 do_lower_case: bool, output_dir: str, transfer_file: str | None = None):
+                 do_lower_case: bool, output_dir: str, transfer_file: str | None = None,
+                 long_doc: LongDocSettings = LongDocSettings()):
         self.processor = processor
         self.data_dir, self.tfds_data_dir = data_dir, tfds_data_dir
         self.max_seq_length, self.output_dir = max_seq_length, output_dir
         self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
         self.transfer_file = transfer_file
+        self.long_doc = long_doc
         self._examples: dict[str, list[InputExample]] = {}
         self._transfer: list[TransferExample] = []
 
@@ -356,7 +500,10 @@ class ClassifierData:
                     if split == "train" and self.transfer_file is not None else None)
         made = cached_tfrecord(self.processor, self.data_dir, split, self.max_seq_length,
                                self.tokenizer, self.output_dir, tfds_data_dir=self.tfds_data_dir,
-                               examples=self._examples[split], transfer=transfer)
-        spec = parse_spec(self.max_seq_length, regression=self.processor.get_labels() is None)
+                               examples=self._examples[split], transfer=transfer,
+                               long_doc=self.long_doc)
+        regression = self.processor.get_labels() is None
+        spec = (document_parse_spec if self.long_doc.windows else parse_spec)(
+            self.max_seq_length, regression)
         return Records(made.path, spec, made.num_examples, made.num_records, self.source(split),
                        made.reused)

@@ -7,7 +7,10 @@ r"""Exports SavedModels that TF Serving serves from raw text, and TF Hub encoder
 --export_type:
   classifier    a run_classifier output_dir (its best/ when kept; --task_name gives the labels
                 and whether texts come in pairs, with --data_dir for task tsv): text_a
-                (, text_b) -> probabilities, label (or score for STS-B)
+                (, text_b) -> probabilities, label (or score for STS-B); a run with
+                --long_doc=head_tail cuts texts as it did, one with --long_doc=windows serves
+                texts of any length (windows in the graph, --window_batch_size at a time,
+                pooled as in training; also num_windows)
   ner           a run_ner output_dir: text -> entities (text, type, character offsets), words
                 and tags (tags: --ner_labels, default CoNLL-2003's)
   squad         a run_squad output_dir: question, context -> answer, score, character offsets
@@ -54,6 +57,10 @@ flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
+flags.DEFINE_integer("window_batch_size", 32,
+                     "classifier of a --long_doc=windows run (its long_documents.json): the "
+                     "windows the encoder runs at a time, what bounds the memory a long text "
+                     "takes.")
 flags.DEFINE_string("peft_checkpoint", None,
                     "classifier, ner, squad: the output_dir of a parameter-efficient run "
                     "(--adapter_size, --lora_rank) to export on the base --init_checkpoint.")
@@ -92,6 +99,7 @@ def options_from_flags() -> ExportOptions:
         do_lower_case=FLAGS.do_lower_case, max_seq_length=max_seq_length,
         bert_config_file=FLAGS.bert_config_file, init_checkpoint=FLAGS.init_checkpoint,
         labels=labels, pair=pair, jit_compile=FLAGS.jit_compile,
+        window_batch_size=FLAGS.window_batch_size,
         peft_checkpoint=FLAGS.peft_checkpoint, peft_checkpoints=FLAGS.peft_checkpoints,
         squad=common_flags.squad_settings_from_flags(max_seq_length)
         if kind == "squad" else None)

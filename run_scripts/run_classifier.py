@@ -12,6 +12,14 @@ Tasks: cola, sst-2, mrpc, sts-b (regression), qqp, mnli, mnli-mm, qnli, rte, wnl
 is one's own classification data: --data_dir holds labels.txt and train/dev/test.tsv with a
 header (sentence, label; or sentence1, sentence2, label), as data/gutenberg/authorship does.
 `--tfds_data_dir` reads TensorFlow Datasets' prepared glue/* data instead of `--data_dir`.
+Task 20ng is 20 Newsgroups (data_prep/glue.py).
+
+Documents longer than max_seq_length (single texts): `--long_doc=truncate` (the original's, the
+default), `head_tail` (`--head_tokens` from the start, the rest of the row from the end) or
+`windows` (every window, `--doc_stride` apart, pooled by `--window_pool` into one prediction
+per document; training reads at most `--max_windows` of a document; `--window_loss`); see
+official/tasks/long_doc_settings.py. Metrics and test_results.tsv count documents, and the
+export serves documents of any length as the run read them.
 
 Outputs in --output_dir: the split's TFRecords (cached: reused by the next run with the same
 settings), checkpoints, eval_results.txt (after every epoch when training: the original's keys
@@ -29,6 +37,7 @@ from absl import flags
 
 from data_prep import glue
 from data_prep.classifier_features import ClassifierData
+from official.tasks import long_doc_settings
 from official.tasks.classification import ClassificationTask
 from official.training import finetuning
 from run_scripts import common_flags, entry_point
@@ -40,6 +49,24 @@ flags.DEFINE_string("task_name", None, "The name of the task to train.")
 flags.DEFINE_string("tfds_data_dir", None,
                     "Read the task from TensorFlow Datasets' prepared glue/<task> data in this "
                     "directory instead of --data_dir (never downloads).")
+flags.DEFINE_enum("long_doc", "truncate", list(long_doc_settings.MODES),
+                  "How a text longer than max_seq_length - 2 tokens is read: cut at the end "
+                  "(truncate, the original's), its head and tail (head_tail), or every window, "
+                  "pooled (windows).")
+flags.DEFINE_integer("doc_stride", None, "--long_doc=windows: tokens between two windows' "
+                     "starts (default half a window, (max_seq_length - 2) // 2).")
+flags.DEFINE_integer("max_windows", None, "--long_doc=windows: the most windows of one document "
+                     "a training step reads, spread evenly over it (default "
+                     f"{long_doc_settings.DEFAULT_MAX_WINDOWS}); evaluation reads all.")
+flags.DEFINE_integer("head_tokens", None, "--long_doc=head_tail: tokens kept from the start "
+                     "(default a quarter of max_seq_length - 2); the rest of the row comes from "
+                     "the end.")
+flags.DEFINE_enum("window_pool", None, list(long_doc_settings.WINDOW_POOLS),
+                  "--long_doc=windows: how a document's windows become one prediction (default "
+                  "mean_logits).")
+flags.DEFINE_enum("window_loss", None, list(long_doc_settings.WINDOW_LOSSES),
+                  "--long_doc=windows: the loss on each document's pooled prediction (document, "
+                  "the default) or on every window with its document's label (window).")
 common_flags.define_finetuning_flags()
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
@@ -51,12 +78,16 @@ def task_and_data(options: finetuning.FinetuningOptions, transfer_file: str | No
     if FLAGS.data_dir is None and FLAGS.tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
+    long_doc = long_doc_settings.LongDocSettings(
+        FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
+        FLAGS.window_pool, FLAGS.window_loss).resolved(options.max_seq_length, processor.is_pair)
     task = ClassificationTask(processor.name, processor.get_labels(),
                               glue.submission_file(processor.name)
-                              if processor.submission_name else None, processor.is_pair)
+                              if processor.submission_name else None, processor.is_pair,
+                              long_doc)
     data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
                           FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir,
-                          transfer_file)
+                          transfer_file, long_doc)
     return task, data
 
 

@@ -34,6 +34,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.features",             # the featurisation rules the serving graphs follow too
     "official.tasks.base",           # the fine-tuning data interface (TaskData, Records)
     "official.tasks.squad_settings",  # the settings that shape SQuAD's features
+    "official.tasks.long_doc_settings",  # how a classifier's records read long documents
     "official.tasks.squad",          # SquadSplit, and the gold answers an evaluation needs
 )
 

@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 import keras
 import tensorflow as tf
 
+from official.checkpoints.errors import CheckpointError
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
 from official.export import multitask, restoring, saving
@@ -40,10 +41,13 @@ from official.export.encoder import HubEncoder
 from official.export.preprocessing import BertPreprocessor
 from official.modeling.encoder import build_encoder
 from official.output_paths import check_output_dir
+from official.training import output_dir
 from official.peft import artifact, merging
 from official.peft.settings import LORA
+from official.tasks import long_doc_settings
 from official.tasks.base import FinetuningTask
 from official.tasks.classification import ClassificationTask
+from official.tasks.long_doc_settings import LongDocSettings
 from official.tasks.ner import NerTask
 from official.tasks.squad import SquadTask
 from official.tasks.squad_settings import SquadSettings
@@ -72,6 +76,9 @@ class ExportOptions:
         is init_checkpoint (init_checkpoint may also be the run itself: it names its base).
       peft_checkpoints: multitask: parameter-efficient runs of one base ("PATH" or
         "NAME=PATH"; the signature name defaults to the run's task name).
+      long_doc: classifier: how the run read long documents; None to read the run's
+        long_documents.json (none: truncate, the original's).
+      window_batch_size: classifier of a windows run: the windows the encoder runs at a time.
     """
     export_type: str
     export_dir: str
@@ -86,6 +93,8 @@ class ExportOptions:
     jit_compile: bool = False
     peft_checkpoint: str | None = None
     peft_checkpoints: Sequence[str] = ()
+    long_doc: LongDocSettings | None = None
+    window_batch_size: int = 32
 
 
 def _config(options: ExportOptions, weights: str | None = None) -> BertConfig:
@@ -127,6 +136,19 @@ def _encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     return HubEncoder(encoder, tokenizer, pretrainer)
 
 
+def _classifier_task(options: ExportOptions) -> ClassificationTask:
+    """The classifier, reading documents as options.long_doc, else as the run recorded."""
+    long_doc = options.long_doc
+    run = options.peft_checkpoint or options.init_checkpoint
+    if long_doc is None and run:
+        try:
+            long_doc = long_doc_settings.read_record(
+                os.path.dirname(output_dir.finetuned_checkpoint(run)))
+        except CheckpointError:
+            pass  # no checkpoint: restoring says so, naming the path
+    return ClassificationTask(None, options.labels, long_doc=long_doc or LongDocSettings())
+
+
 def _ner_task(options: ExportOptions) -> NerTask:
     if not options.labels:
         raise ValueError("export_type=ner needs the tag set (labels)")
@@ -135,7 +157,7 @@ def _ner_task(options: ExportOptions) -> NerTask:
 
 # A fine-tuning export type -> its task, from the options (labels, SQuAD settings).
 _TASKS: dict[str, Callable[[ExportOptions], FinetuningTask]] = {
-    "classifier": lambda options: ClassificationTask(None, options.labels),
+    "classifier": _classifier_task,
     "squad": lambda options: SquadTask(options.squad or SquadSettings()),
     "ner": _ner_task,
 }
@@ -211,7 +233,8 @@ def _multitask(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
         task_options = dataclasses.replace(
             options, export_type=spec["export_type"], labels=spec.get("labels"),
             pair=spec.get("pair", False), max_seq_length=spec["max_seq_length"],
-            squad=SquadSettings(**spec["squad"]) if "squad" in spec else None)
+            squad=SquadSettings(**spec["squad"]) if "squad" in spec else None,
+            long_doc=LongDocSettings(**spec.get("long_doc", {})))
         task = _TASKS[spec["export_type"]](task_options)
         model = _restored(task, _config(task_options, path), path, options.init_checkpoint)
         multitask.share_frozen(model, pool)

@@ -21,7 +21,7 @@ import tensorflow as tf
 from official.features.pair_truncation import truncated_pair_lengths
 
 
-def _as_tokens(segment: tf.RaggedTensor) -> tf.RaggedTensor:
+def as_tokens(segment: tf.RaggedTensor) -> tf.RaggedTensor:
     """[batch, (tokens)], also from a tokenizer's [batch, (words), (pieces)]."""
     if segment.ragged_rank == 2:
         segment = segment.merge_dims(-2, -1)
@@ -55,14 +55,14 @@ def pack_inputs(segments: Sequence[tf.RaggedTensor], seq_length: int | tf.Tensor
         seq_length, minimum, message=f"seq_length too small for {len(segments)} segment(s)")]
     with tf.control_dependencies(checks):
         seq_length = tf.identity(seq_length)
-    a = _as_tokens(segments[0])
+    a = as_tokens(segments[0])
     batch = a.nrows(out_type=tf.int32)
     shape = tf.stack([batch, seq_length])
     # Dense ops on the first seq_length tokens of each text: a long text costs no more.
     a_ids = a.to_tensor(shape=shape)
     len_a = tf.cast(a.row_lengths(), tf.int32)
     if len(segments) == 2:
-        b = _as_tokens(segments[1])
+        b = as_tokens(segments[1])
         b_ids = b.to_tensor(shape=shape)
         len_b = tf.cast(b.row_lengths(), tf.int32)
         has_b = len_b > 0

@@ -2,6 +2,7 @@
 
     BertPretrainer        masked LM + next sentence (run_pretraining)
     BertClassifier        pooled output -> num_labels logits, or 1 score for regression
+    BertDocumentClassifier  a document's windows -> one document's logits (--long_doc=windows)
     BertSpanLabeler       each token -> start and end logits (SQuAD)
     BertTokenClassifier   each token -> num_labels logits (NER)
 
@@ -18,6 +19,7 @@ import keras
 
 from official.modeling.encoder import BertEncoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
+from official.modeling.window_pooling import WindowPooling
 
 
 class _EncoderModel(keras.Model):
@@ -124,6 +126,66 @@ class BertClassifier(_EncoderModel):
 
     def _head_config(self):
         return {"num_labels": self.num_labels}
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertDocumentClassifier(_EncoderModel):
+    """A document longer than one row classified from all its windows (--long_doc=windows,
+    official/tasks/long_doc_settings.py): BertClassifier's head on each window, the windows
+    pooled into one prediction per document by `window_pool`:
+
+        mean_logits, max_logits   the windows' logits pooled (official/modeling/window_pooling.py)
+        mean_cls                  the windows' last-layer [CLS] vectors averaged, then the
+                                  pooler and the classifier
+
+    Inputs: the encoder inputs, int32 [windows, seq_len], the windows of several documents, and
+    `window_document` int32 [windows], each window's document (0 .. documents - 1).
+    Outputs: {"logits": float32 [documents, num_labels], "window_logits": float32 [windows,
+    num_labels], each window's own logits}. The checkpoint's roots are BertClassifier's
+    (encoder and classifier), so either model reads the other's fine-tuned weights.
+    """
+
+    last_layer_positions = "first"
+
+    def __init__(self, encoder: BertEncoder, num_labels: int, window_pool: str = "mean_logits",
+                 **kwargs):
+        self.encoder = encoder
+        self.num_labels = num_labels
+        self.window_pool = window_pool
+        self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
+                                      encoder.config.initializer_range,
+                                      dtype=encoder.dtype_policy, name="classifier")
+        self.pooling = WindowPooling(window_pool.split("_")[0], name="window_pooling")
+        inputs = dict(encoder_inputs(),
+                      window_document=keras.Input((), dtype="int32", name="window_document"))
+        self._build_graph(encoder, inputs, **kwargs)
+
+    def window_vectors(self, encoded: dict, window_logits=None):
+        """What is pooled of each window: its last-layer [CLS] vector (mean_cls), else its
+        logits (`window_logits` when already computed)."""
+        if self.window_pool == "mean_cls":
+            return encoded["sequence_output"][:, 0, :]
+        return self.classifier(encoded["pooled_output"]) if window_logits is None \
+            else window_logits
+
+    def document_logits(self, pooled):
+        """float32 [documents, num_labels] from the pooled window vectors."""
+        if self.window_pool == "mean_cls":
+            return self.classifier(self.encoder.pooler(pooled))
+        return pooled
+
+    def head_outputs(self, encoded, inputs):
+        window_logits = self.classifier(encoded["pooled_output"])
+        pooled = self.pooling(self.window_vectors(encoded, window_logits),
+                              inputs["window_document"])
+        return {"logits": self.document_logits(pooled), "window_logits": window_logits}
+
+    @property
+    def checkpoint_heads(self):
+        return {"classifier": self.classifier}
+
+    def _head_config(self):
+        return {"num_labels": self.num_labels, "window_pool": self.window_pool}
 
 
 @keras.saving.register_keras_serializable(package="official")

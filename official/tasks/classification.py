@@ -11,10 +11,17 @@
 
 Records carry `is_real_example` (0 for the original's padding examples), which weights every
 sum, as the original's metric_fn does.
+
+A document longer than a row (official/tasks/long_doc_settings.py) is still one example: with
+--long_doc=windows the model is `BertDocumentClassifier`, its records one per document
+(data_prep/classifier_features.py), so the loss, the metrics, eval_results.txt and
+test_results.tsv count documents. With --window_loss=window the loss is taken on every window
+with its document's label instead (a mean over the windows); the metrics stay the documents'.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Mapping, Sequence
 
@@ -26,9 +33,10 @@ from absl import logging
 from official.atomic_files import open_atomically
 from official.export.classifier import ClassifierExport
 from official.modeling.encoder import BertEncoder
-from official.modeling.models import BertClassifier
+from official.modeling.models import BertClassifier, BertDocumentClassifier
 from official.tasks import glue_metrics
 from official.tasks.base import Records, SoftTarget
+from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
 from official.text.tokenizer import FullTokenizer
 
 TEST_RESULTS_FILE = "test_results.tsv"
@@ -45,69 +53,111 @@ class ClassificationTask:
       submission_file: the GLUE leaderboard file --do_predict writes beside test_results.tsv,
         e.g. "MRPC.tsv"; None writes none.
       pair: the task's texts come in pairs (what its export takes, see `serving_spec`).
+      long_doc: how a document longer than a row is read (resolved), the original's truncate by
+        default.
 
-    Features: label_ids int32 [batch] (float32 for regression), is_real_example int32 [batch].
+    Features: label_ids int32 [batch] (float32 for regression), is_real_example int32 [batch]
+    (batch: documents); with windows, window_document int32 [windows] (the model's input).
     """
 
     keep = ("label_ids", "is_real_example")
 
     def __init__(self, task_name: str | None, labels: Sequence[str] | None,
-                 submission_file: str | None = None, pair: bool = False):
+                 submission_file: str | None = None, pair: bool = False,
+                 long_doc: LongDocSettings = LongDocSettings()):
         self.task_name = task_name
         self.labels = None if labels is None else list(labels)
         self.regression = labels is None
         self.submission_file = submission_file
         self.pair = pair
+        self.long_doc = long_doc
+        self._window_loss = long_doc.windows and long_doc.window_loss == "window"
 
     @property
     def best_metric(self) -> str:
         return "eval_" + glue_metrics.score_metric(self.task_name)
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
-        return BertClassifier(encoder, 1 if self.labels is None else len(self.labels))
+        num_labels = 1 if self.labels is None else len(self.labels)
+        if self.long_doc.windows:
+            return BertDocumentClassifier(encoder, num_labels, self.long_doc.window_pool)
+        return BertClassifier(encoder, num_labels)
 
     def serving_spec(self) -> dict:
-        return {"export_type": "classifier", "task_name": self.task_name,
+        spec = {"export_type": "classifier", "task_name": self.task_name,
                 "labels": self.labels, "pair": self.pair}
+        if self.long_doc.long_doc != "truncate":
+            spec["long_doc"] = json.loads(self.long_doc.to_json())
+        return spec
 
-    def serving_module(self, model: BertClassifier, tokenizer: FullTokenizer,
-                       options) -> ClassifierExport:
-        """Text (pairs, when options.pair) -> probabilities and label; options.jit_compile
-        compiles the model's part with XLA."""
+    def files(self) -> dict[str, str]:
+        """long_documents.json, the reading of long documents the export serves (none for
+        truncate, the original's)."""
+        if self.long_doc.long_doc == "truncate":
+            return {}
+        return {RECORD_FILE: self.long_doc.to_json()}
+
+    def serving_module(self, model: BertClassifier | BertDocumentClassifier,
+                       tokenizer: FullTokenizer, options) -> ClassifierExport:
+        """Text (pairs, when options.pair) -> probabilities and label, documents read as this
+        task's long_doc says; options.jit_compile compiles the model's part with XLA."""
         return ClassifierExport(model, tokenizer, self.labels, options.max_seq_length,
-                                options.pair, options.jit_compile)
+                                options.pair, options.jit_compile, self.long_doc,
+                                options.window_batch_size)
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's real examples (the loss is a mean over the whole global batch's) and
         its rows (a distillation's soft targets also cover the unlabelled rows of its transfer
-        data, which carry is_real_example 0)."""
-        return {"examples": tf.reduce_sum(tf.cast(features["is_real_example"], tf.float32)),
-                "rows": tf.cast(tf.shape(features["is_real_example"])[0], tf.float32)}
+        data, which carry is_real_example 0); with --window_loss=window, the real examples'
+        windows."""
+        real = tf.cast(features["is_real_example"], tf.float32)
+        normalizers = {"examples": tf.reduce_sum(real), "rows": tf.cast(tf.shape(real)[0],
+                                                                         tf.float32)}
+        if self._window_loss:
+            normalizers["windows"] = tf.reduce_sum(tf.gather(real, features["window_document"]))
+        return normalizers
 
-    def soft_targets(self, logits: tf.Tensor,
-                     features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
-        """Every row's logits (the score, for regression), labelled or not."""
+    def soft_targets(self, logits, features: Mapping[str, tf.Tensor]) -> dict[str, SoftTarget]:
+        """Every row's logits (the score, for regression), labelled or not; a document's
+        pooled logits with windows."""
+        if isinstance(logits, Mapping):
+            logits = logits["logits"]
         rows = tf.ones(tf.shape(logits)[:1], tf.float32)
         if self.regression:
             return {"logits": SoftTarget(logits[:, 0], rows, "rows", regression=True)}
         return {"logits": SoftTarget(logits, rows, "rows")}
 
-    def loss_and_stats(self, logits: tf.Tensor, features: Mapping[str, tf.Tensor],
+    def loss_and_stats(self, outputs, features: Mapping[str, tf.Tensor],
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
-        """This batch's share of the mean loss, and its sums (loss, correct, examples)."""
+        """This batch's share of the mean loss, and its sums (loss, correct, examples; the
+        windows too with --window_loss=window). `outputs`: the logits, or the document model's
+        outputs."""
+        logits = outputs["logits"] if isinstance(outputs, Mapping) else outputs
         real = tf.cast(features["is_real_example"], tf.float32)
-        per_example = example_losses(logits, features["label_ids"], self.regression)
-        stats = {"loss_sum": tf.reduce_sum(real * per_example),
-                 "examples": tf.reduce_sum(real)}
+        stats = {"examples": tf.reduce_sum(real)}
+        if self._window_loss:
+            documents = features["window_document"]
+            weights = tf.gather(real, documents)
+            per_window = example_losses(outputs["window_logits"],
+                                        tf.gather(features["label_ids"], documents),
+                                        self.regression)
+            stats.update(loss_sum=tf.reduce_sum(weights * per_window),
+                         windows=tf.reduce_sum(weights))
+            loss = stats["loss_sum"] / tf.maximum(normalizers["windows"], 1.0)
+        else:
+            per_example = example_losses(logits, features["label_ids"], self.regression)
+            stats["loss_sum"] = tf.reduce_sum(real * per_example)
+            loss = stats["loss_sum"] / tf.maximum(normalizers["examples"], 1.0)
         if not self.regression:
             correct = tf.equal(tf.argmax(logits, axis=-1, output_type=tf.int32),
                                tf.cast(features["label_ids"], tf.int32))
             stats["correct"] = tf.reduce_sum(real * tf.cast(correct, tf.float32))
-        return stats["loss_sum"] / tf.maximum(normalizers["examples"], 1.0), stats
+        return loss, stats
 
     def metrics(self, stats: Mapping[str, float]) -> dict[str, float]:
         examples = max(float(stats["examples"]), 1e-12)
-        result = {"loss": float(stats["loss_sum"]) / examples}
+        result = {"loss": float(stats["loss_sum"]) / max(float(stats.get("windows", examples)),
+                                                         1e-12)}
         if not self.regression:
             result["accuracy"] = float(stats["correct"]) / examples
         return result

@@ -121,6 +121,7 @@ class FinetuningRun:
         self.options = options
         self.task = task
         self._adapt = adapt
+        output_dir.check_task_records(options.output_dir, self._task_files())
         self._job = job_setup.set_up(options, task.build_model,
                                      job_setup.checked_config(options, config), adapt)
         self.config, self.model = self._job.config, self._job.model
@@ -207,9 +208,18 @@ class FinetuningRun:
                                     self.options.loop_options(steps))
         return self._trainer
 
+    def _task_files(self) -> dict[str, str]:
+        """What the task writes beside the checkpoints (its `files`, when it has any: the
+        classifier's long_documents.json)."""
+        return dict(self.task.files()) if hasattr(self.task, "files") else {}
+
     def _files(self) -> dict[str, str]:
-        """What the adaptation method writes beside the checkpoints (PEFT's record)."""
-        return self._adapt.files() if isinstance(self._adapt, job_setup.Adaptation) else {}
+        """What the task and the adaptation method (PEFT's record) write beside the
+        checkpoints."""
+        files = self._task_files()
+        if isinstance(self._adapt, job_setup.Adaptation):
+            files.update(self._adapt.files())
+        return files
 
     # ---- results -----------------------------------------------------------------------------
 

@@ -6,6 +6,11 @@ Records are shuffled as serialised bytes (small, so a large buffer is cheap and 
 checkpoint stays small), batched, then parsed a whole batch at a time. The model's input names
 replace the original's (`input_ids` -> `input_word_ids`, `segment_ids` -> `input_type_ids`),
 integers become int32 and one-value features scalars; every other feature keeps its name.
+
+A document's windows (--long_doc=windows: `tf.io.RaggedFeature`s of rows, [batch, (windows),
+seq_len] as parsed) become the model's rows, [windows, seq_len], every document's together, with
+`window_document` int32 [windows] naming each row's document in the batch
+(official/modeling/window_pooling.py); the one-value features stay one per document.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ SHUFFLE_BUFFER = 10000
 _MODEL_NAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids"}
 
 
-def record_dataset(path: str, spec: Mapping[str, tf.io.FixedLenFeature], batch_size: int,
+def record_dataset(path: str, spec: Mapping[str, tf.io.FixedLenFeature | tf.io.RaggedFeature],
+                   batch_size: int,
                    is_training: bool, seed: int = 0,
                    input_context: tf.distribute.InputContext | None = None) -> tf.data.Dataset:
     """Batches of `spec`'s features from the TFRecord file `path`.
@@ -46,14 +52,19 @@ def record_dataset(path: str, spec: Mapping[str, tf.io.FixedLenFeature], batch_s
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def to_model_features(parsed: Mapping[str, tf.Tensor],
-                      spec: Mapping[str, tf.io.FixedLenFeature]) -> dict[str, tf.Tensor]:
-    """Parsed [batch, ...] features -> the model's names, int32, one-value features as scalars."""
+def to_model_features(parsed: Mapping[str, tf.Tensor | tf.RaggedTensor],
+                      spec: Mapping[str, tf.io.FixedLenFeature | tf.io.RaggedFeature]
+                      ) -> dict[str, tf.Tensor]:
+    """Parsed [batch, ...] features -> the model's names, int32, one-value features as scalars,
+    documents' windows as rows with their `window_document`."""
     features = {}
     for name, value in parsed.items():
+        if isinstance(value, tf.RaggedTensor):
+            features["window_document"] = tf.cast(value.value_rowids(), tf.int32)
+            value = value.values
+        elif list(spec[name].shape) == [1]:
+            value = tf.squeeze(value, axis=-1)
         if value.dtype == tf.int64:
             value = tf.cast(value, tf.int32)
-        if list(spec[name].shape) == [1]:
-            value = tf.squeeze(value, axis=-1)
         features[_MODEL_NAMES.get(name, name)] = value
     return features

@@ -36,10 +36,14 @@ from official.atomic_files import TEMP_SUFFIX, open_atomically
 from official import checkpoints
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig, ConfigError
+from official.tasks import long_doc_settings
 
 BEST_DIR = "best"  # output_dir/best: the best checkpoint by the task's metric
 # The records adaptation methods write beside the checkpoints (official/peft/artifact.py).
 ADAPTATION_RECORDS = ("peft_config.json",)
+# The records tasks write beside the checkpoints: what the checkpoints' model reads
+# (official/tasks/long_doc_settings.py), so a rerun must say the same.
+TASK_RECORDS = (long_doc_settings.RECORD_FILE,)
 # TensorFlow's saver: `<prefix>_temp/`; official/checkpoints/tf1.write: `<prefix>_temp_<hex>/`.
 _CHECKPOINT_TEMP_DIR = re.compile(r".+\.ckpt(-\d+)?_temp(_[0-9a-f]+)?$")
 # TensorFlow's CheckpointManager writes the `checkpoint` state file as `checkpoint.tmp<hex>`.
@@ -59,6 +63,26 @@ def finetuned_checkpoint(path: str) -> str:
     if os.path.isdir(best) and tf.train.latest_checkpoint(best):
         path = best
     return checkpoints.resolve_checkpoint(path)
+
+
+def check_task_records(output_dir: str, files: dict[str, str]) -> None:
+    """Raises ValueError when output_dir's checkpoints were made with a task record
+    (TASK_RECORDS) other than the one in `files` (none: the task writes none), naming the file
+    and both settings."""
+    if not has_checkpoint(output_dir):
+        return
+    for name in TASK_RECORDS:
+        path = os.path.join(output_dir, name)
+        written = None
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                written = f.read()
+        if written != files.get(name):
+            def said(text):
+                return " ".join(text.split()) if text else "nothing (the default)"
+            raise ValueError(f"{path}: the checkpoints in {output_dir} were made with "
+                             f"{said(written)}; these flags say {said(files.get(name))}: "
+                             "give the same flags, or another --output_dir")
 
 
 def check_config(output_dir: str, config: BertConfig, config_file: str) -> None:
@@ -111,9 +135,9 @@ def claim(output_dir: str, config: BertConfig, files: dict[str, str] | None = No
     os.makedirs(output_dir, exist_ok=True)
     remove_interrupted_writes(output_dir)
     config.to_json_file(os.path.join(output_dir, CONFIG_FILE))
-    for name in set(ADAPTATION_RECORDS) - set(files or {}):
+    for name in set(ADAPTATION_RECORDS + TASK_RECORDS) - set(files or {}):
         # Left by an adapted run stopped before its first save (a run that saved one refuses
-        # another method up front: official/peft/adaptation.py).
+        # another method up front: official/peft/adaptation.py, `check_task_records`).
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(output_dir, name))
     for name, text in (files or {}).items():

@@ -416,7 +416,8 @@ class Trainer:
             raise ValueError("the prediction data holds no rows")
         return {name: np.concatenate(values) for name, values in results.items()}
 
-    @tf.function
+    # A document model's batches vary in windows: one trace for every shape.
+    @tf.function(reduce_retracing=True)
     def _predict_step(self, features, keep: tuple[str, ...]):
         def replica(features):
             outputs = self.inference_model({k: features[k] for k in self._input_names},
