@@ -4,7 +4,8 @@ Each task is one `TaskProcessor`, named by google-research/bert's `--task_name` 
 "mrpc", "xnli") or, for the tasks the original did not ship, by GLUE's name ("sst-2", "qqp", ...).
 `data_dir` is the task's own folder of GLUE's download (`glue_data/MRPC`), as in the original.
 Task "tsv" is a classification task of one's own (`tsv_processor`): its labels and columns are
-read from its data_dir.
+read from its data_dir. Task "20ng" is 20 Newsgroups, whole posts in JSON lines
+(`newsgroups_processor`).
 
     processor = get_processor("mrpc")
     examples = processor.get_examples("glue_data/MRPC", "train")  # or "dev", "test"
@@ -25,7 +26,8 @@ The files' quirks, each handled where its task is defined (see `PROCESSORS`):
 - test sets are unlabelled: their examples have label None (the original put a placeholder
   label, the first of the list, in their place; `classifier_features` gives None the same id).
 
-A file the reader cannot use raises `TsvError` with one line, "path:line: what is wrong".
+A file the reader cannot use raises `TsvError` with one line, "path:line: what is wrong"
+(JSON-lines files too).
 `read_tfds` reads the same tasks from TensorFlow Datasets' prepared `glue/*` data instead.
 """
 
@@ -33,8 +35,11 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import gzip
+import json
 import logging
 import os
+import zlib
 from typing import Iterator, Mapping
 
 import numpy as np
@@ -42,6 +47,7 @@ import numpy as np
 from data_prep.input_errors import InputError
 
 SPLITS = ("train", "dev", "test")
+JSON_LINES_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 # Label lists, in the original's order (a label's id is its index).
 _BINARY = ("0", "1")
@@ -50,7 +56,8 @@ _ENTAILMENT = ("entailment", "not_entailment")
 
 
 class TsvError(InputError):
-    """A task file that does not have its task's layout; the message is "path:line: problem"."""
+    """A task file (TSV or JSON lines) that does not have its task's layout; the message is
+    "path:line: problem"."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +66,8 @@ class InputExample:
 
     Attributes:
       guid: "<split>-<row>", row the 0-based line of the file, the header's included (the
-        original's ids for CoLA, MRPC and XNLI).
+        original's ids for CoLA, MRPC and XNLI); the file's own id where it has one (20ng's
+        "train/alt.atheism/49960").
       text_a: the first (or only) text, untokenized.
       text_b: the second text; None for single-sentence tasks.
       label: a string of the task's `get_labels()` (for STS-B a number, "3.800"); None for
@@ -78,6 +86,9 @@ class Columns:
     A str names a header column; an int is a 0-based position (for files without a header, and
     where the original read by position). `label` None: the split is read unlabelled.
     `where`: (column, value) that a row must have to be read (XNLI's dev set mixes languages).
+    A file named `*.jsonl` or `*.jsonl.gz` is JSON lines, one object a line: the fields are
+    keys (str), and `has_header` and `where` do not apply. `guid`: the field that holds each
+    example's id; None: "<split>-<row>".
     """
     file: str
     text_a: str | int
@@ -85,6 +96,11 @@ class Columns:
     label: str | int | None = None
     has_header: bool = True
     where: tuple[str | int, str] | None = None
+    guid: str | int | None = None
+
+    @property
+    def is_json_lines(self) -> bool:
+        return self.file.endswith(JSON_LINES_SUFFIXES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,6 +148,8 @@ class TaskProcessor:
         """Reads `split` ("train", "dev" or "test") from `data_dir`, in file order."""
         path = self.path(data_dir, split)
         columns = self.splits[split]
+        if columns.is_json_lines:
+            return self._json_lines_examples(path, split)
         rows = _read_rows(path)
         header = next(rows, None) if columns.has_header else None
         if columns.has_header and header is None:
@@ -166,6 +184,28 @@ class TaskProcessor:
             raise TsvError(f"{path}: no examples"
                            + (" after its header" if columns.has_header else "")
                            + (f" with {columns.where[0]} {columns.where[1]}" if where else ""))
+        return examples
+
+    def _json_lines_examples(self, path: str, split: str) -> list[InputExample]:
+        """`get_examples` of a JSON-lines file: every line an object with the split's keys,
+        string values, a listed label and an id no earlier line has."""
+        columns = self.splits[split]
+        keys = {field: getattr(columns, field) for field in ("guid", "text_a", "text_b", "label")
+                if getattr(columns, field) is not None}
+        examples, line_of_id = [], {}
+        for number, record in _read_json_lines(path):
+            where = f"{path}:{number}"
+            values = {field: _json_string(record, key, where) for field, key in keys.items()}
+            guid = values.get("guid", f"{split}-{number - 1}")
+            if guid in line_of_id:
+                raise TsvError(f"{where}: id {guid!r} already on line {line_of_id[guid]}")
+            line_of_id[guid] = number
+            label = values.get("label")
+            examples.append(InputExample(
+                guid=guid, text_a=values["text_a"], text_b=values.get("text_b"),
+                label=None if label is None else self._checked_label(label, where)))
+        if not examples:
+            raise TsvError(f"{path}: no examples")
         return examples
 
     # The original's three methods, for code written against its processors.
@@ -211,6 +251,62 @@ def _read_rows(path: str) -> Iterator[tuple[int, list[str]]]:
             line = line.removesuffix("\n").removesuffix("\r")
             if line:
                 yield number, line.split("\t")
+
+
+def _read_json_lines(path: str) -> Iterator[tuple[int, dict]]:
+    """(1-based line number, object) of each non-blank line of a JSON-lines file, UTF-8,
+    gzip-compressed if its name ends in ".gz".
+
+    Lines end at "\\n" only, as in `_read_rows` (JSON escapes every newline inside a string).
+    """
+    try:
+        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+    except FileNotFoundError:
+        raise TsvError(f"{path}: no such file") from None
+    with f:
+        number = 0
+        while True:
+            try:
+                raw = f.readline()
+            except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+                raise TsvError(f"{path}: damaged gzip data after line {number}: {e}") from None
+            if not raw:
+                return
+            number += 1
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            try:
+                line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+            except UnicodeDecodeError as e:
+                raise TsvError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") from None
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise TsvError(f"{path}:{number}: not JSON: {e.msg} (column {e.colno})") from None
+            if not isinstance(record, dict):
+                raise TsvError(f"{path}:{number}: a JSON {_json_type(record)}, expected an object")
+            yield number, record
+
+
+def _json_string(record: dict, key: str, where: str) -> str:
+    """record[key], which must be a string."""
+    if key not in record:
+        raise TsvError(f"{where}: no key {key!r} (keys: {', '.join(record) or 'none'})")
+    value = record[key]
+    if not isinstance(value, str):
+        raise TsvError(f"{where}: {key!r} is a JSON {_json_type(value)}, expected a string")
+    return value
+
+
+def _json_type(value: object) -> str:
+    """JSON's name of a decoded value's type ("array", not Python's "list")."""
+    for python_type, name in ((bool, "boolean"), (int, "number"), (float, "number"),
+                              (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, python_type):
+            return name
+    return "null"
 
 
 def _position(path: str, header: tuple[int, list[str]] | None, column: str | int) -> int:
@@ -293,7 +389,20 @@ PROCESSORS: dict[str, TaskProcessor] = {
 
 
 TSV_TASK = "tsv"
+NEWSGROUPS_TASK = "20ng"
 LABELS_FILE = "labels.txt"
+
+
+def read_labels(data_dir: str) -> tuple[str, ...]:
+    """`data_dir/labels.txt`: one label a line (a label's id is its line), each once."""
+    path = os.path.join(data_dir, LABELS_FILE)
+    labels = [fields[0] for _, fields in _read_rows(path)]
+    if not labels:
+        raise TsvError(f"{path}: no labels")
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise TsvError(f"{path}: labels listed twice: {', '.join(repeated)}")
+    return tuple(labels)
 
 
 def tsv_processor(data_dir: str) -> TaskProcessor:
@@ -306,13 +415,7 @@ def tsv_processor(data_dir: str) -> TaskProcessor:
     predictions elsewhere: run_classifier's test predictions never look at them). Whether the
     task takes pairs is read from the header of the first of those files that exists.
     """
-    path = os.path.join(data_dir, LABELS_FILE)
-    labels = [fields[0] for _, fields in _read_rows(path)]
-    if not labels:
-        raise TsvError(f"{path}: no labels")
-    repeated = sorted({label for label in labels if labels.count(label) > 1})
-    if repeated:
-        raise TsvError(f"{path}: labels listed twice: {', '.join(repeated)}")
+    labels = read_labels(data_dir)
     headers = {}
     for split in SPLITS:
         split_path = os.path.join(data_dir, f"{split}.tsv")
@@ -323,21 +426,67 @@ def tsv_processor(data_dir: str) -> TaskProcessor:
     splits = _glue_splits(text_a, text_b, "label")
     if "label" in headers.get("test", []):
         splits["test"] = Columns("test.tsv", text_a, text_b, "label")
-    return TaskProcessor(TSV_TASK, tuple(labels), splits)
+    return TaskProcessor(TSV_TASK, labels, splits)
+
+
+def newsgroups_processor(data_dir: str) -> TaskProcessor:
+    """Task "20ng": 20 Newsgroups ("bydate" split), a whole Usenet post classified by the
+    newsgroup it was posted to.
+
+    `data_dir` holds `labels.txt` (the newsgroups, one a line, a label's id its line; a
+    subset of the 20 makes a smaller task) and the posts as JSON lines, one
+    `{"label": newsgroup, "text": post, "id": "train/<newsgroup>/<n>"}` a line, gzip-compressed
+    as distributed here (`train.jsonl.gz`, `test.jsonl.gz`; `data/20newsgroups/` is a sample) or
+    uncompressed (`train.jsonl`, `test.jsonl`). A folder that holds both forms of one file is
+    refused: which one was meant (an edited copy, a stale one) would be a guess.
+
+    An example is InputExample(id, post, None, newsgroup). The post is the raw text, headers,
+    quotes and signatures included, nothing stripped: many posts are longer than any
+    max_seq_length (a quarter of them over 510 WordPiece tokens), which is what the task is
+    for. The label is the record's own, never read from the text.
+
+    20 Newsgroups has no dev split: "dev" and "test" both read the test file, as run_squad's
+    --predict_file serves both. So the checkpoint kept in best/ is chosen on the posts the
+    test figures are measured on, and those figures are optimistic; for an unbiased test
+    score, choose the checkpoint on training posts held out by oneself.
+    """
+    labels = read_labels(data_dir)
+    files = {split: _json_lines_file(data_dir, split) for split in ("train", "test")}
+    post = dict(text_a="text", label="label", guid="id")
+    return TaskProcessor(NEWSGROUPS_TASK, labels,
+                         {"train": Columns(files["train"], **post),
+                          "dev": Columns(files["test"], **post),
+                          "test": Columns(files["test"], **post)})
+
+
+def _json_lines_file(data_dir: str, stem: str) -> str:
+    """`<stem>.jsonl.gz` or `<stem>.jsonl`, whichever `data_dir` holds (the first if neither,
+    so that reading names the file expected); an error if it holds both."""
+    names = [stem + suffix for suffix in reversed(JSON_LINES_SUFFIXES)]
+    present = [name for name in names if os.path.isfile(os.path.join(data_dir, name))]
+    if len(present) > 1:
+        raise TsvError(f"{data_dir}: holds both {' and '.join(present)}; keep one")
+    return present[0] if present else names[0]
+
+
+# Tasks whose files (labels.txt) are read when the processor is made.
+_DATA_DIR_TASKS = {TSV_TASK: tsv_processor, NEWSGROUPS_TASK: newsgroups_processor}
 
 
 def get_processor(task_name: str, data_dir: str | None = None) -> TaskProcessor:
-    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", ...). Task "tsv"
-    needs its `data_dir` (`tsv_processor`)."""
-    if task_name.lower() == TSV_TASK:
+    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", ...). Tasks "tsv"
+    and "20ng" need their `data_dir` (`tsv_processor`, `newsgroups_processor`)."""
+    make = _DATA_DIR_TASKS.get(task_name.lower())
+    if make is not None:
         if data_dir is None:
-            raise ValueError(f"task {TSV_TASK!r} needs the data_dir that holds {LABELS_FILE}")
-        return tsv_processor(data_dir)
+            raise ValueError(f"task {task_name.lower()!r} needs the data_dir that holds "
+                             f"{LABELS_FILE}")
+        return make(data_dir)
     try:
         return PROCESSORS[task_name.lower()]
     except KeyError:
         raise ValueError(f"unknown task {task_name!r}; known: {', '.join(PROCESSORS)}, "
-                         f"{TSV_TASK}") from None
+                         f"{', '.join(_DATA_DIR_TASKS)}") from None
 
 
 def submission_file(task_name: str) -> str:

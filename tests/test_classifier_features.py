@@ -198,3 +198,65 @@ def test_tensorflow_datasets_records_hold_the_examples_read_from_there(tmp_path,
         f.input_ids for f in expected]
     assert [r.features.feature["label_ids"].int64_list.value[0] for r in records] == [
         f.label_id for f in expected]
+
+
+# ---- documents longer than a row (--long_doc) --------------------------------------------------
+
+DOC = " ".join(f"w{i}" for i in range(23))  # w0 .. w22: each a [UNK]-free run of pieces
+
+
+def test_head_tail_features_keep_the_head_and_the_tail(tokenizer):
+    ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(DOC))
+    example = InputExample("doc", DOC, None, "1")
+    features = cf.convert_examples([example], LABELS, 12, tokenizer, head_tokens=3)[0]
+    cls, sep = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    assert features.input_ids == [cls, *ids[:3], *ids[-7:], sep]  # 3 + 7 = 12 - 2
+    short = InputExample("short", "w1 w2", None, "0")
+    assert cf.convert_examples([short], LABELS, 12, tokenizer, head_tokens=3)[0] == \
+        cf.convert_examples([short], LABELS, 12, tokenizer)[0]
+
+
+def test_spread_windows():
+    assert cf.spread_windows(3, 4).tolist() == [0, 1, 2]
+    assert cf.spread_windows(10, 4).tolist() == [0, 3, 6, 9]
+    assert cf.spread_windows(5, 1).tolist() == [0]
+    assert cf.spread_windows(7, None).tolist() == list(range(7))
+
+
+def test_document_records_hold_every_window_and_training_a_spread_few(tmp_path, tokenizer):
+    ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(DOC))
+    cls, sep = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    examples = [InputExample("doc", DOC, None, "1"), InputExample("empty", "", None, "0")]
+    path = str(tmp_path / "docs.tf_record")
+    # Rows of 8 hold windows of 6; stride 4 over len(ids) pieces.
+    assert cf.write_document_tfrecord(examples, LABELS, 8, tokenizer, path, 4) == \
+        (2, (len(ids) - 6 + 3) // 4 + 1 + 1)
+    parsed = [tf.io.parse_single_example(r, cf.document_parse_spec(8))
+              for r in tf.data.TFRecordDataset(path)]
+    windows = parsed[0]["input_ids"].numpy()
+    starts = range(0, len(ids) - 6 + 4, 4)
+    expected = [[cls, *ids[s:s + 6], sep] + [0] * (6 - len(ids[s:s + 6])) for s in starts]
+    np.testing.assert_array_equal(windows, expected)
+    assert int(parsed[0]["label_ids"]) == 1 and int(parsed[0]["is_real_example"]) == 1
+    np.testing.assert_array_equal(parsed[1]["input_ids"].numpy(), [[cls, sep, 0, 0, 0, 0, 0, 0]])
+
+    capped = str(tmp_path / "train.tf_record")
+    cf.write_document_tfrecord(examples, LABELS, 8, tokenizer, capped, 4, max_windows=2)
+    first = tf.io.parse_single_example(next(iter(tf.data.TFRecordDataset(capped))),
+                                       cf.document_parse_spec(8))
+    np.testing.assert_array_equal(first["input_ids"].numpy(),
+                                  [expected[0], expected[-1]])  # the first and the last
+
+
+def test_document_records_batch_into_window_rows(tmp_path, tokenizer):
+    from official.training.finetuning_input import record_dataset
+    examples = [InputExample(str(i), " ".join(["dog"] * n), None, "1") for i, n in
+                enumerate([1, 9, 20])]
+    path = str(tmp_path / "docs.tf_record")
+    cf.write_document_tfrecord(examples, LABELS, 8, tokenizer, path, 3)
+    batch = next(iter(record_dataset(path, cf.document_parse_spec(8), 3, is_training=False)))
+    # 1 token: 1 window; 9: windows at 0, 3 (3 + 6 reaches 9); 20: at 0, 3, ..., 15 (15 + 6
+    # > 20).
+    np.testing.assert_array_equal(batch["window_document"].numpy(),
+                                  [0, 1, 1, 2, 2, 2, 2, 2, 2])
+    assert batch["input_word_ids"].shape == (9, 8) and batch["label_ids"].shape == (3,)

@@ -1,9 +1,12 @@
 """Tests for data_prep.glue: every task's layout and quirks on small files written here (no header,
 byte-order marks, literal quotes, broken QQP rows), the original's processors on the same files,
-one-line "file:line" errors, and the TFDS reader on TFDS's mocked data."""
+one-line "file:line" errors, task 20ng's JSON lines, and the TFDS reader on TFDS's mocked data."""
 
 import functools
+import gzip
+import json
 import logging
+import os
 import types
 
 import numpy as np
@@ -334,3 +337,100 @@ def test_tsv_task_names_the_line_of_an_unknown_label(tmp_path):
         glue.get_processor("tsv", data_dir).get_train_examples(data_dir)
     with pytest.raises(ValueError, match="needs the data_dir"):
         glue.get_processor("tsv")
+
+
+def post(label, text, id_):
+    """One line of 20 Newsgroups' JSON-lines files, written as they are."""
+    return json.dumps({"label": label, "text": text, "id": id_}, ensure_ascii=False) + "\n"
+
+
+def write_newsgroups(root, train, test, compress=True):
+    """A task "20ng" data_dir: labels.txt and the posts' files (gzip unless `compress` is
+    False)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "labels.txt").write_text("sci.space\nrec.autos\n")
+    for split, lines in (("train", train), ("test", test)):
+        data = "".join(lines).encode("utf-8")
+        if compress:
+            (root / f"{split}.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
+        else:
+            (root / f"{split}.jsonl").write_bytes(data)
+    return str(root)
+
+
+def test_20ng_reads_whole_posts_with_their_ids_and_labels(tmp_path):
+    """The text is the post unchanged (headers, newlines, tabs, a "Newsgroups:"-like line that
+    names another group: the label is the record's); dev and test are both the test file."""
+    text = ("From: a@b.edu\nSubject: Re: orbits\n\nNewsgroups: rec.autos\n\tLaunch \u00e9t\u00e9"
+            " windows\n")
+    data_dir = write_newsgroups(tmp_path / "gz", [post("sci.space", text, "train/sci.space/1"),
+                                                  "\n",  # a blank line is skipped
+                                                  post("rec.autos", "", "train/rec.autos/7")],
+                                [post("rec.autos", "Cars.", "test/rec.autos/9")])
+    processor = glue.get_processor("20NG", data_dir)
+    assert processor.name == "20ng" and not processor.is_pair
+    assert processor.get_labels() == ["sci.space", "rec.autos"]
+    assert processor.get_train_examples(data_dir) == [
+        InputExample("train/sci.space/1", text, None, "sci.space"),
+        InputExample("train/rec.autos/7", "", None, "rec.autos")]
+    test = [InputExample("test/rec.autos/9", "Cars.", None, "rec.autos")]
+    assert processor.get_dev_examples(data_dir) == processor.get_test_examples(data_dir) == test
+    assert processor.path(data_dir, "train") == os.path.join(data_dir, "train.jsonl.gz")
+    assert processor.path(data_dir, "dev") == processor.path(data_dir, "test") == os.path.join(
+        data_dir, "test.jsonl.gz")
+
+    plain = write_newsgroups(tmp_path / "plain", [post("sci.space", text, "train/sci.space/1")],
+                             [], compress=False)
+    processor = glue.get_processor("20ng", plain)
+    assert processor.path(plain, "train") == os.path.join(plain, "train.jsonl")
+    assert [e.text_a for e in processor.get_train_examples(plain)] == [text]
+    with pytest.raises(glue.TsvError, match=f"^{plain}/test.jsonl: no examples$"):
+        processor.get_test_examples(plain)
+    with pytest.raises(ValueError, match="task '20ng' needs the data_dir that holds labels.txt"):
+        glue.get_processor("20ng")
+
+
+@pytest.mark.parametrize("line,message", [
+    ('{"label": "sci.space", "text": "Hi", "id": "t/2"\n', "not JSON: Expecting ',' delimiter "
+                                                          "(column 49)"),
+    ('["sci.space", "Hi", "t/2"]\n', "a JSON array, expected an object"),
+    ('{"label": "sci.space", "id": "t/2"}\n', "no key 'text' (keys: label, id)"),
+    ('{"label": "sci.space", "text": 7, "id": "t/2"}\n', "'text' is a JSON number, expected a "
+                                                        "string"),
+    ('{"label": "sci.space", "text": "Hi", "id": null}\n', "'id' is a JSON null, expected a "
+                                                          "string"),
+    (post("misc.forsale", "Hi", "t/2"), "label 'misc.forsale' is not one of sci.space, "
+                                        "rec.autos"),
+    (post("sci.space", "Hi", "t/1"), "id 't/1' already on line 1"),
+    (b'{"label": "sci.space", "text": "\xe9", "id": "t/2"}\n',
+     "not UTF-8 (byte 32 of the line)"),
+])
+def test_20ng_errors_name_the_file_and_line(tmp_path, line, message):
+    good = post("sci.space", "Fine.", "t/1").encode("utf-8")
+    data_dir = write_newsgroups(tmp_path, [], [])
+    path = tmp_path / "train.jsonl.gz"
+    path.write_bytes(gzip.compress(good + (line if isinstance(line, bytes) else line.encode())))
+    with pytest.raises(glue.TsvError) as raised:
+        glue.get_processor("20ng", data_dir).get_train_examples(data_dir)
+    assert str(raised.value) == f"{path}:2: {message}"
+
+
+def test_20ng_refuses_damaged_gzip_files_and_an_ambiguous_folder(tmp_path):
+    lines = "".join(post("sci.space", f"Post {i}.", f"t/{i}") for i in range(50)).encode()
+    data_dir = write_newsgroups(tmp_path, [], [])
+    path = tmp_path / "train.jsonl.gz"
+    path.write_bytes(gzip.compress(lines, mtime=0)[:-30])  # cut short
+    with pytest.raises(glue.TsvError, match=f"^{path}: damaged gzip data after line \\d+: "):
+        glue.get_processor("20ng", data_dir).get_train_examples(data_dir)
+    path.write_bytes(lines)  # not gzip at all
+    with pytest.raises(glue.TsvError, match=f"^{path}: damaged gzip data after line 0: "
+                                            "Not a gzipped file"):
+        glue.get_processor("20ng", data_dir).get_train_examples(data_dir)
+    (tmp_path / "test.jsonl").write_bytes(lines)
+    with pytest.raises(glue.TsvError, match=f"^{tmp_path}: holds both test.jsonl.gz and "
+                                            "test.jsonl; keep one$"):
+        glue.get_processor("20ng", data_dir)
+    (tmp_path / "train.jsonl.gz").unlink()
+    (tmp_path / "test.jsonl").unlink()
+    with pytest.raises(glue.TsvError, match=f"^{tmp_path}/train.jsonl.gz: no such file$"):
+        glue.get_processor("20ng", data_dir).get_train_examples(data_dir)

@@ -51,9 +51,9 @@ def window_rows(ids: tf.RaggedTensor, max_seq_length: int, doc_stride: int, cls_
     """The rows of every window of every text (see the module docstring); a text without
     tokens has one row, [CLS] [SEP]."""
     windows = text_windows(tf.cast(ids.row_lengths(), tf.int32), max_seq_length, doc_stride)
-    positions = tf.ragged.range(windows.start, windows.start + windows.length)
-    tokens = tf.gather(ids, tf.cast(windows.example, ids.row_splits.dtype))
-    body = tf.gather(tokens, tf.cast(positions, tokens.row_splits.dtype), batch_dims=1)
+    # Each window's tokens read straight from the flat ids (never a copy of its whole text).
+    first = tf.gather(tf.cast(ids.row_splits[:-1], tf.int32), windows.example) + windows.start
+    body = tf.gather(ids.flat_values, tf.ragged.range(first, first + windows.length))
     count = tf.shape(windows.example)[:1]
     rows = tf.concat([tf.fill(tf.concat([count, [1]], 0), cls_id), tf.cast(body, tf.int32),
                       tf.fill(tf.concat([count, [1]], 0), sep_id)], axis=1)

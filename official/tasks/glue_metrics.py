@@ -3,7 +3,7 @@
 GLUE's leaderboard reports, per task:
 
     CoLA                            Matthews correlation ("mcc")
-    SST-2, QNLI, RTE, WNLI, MNLI    accuracy              (XNLI too)
+    SST-2, QNLI, RTE, WNLI, MNLI    accuracy              (XNLI, 20ng and tsv too)
     MRPC, QQP                       F1 of class 1 and accuracy
     STS-B                           Pearson and Spearman correlation
 
@@ -156,6 +156,7 @@ _TASK_METRICS: dict[str, Callable[[ArrayLike, ArrayLike], dict[str, float]]] = {
     "xnli": _accuracy_metrics,
     # A classification task of one's own (data_prep/glue.py's "tsv").
     "tsv": _accuracy_metrics,
+    "20ng": _accuracy_metrics,
 }
 
 

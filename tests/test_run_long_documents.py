@@ -1,0 +1,189 @@
+"""Long documents end to end, as a user runs them: run_classifier --long_doc, its export, and
+serving memory that does not grow with a text's length.
+
+The toy task: documents of 30 to 60 filler words, then 8 cue words that give the label (good,
+great, fine: "pos"; bad, poor, awful: "neg"), so with max_seq_length 16 (14 tokens a row) the
+cues are only ever in a document's last two windows. Truncation never sees them and stays at
+chance; windows, pooled, learn them. (With a single cue word, a 2-layer model from random
+weights needs far more updates to find it among the filler windows than a test can give.)
+"""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from official.configs import BertConfig
+from tests.cli import ENV, REPO, eval_results, refused, run_module, succeeded
+
+POSITIVE, NEGATIVE = ("good", "great", "fine"), ("bad", "poor", "awful")
+FILLERS = ("the", "a", "movie", "plot", "was", "is", "actor", "scene", "story", "and", "very",
+           "long", "dark", "music", "ending", "film", "cast", "slow", "loud", "old")
+
+
+def document(rng, positive):
+    words = list(rng.choice(FILLERS, size=rng.integers(30, 60)))
+    return " ".join(words + list(rng.choice(POSITIVE if positive else NEGATIVE, size=8)))
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    root = tmp_path_factory.mktemp("long_documents")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *POSITIVE, *NEGATIVE, *FILLERS]
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=32).to_json_file(
+                   str(root / "bert_config.json"))
+    data = root / "data"
+    data.mkdir()
+    (data / "labels.txt").write_text("neg\npos\n")
+    rng = np.random.default_rng(7)
+    for split, size in (("train", 320), ("dev", 64), ("test", 40)):
+        rows = [(document(rng, p), "pos" if p else "neg")
+                for p in rng.permutation(np.arange(size) % 2 == 0)]
+        (data / f"{split}.tsv").write_text(
+            "sentence\tlabel\n" + "".join(f"{text}\t{label}\n" for text, label in rows))
+    return {"root": root, "data": str(data), "vocab": str(root / "vocab.txt"),
+            "config": str(root / "bert_config.json")}
+
+
+def classifier(toy, output_dir, *flags):
+    return run_module(
+        "run_scripts.run_classifier", "--task_name=tsv", f"--data_dir={toy['data']}",
+        f"--output_dir={output_dir}", f"--vocab_file={toy['vocab']}",
+        f"--bert_config_file={toy['config']}", "--max_seq_length=16", "--train_batch_size=16",
+        "--eval_batch_size=24", "--predict_batch_size=7", "--learning_rate=2e-3",
+        "--log_steps=50", *flags)
+
+
+@pytest.fixture(scope="module")
+def runs(toy):
+    """{mode: output_dir}: the same budget of updates (12 epochs) for truncate and windows, run
+    side by side (head_tail's run is for its export)."""
+    flags = {"truncate": ["--num_train_epochs=12"],
+             "windows": ["--num_train_epochs=12", "--long_doc=windows"],
+             "head_tail": ["--num_train_epochs=2", "--long_doc=head_tail", "--head_tokens=4"]}
+    outputs = {mode: toy["root"] / f"out_{mode}" for mode in flags}
+    with concurrent.futures.ThreadPoolExecutor(len(flags)) as pool:
+        results = {mode: pool.submit(classifier, toy, outputs[mode], "--do_train", "--do_eval",
+                                     "--do_predict", *flags[mode]) for mode in flags}
+        for result in results.values():
+            succeeded(result.result())
+    return outputs
+
+
+def test_windows_learn_what_truncation_cannot_see(runs, toy):
+    windows = float(eval_results(runs["windows"] / "eval_results.txt")["eval_accuracy"])
+    truncate = float(eval_results(runs["truncate"] / "eval_results.txt")["eval_accuracy"])
+    assert windows >= 0.9 and truncate <= 0.65, (windows, truncate)
+    # Documents, not windows: one row per test document, and the run's record.
+    assert len((runs["windows"] / "test_results.tsv").read_text().splitlines()) == 40
+    record = json.loads((runs["windows"] / "best" / "long_documents.json").read_text())
+    assert record == {"long_doc": "windows", "doc_stride": 7, "max_windows": 8,
+                      "window_pool": "mean_logits", "window_loss": "document"}
+    assert not (runs["truncate"] / "long_documents.json").exists()
+
+
+def serve(tmp_path, export_dir, texts, name="served"):
+    (version,) = os.listdir(export_dir)
+    requests = [{"name": name, "path": str(export_dir / version),
+                 "method": "signatures.serving_default", "kwargs": {"text_a": texts}}]
+    (tmp_path / "requests.json").write_text(json.dumps(requests))
+    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
+                              str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
+                             cwd=REPO, env=ENV, capture_output=True, text=True))
+    return json.loads((tmp_path / "results.json").read_text())[name]
+
+
+@pytest.mark.parametrize("mode", ["windows", "head_tail"])
+def test_the_export_serves_documents_as_the_run_predicted(runs, toy, tmp_path, mode):
+    export_dir = tmp_path / "export"
+    succeeded(run_module("run_scripts.export_saved_model", "--export_type=classifier",
+                         "--task_name=tsv", f"--data_dir={toy['data']}",
+                         f"--init_checkpoint={runs[mode]}", f"--vocab_file={toy['vocab']}",
+                         "--max_seq_length=16", "--window_batch_size=3",
+                         f"--export_dir={export_dir}"))
+    lines = (toy["root"] / "data" / "test.tsv").read_text().splitlines()[1:]
+    texts = [line.split("\t")[0] for line in lines]
+    served = serve(tmp_path, export_dir, texts)
+    predicted = np.loadtxt(runs[mode] / "test_results.tsv")
+    np.testing.assert_allclose(served["probabilities"], predicted, atol=1e-5)
+    if mode == "windows":
+        # 14 tokens a row, stride 7: (n - 14 + 6) // 7 + 1 windows of n words (one token each).
+        expected = [(len(t.split()) - 14 + 6) // 7 + 1 for t in texts]
+        assert served["num_windows"] == expected
+    else:
+        assert "num_windows" not in served
+
+
+def test_a_rerun_must_read_documents_as_the_checkpoints_did(runs, toy):
+    before = sorted(os.listdir(runs["windows"]))
+    refused(classifier(toy, runs["windows"], "--do_predict", "--long_doc=head_tail"),
+            f"{runs['windows'] / 'long_documents.json'}", "long_doc", "windows", "head_tail")
+    refused(classifier(toy, runs["truncate"], "--do_predict", "--long_doc=windows"),
+            "made with nothing (the default)", "windows")
+    assert sorted(os.listdir(runs["windows"])) == before
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--doc_stride=4"], ["--doc_stride is for --long_doc=windows"]),
+    (["--long_doc=windows", "--head_tokens=4"], ["--head_tokens is for --long_doc=head_tail"]),
+    (["--long_doc=windows", "--doc_stride=0"], ["--doc_stride must be at least 1"]),
+])
+def test_bad_flags_are_one_line_before_any_work(toy, tmp_path, flags, expected):
+    out = tmp_path / "out"
+    refused(classifier(toy, out, "--do_train", *flags), *expected)
+    assert not out.exists()
+
+
+MEMORY_CLIENT = """
+import resource, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+words = ["the", "dark", "movie", "was", "very", "long", "and", "slow"]
+text = " ".join(words[i % len(words)] for i in range(int(sys.argv[2])))
+result = served(text_a=tf.constant([text]))
+print(int(result["num_windows"][0]), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_serving_memory_does_not_grow_with_the_text(tmp_path):
+    """A 100,000-word text peaks at no more than 1.5x the memory of a 1,000-word one: the
+    windows run window_batch_size at a time. (All in one batch, this model's activations for
+    100,000 words would be gigabytes.)"""
+    from official.export import saving
+    from official.export.classifier import ClassifierExport
+    from official.modeling.encoder import build_encoder
+    from official.modeling.models import BertDocumentClassifier
+    from official.tasks.long_doc_settings import LongDocSettings
+    from official.text.tokenizer import FullTokenizer
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "dark", "movie",
+                                "was", "very", "long", "and", "slow"]) + "\n")
+    config = BertConfig(vocab_size=12, hidden_size=128, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=512,
+                        max_position_embeddings=64)
+    model = BertDocumentClassifier(build_encoder(config), 2)
+    module = ClassifierExport(model, FullTokenizer(str(vocab)), ["a", "b"], 64, False,
+                              long_doc=LongDocSettings("windows").resolved(64),
+                              window_batch_size=8)
+    path = saving.save(module, str(tmp_path / "export"), module.signatures())
+
+    def peak(words):
+        result = succeeded(subprocess.run([sys.executable, "-c", MEMORY_CLIENT, path,
+                                           str(words)], capture_output=True, text=True,
+                                          env=ENV))
+        windows, kilobytes = map(int, result.stdout.split())
+        return windows, kilobytes
+
+    (short_windows, short), (long_windows, long) = peak(1000), peak(100_000)
+    # Windows of 62 tokens every 31: (n - 62 + 30) // 31 + 1 of n tokens.
+    assert (short_windows, long_windows) == (32, 3225)
+    print(f"peak RSS: {short} kB for 1,000 words, {long} kB for 100,000")
+    assert long <= 1.5 * short, (short, long)
