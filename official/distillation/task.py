@@ -163,5 +163,10 @@ class DistillationTask:
     def serving_spec(self) -> dict:
         return self.task.serving_spec()
 
+    def files(self) -> dict[str, str]:
+        """The task's own records (a classifier's long_documents.json): the student reads
+        documents as the task does."""
+        return self.task.files() if hasattr(self.task, "files") else {}
+
     def serving_module(self, model: keras.Model, tokenizer, options) -> tf.Module:
         return self.task.serving_module(model, tokenizer, options)
