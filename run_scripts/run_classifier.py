@@ -81,6 +81,10 @@ def task_and_data(options: finetuning.FinetuningOptions, transfer_file: str | No
     long_doc = long_doc_settings.LongDocSettings(
         FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
         FLAGS.window_pool, FLAGS.window_loss).resolved(options.max_seq_length, processor.is_pair)
+    if long_doc.windows and options.gradient_accumulation_steps > 1:
+        # Micro-batches are slices of a batch's rows: they would cut documents' windows apart.
+        raise ValueError("--gradient_accumulation_steps must be 1 with --long_doc=windows (a "
+                         "batch is documents; raise --train_batch_size instead)")
     task = ClassificationTask(processor.name, processor.get_labels(),
                               glue.submission_file(processor.name)
                               if processor.submission_name else None, processor.is_pair,

@@ -133,6 +133,8 @@ def test_a_rerun_must_read_documents_as_the_checkpoints_did(runs, toy):
     (["--doc_stride=4"], ["--doc_stride is for --long_doc=windows"]),
     (["--long_doc=windows", "--head_tokens=4"], ["--head_tokens is for --long_doc=head_tail"]),
     (["--long_doc=windows", "--doc_stride=0"], ["--doc_stride must be at least 1"]),
+    (["--long_doc=windows", "--gradient_accumulation_steps=2"],
+     ["--gradient_accumulation_steps must be 1 with --long_doc=windows"]),
 ])
 def test_bad_flags_are_one_line_before_any_work(toy, tmp_path, flags, expected):
     out = tmp_path / "out"

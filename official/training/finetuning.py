@@ -315,6 +315,15 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
     if train_count is not None:
         job.check_train_size(train_count, data.source("train"))
     records = {split: data.records(split) for split in splits}
+    documents = [split for split in splits if split != "train" and any(
+        isinstance(feature, tf.io.RaggedFeature) for feature in records[split].spec.values())]
+    if documents and job.strategy.num_replicas_in_sync > 1:
+        # A replica's slice of a batch of documents would cut their windows from them.
+        raise ValueError(f"{records[documents[0]].source}: documents read in windows are "
+                         f"evaluated and predicted on one replica, not "
+                         f"{job.strategy.num_replicas_in_sync}: train with this "
+                         "--distribution_strategy, then evaluate with --do_train=false and "
+                         "--distribution_strategy=one_device")
     for split, made in records.items():
         logging.info("%s %s: %d examples, %d records (%s)", split, made.source, made.num_examples,
                      made.num_records, "cached records reused" if made.reused
