@@ -65,9 +65,9 @@ class ClassifierExport(TaskExport):
         if max_seq_length < 3:
             raise ValueError(f"max_seq_length must be at least 3, got {max_seq_length}")
         if long_doc.windows != isinstance(model, BertDocumentClassifier):
-            raise ValueError(f"--long_doc={long_doc.long_doc} is served by "
-                             f"{'a BertDocumentClassifier' if long_doc.windows else 'a BertClassifier'}"
-                             f", not a {type(model).__name__}")
+            wanted = BertDocumentClassifier if long_doc.windows else BertClassifier
+            raise ValueError(f"--long_doc={long_doc.long_doc} is served by a "
+                             f"{wanted.__name__}, not a {type(model).__name__}")
         if window_batch_size < 1:
             raise ValueError(f"window_batch_size must be at least 1, got {window_batch_size}")
         super().__init__(model, tokenizer)
@@ -133,8 +133,8 @@ class ClassifierExport(TaskExport):
             lambda i, _: i < batches, step,
             (0, tf.TensorArray(tf.float32, size=batches, element_shape=[size, dim])))
         vectors = vectors.concat()[:count]
-        how = self._long_doc.window_pool.split("_")[0]
-        pooled = pool_windows(vectors, rows.window_document, how, tf.size(text))
+        pooled = pool_windows(vectors, rows.window_document, self.model.pooling.how,
+                              tf.size(text))
         return self.model.document_logits(pooled), rows.windows.count
 
     def predict(self, text_a: tf.Tensor, text_b: tf.Tensor | None = None) -> dict:
