@@ -5,10 +5,11 @@
 
 Everything is read back from what the stages wrote: the vocab, the records' summary.json, the
 TensorBoard curves and eval_results.txt of run_pretraining and run_classifier, the classifier's
-test_results.tsv (scored here against the task's test.tsv labels), the exported model's answers,
-and run_demo's --run_file (its budget, data paths and stage times). The
-baseline is the majority class of the training set, predicted for every test sentence. Prints
-the headline figures and where the files are.
+test_results.tsv (scored here against the task's test.tsv labels), the exported models' answers
+(on new sentences, and on the passages' test split: the passage accuracy), the passage run's
+long_documents.json, and run_demo's --run_file (its budget, data paths and stage times). The
+baseline is the majority class of the training set, predicted for every test sentence (or
+passage). Prints the headline figures and where the files are.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from data_prep import glue
 from demo.stages import format_seconds
 from official.atomic_files import open_atomically
 from official.tasks import glue_metrics
+from official.tasks import long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 
 flags.DEFINE_string("output_dir", None, "run_demo's output_dir: the report goes there.")
@@ -85,6 +87,33 @@ def _classifier_figures(out: str, task_dir: str) -> dict[str, dict]:
             "test_accuracy": _test_accuracy(directory, labels, test),
             "kept_bytes": _checkpoint_bytes(os.path.join(directory, "best"))}
     return figures
+
+
+def _passage_figures(out: str, passages_dir: str, classified: dict) -> dict:
+    """The passage classifier's figures: its run's reading of passages and best dev accuracy,
+    the data's counts, the majority-class baseline, and per author the served test passages
+    and how many were labelled right."""
+    processor = glue.get_processor(glue.TSV_TASK, passages_dir)
+    labels = processor.get_labels()
+    train, dev, test = (processor.get_examples(passages_dir, split) for split in glue.SPLITS)
+    train_labels = [e.label for e in train]
+    majority = max(labels, key=train_labels.count)
+    words = [len(e.text_a.split()) for e in (*train, *dev, *test)]
+    run = os.path.join(out, "classifier_passages")
+    best = read_eval_results(os.path.join(run, "best", "eval_results.txt"))
+    served = classified["passages"]
+    if sorted(p["gold"] for p in served) != sorted(e.label for e in test):
+        raise ValueError(f"{passages_dir}: the served passages are not its test split")
+    return {"settings": long_doc_settings.read_record(run), "train_passages": len(train),
+            "dev_passages": len(dev), "test_passages": len(test),
+            "words": (min(words), max(words)),
+            "best_dev_accuracy": best["eval_accuracy"], "best_step": int(best["global_step"]),
+            "majority": majority,
+            "majority_accuracy": sum(p["gold"] == majority for p in served) / len(served),
+            "accuracy": classified["accuracy"], "mean_windows": classified["mean_windows"],
+            "per_author": {label: (sum(p["gold"] == label == p["label"] for p in served),
+                                   sum(p["gold"] == label for p in served))
+                           for label in labels}}
 
 
 def _save(figure, path: str) -> None:
@@ -170,6 +199,9 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         classified = [json.loads(line) for line in f]
     with open(run["serving_speed"], encoding="utf-8") as f:
         speed = json.load(f)
+    with open(run["classified_passages"], encoding="utf-8") as f:
+        passages = _passage_figures(out, run["passages_dir"], json.load(f))
+    windows = passages["settings"]
     rates = speed["sentences_per_second"]
     steps = sorted(curve)
     # The first window includes tracing and compiling: the median of the others is the speed.
@@ -200,7 +232,12 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         f"{len(figures['labels'])} authors ({', '.join(figures['labels'])}) wrote a sentence; "
         f"{figures['train_examples']} training, {figures['dev_examples']} dev and "
         f"{figures['test_examples']} test sentences, dev and test from documents that neither "
-        "pretraining nor fine-tuning saw.", "",
+        "pretraining nor fine-tuning saw.",
+        f"- The same authors on passages (`{run['passages_dir']}`): "
+        f"{passages['train_passages']} training, {passages['dev_passages']} dev and "
+        f"{passages['test_passages']} test passages of {passages['words'][0]} to "
+        f"{passages['words'][1]} words, each consecutive lines of one document; dev and test "
+        "from the sentence task's held-out documents.", "",
         "## Pretraining", "",
         f"BERT-Tiny (`bert_config.json`), {steps[-1]} steps of batch "
         f"{budget['pretrain_batch_size']}, learning rate {budget['pretrain_learning_rate']}; "
@@ -261,6 +298,32 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         *_table(["sentence", "from", "predicted", "probability"],
                 [[c["text"], c["source"], c["label"], f"{c['probability']:.2f}"]
                  for c in classified]),
+        "", "## Long documents: whole passages, read in windows", "",
+        "The pretrained model fine-tuned on the passages (`run_classifier --long_doc=windows`, "
+        f"`classifier_passages/`): each passage is read in windows of "
+        f"{budget['finetune_seq_length']} tokens, {windows.doc_stride} apart, whose logits are "
+        f"pooled into one prediction (`--window_pool={windows.window_pool}`); training reads at "
+        f"most {windows.max_windows} windows of a passage ({budget['passages_epochs']:g} epochs "
+        f"of {budget['passages_batch_size']} passages a step), evaluation all of them. Best dev "
+        f"accuracy {passages['best_dev_accuracy']:.3f} (step {passages['best_step']}). Its "
+        "export (`export_passages/`) takes a passage's whole text and makes the windows in the "
+        "graph; `demo/classify.py` served it the test passages, from books that neither "
+        "pretraining nor fine-tuning saw. Beside it, the sentence classifier on the test "
+        "sentences.", "",
+        *_table(["model", "test items", "windows per item (mean)", "test accuracy",
+                 "majority class"], [
+            ["pretrained, then fine-tuned on sentences (`classifier`)",
+             f"{figures['test_examples']} sentences", "1",
+             f"{figures['classifier']['test_accuracy']:.3f}",
+             f"{figures['majority']['test_accuracy']:.3f} ({figures['majority']['label']})"],
+            ["pretrained, then fine-tuned on passages in windows (`export_passages`, served)",
+             f"{passages['test_passages']} passages", f"{passages['mean_windows']:.1f}",
+             f"{passages['accuracy']:.3f}",
+             f"{passages['majority_accuracy']:.3f} ({passages['majority']})"]]),
+        "", "Passages labelled right per author (the test passages are uneven: read these, "
+        "not only accuracy): " + ", ".join(
+            f"{label} {right}/{count}" for label, (right, count)
+            in passages["per_author"].items()) + ".",
         "", "## Stages", "",
         *_table(["stage", "time", "command"],
                 [[stage["name"], format_seconds(stage["seconds"]) +
@@ -277,6 +340,9 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         *[f"authorship test accuracy, {title}: {figures[name]['test_accuracy']:.3f} "
           f"({_size(figures[name]['kept_bytes'])} kept)" for name, title in CLASSIFIERS],
         f"authorship test accuracy, majority class: {figures['majority']['test_accuracy']:.3f}",
+        f"authorship passage accuracy, windows, unseen books: {passages['accuracy']:.3f} "
+        f"({passages['test_passages']} passages, {passages['mean_windows']:.1f} windows each on "
+        f"average; sentences: {figures['classifier']['test_accuracy']:.3f})",
         "distilled student's serving speed over the teacher's: " + ", ".join(
             f"{rates['student'][str(b)] / rates['teacher'][str(b)]:.2f}x at batch {b}"
             for b in speed["batch_sizes"])]

@@ -20,12 +20,19 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
   8. run_scripts.run_classifier         the same from random initialisation, the same budget
   9. run_scripts.run_distillation       the fine-tuned classifier (stage 6) distilled into a
                                         1-layer student made of its first layer
- 10. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
- 11. run_scripts.export_saved_model     the distilled student, the same way
- 12. demo.classify                      the first SavedModel, loaded with TensorFlow alone,
+ 10. run_scripts.run_classifier         the same authors from whole passages of 300-3,000
+                                        words (data/gutenberg/authorship_passages,
+                                        --long_doc=windows): stage 4's model reads each
+                                        passage in windows half a window apart, pooled into
+                                        one prediction (training: at most --max_windows)
+ 11. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
+ 12. run_scripts.export_saved_model     the distilled student, the same way
+ 13. run_scripts.export_saved_model     the passage classifier, serving texts of any length
+ 14. demo.classify                      the first SavedModel, loaded with TensorFlow alone,
                                         labels demo/sentences.txt (lines by the same authors
-                                        from works not in the data)
- 13. demo.serving_speed                 both SavedModels' sentences/s, timed side by side
+                                        from works not in the data); the third labels the
+                                        passages' test split (books no stage trained on)
+ 15. demo.serving_speed                 both sentence SavedModels' sentences/s, side by side
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
 --smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
 """
@@ -46,6 +53,7 @@ from official.atomic_files import open_atomically
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSIFIED_FILE = "classified.jsonl"
+CLASSIFIED_PASSAGES_FILE = "classified_passages.json"
 SPEED_FILE = "serving_speed.json"
 RUN_FILE = "last_run.json"
 
@@ -56,6 +64,9 @@ flags.DEFINE_string("corpus", os.path.join(REPO, "data", "gutenberg", "corpus.tx
                     "Pretraining text: one sentence per line, blank lines between documents.")
 flags.DEFINE_string("task_dir", os.path.join(REPO, "data", "gutenberg", "authorship"),
                     "The classification task (run_classifier --task_name=tsv layout).")
+flags.DEFINE_string("passages_dir", os.path.join(REPO, "data", "gutenberg",
+                                                 "authorship_passages"),
+                    "The same task on long passages (the same layout), read in windows.")
 flags.DEFINE_string("sentences", os.path.join(REPO, "demo", "sentences.txt"),
                     "New sentences for the exported model: text<TAB>source per line.")
 FLAGS = flags.FLAGS
@@ -86,15 +97,26 @@ class Budget:
     # The distilled student: the teacher's first layer (BERT-Tiny has two), with its
     # embeddings, pooler and head; soft targets at the default temperature and weights.
     student_layers: str = "0"
+    # The passages (188 in training) in windows of finetune_seq_length, half a window apart.
+    # Training reads at most max_windows of a passage, so a step of passages_batch_size
+    # passages is at most 32 windows, the sentence stage's rows per step (32 passages a step
+    # would make 5 updates an epoch). Evaluation reads every window of every dev passage
+    # (about 2,000) each epoch; the epochs keep this stage, its export and serving the
+    # passages about a minute on two cores.
+    passages_epochs: float = 3.0
+    passages_batch_size: int = 8
+    max_windows: int = 4
     serving_rounds: int = 5
 
 
 FULL = Budget()
 SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, log_steps=10,
-               jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0, serving_rounds=1)
+               jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0,
+               passages_epochs=1.0, max_windows=2, serving_rounds=1)
 
 
-def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str) -> list[Stage]:
+def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: str,
+           sentences: str) -> list[Stage]:
     """The demo's stages in order (see the module docstring); all paths under `out`."""
     vocab = os.path.join(out, "vocab.txt")
     config = os.path.join(out, "bert_config.json")
@@ -114,29 +136,35 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
 
     def finetuning(output_dir: str, init: list[str],
                    learning_rate: float = budget.finetune_learning_rate,
-                   script: str = "run_classifier") -> list[str]:
+                   script: str = "run_classifier", data_dir: str = task_dir,
+                   batch_size: int = budget.finetune_batch_size,
+                   epochs: float = budget.finetune_epochs) -> list[str]:
         model = [f"--bert_config_file={config}"] if script == "run_classifier" else []
-        return ["-m", f"run_scripts.{script}", "--task_name=tsv", f"--data_dir={task_dir}",
+        return ["-m", f"run_scripts.{script}", "--task_name=tsv", f"--data_dir={data_dir}",
                 *tokenizer, *model, *init,
                 f"--output_dir={output_dir}", "--do_train", "--do_eval", "--do_predict",
                 f"--max_seq_length={budget.finetune_seq_length}",
-                f"--train_batch_size={budget.finetune_batch_size}", "--eval_batch_size=64",
+                f"--train_batch_size={batch_size}", "--eval_batch_size=64",
                 "--predict_batch_size=64", f"--learning_rate={learning_rate}",
-                f"--num_train_epochs={budget.finetune_epochs}", "--warmup_proportion=0.1",
+                f"--num_train_epochs={epochs}", "--warmup_proportion=0.1",
                 f"--log_steps={budget.finetune_log_steps}",
                 f"--steps_per_loop={budget.finetune_log_steps}"]
 
-    task_files = [os.path.join(task_dir, name)
-                  for name in ("labels.txt", "train.tsv", "dev.tsv", "test.tsv")]
+    task_files, passage_files = ([os.path.join(folder, name)
+                                  for name in ("labels.txt", "train.tsv", "dev.tsv", "test.tsv")]
+                                 for folder in (task_dir, passages_dir))
     classifier = os.path.join(out, "classifier")
     distilled_export_dir = os.path.join(out, "export_distilled")
+    passages_classifier = os.path.join(out, "classifier_passages")
+    passages_export_dir = os.path.join(out, "export_passages")
     layers = len(budget.student_layers.split(","))
     student_size = f"{layers} layer{'s' if layers > 1 else ''}"
 
-    def export(name: str, what: str, run: str, folder: str, after: str) -> Stage:
+    def export(name: str, what: str, run: str, folder: str, after: str,
+               data_dir: str = task_dir) -> Stage:
         return Stage(name, f"Export {what} (run_scripts.export_saved_model)",
                      ["-m", "run_scripts.export_saved_model", "--export_type=classifier",
-                      "--task_name=tsv", f"--data_dir={task_dir}", f"--init_checkpoint={run}",
+                      "--task_name=tsv", f"--data_dir={data_dir}", f"--init_checkpoint={run}",
                       *tokenizer, f"--max_seq_length={budget.finetune_seq_length}",
                       f"--export_dir={folder}"],
                      outputs=[folder], after=[after])
@@ -201,14 +229,31 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, sentences: str)
                          script="run_distillation"),
               outputs=[os.path.join(out, "classifier_distilled")], inputs=task_files,
               after=["finetune"]),
+        Stage("finetune_passages", "Fine-tune the pretrained model on whole passages by the "
+                                   f"same authors, in windows of {budget.finetune_seq_length} "
+                                   "tokens (run_scripts.run_classifier --long_doc=windows)",
+              finetuning(passages_classifier,
+                         [f"--init_checkpoint={pretrained}", "--long_doc=windows",
+                          f"--doc_stride={(budget.finetune_seq_length - 2) // 2}",
+                          f"--max_windows={budget.max_windows}"],
+                         data_dir=passages_dir, batch_size=budget.passages_batch_size,
+                         epochs=budget.passages_epochs),
+              outputs=[passages_classifier], inputs=passage_files, after=["pretrain"]),
         export("export", "the fine-tuned classifier", classifier, export_dir, "finetune"),
         export("export_distilled", "the distilled student", os.path.join(
             out, "classifier_distilled"), distilled_export_dir, "distill"),
-        Stage("classify", "Classify new sentences with the SavedModel (demo.classify)",
+        export("export_passages", "the passage classifier, serving texts of any length",
+               passages_classifier, passages_export_dir, "finetune_passages", passages_dir),
+        Stage("classify", "Classify new sentences, and the test passages from unseen books, "
+                          "with the SavedModels (demo.classify)",
               ["-m", "demo.classify", f"--export_dir={export_dir}", f"--sentences={sentences}",
-               f"--output_file={os.path.join(out, CLASSIFIED_FILE)}"],
-              outputs=[os.path.join(out, CLASSIFIED_FILE)], inputs=[sentences],
-              after=["export"]),
+               f"--output_file={os.path.join(out, CLASSIFIED_FILE)}",
+               f"--passages_export_dir={passages_export_dir}",
+               f"--passages={passage_files[-1]}",
+               f"--passages_output_file={os.path.join(out, CLASSIFIED_PASSAGES_FILE)}"],
+              outputs=[os.path.join(out, CLASSIFIED_FILE),
+                       os.path.join(out, CLASSIFIED_PASSAGES_FILE)],
+              inputs=[sentences, passage_files[-1]], after=["export", "export_passages"]),
         Stage("serving_speed", "Time both SavedModels serving the test sentences, side by "
                                "side (demo.serving_speed)",
               ["-m", "demo.serving_speed",
@@ -231,8 +276,8 @@ def _from_repo(path: str) -> str:
 
 def main(argv: list[str]) -> int:
     del argv  # Unused.
-    out, corpus, task_dir, sentences = (_from_repo(path) for path in (
-        FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir, FLAGS.sentences))
+    out, corpus, task_dir, passages_dir, sentences = (_from_repo(path) for path in (
+        FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir, FLAGS.passages_dir, FLAGS.sentences))
     if FLAGS.fresh:
         remove([os.path.join(REPO, out)])
     budget = SMOKE if FLAGS.smoke else FULL
@@ -241,7 +286,7 @@ def main(argv: list[str]) -> int:
     os.makedirs(state_dir, exist_ok=True)
     pipeline = Pipeline(state_dir, cwd=REPO)
     try:
-        runs = pipeline.run(stages(budget, out, corpus, task_dir, sentences))
+        runs = pipeline.run(stages(budget, out, corpus, task_dir, passages_dir, sentences))
     except StageFailed as e:
         print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
               file=sys.stderr)
@@ -249,7 +294,9 @@ def main(argv: list[str]) -> int:
     run_file = os.path.join(out, "stages", RUN_FILE)
     with open_atomically(os.path.join(REPO, run_file)) as f:
         json.dump({"budget": dataclasses.asdict(budget), "corpus": corpus, "task_dir": task_dir,
+                   "passages_dir": passages_dir,
                    "classified": os.path.join(out, CLASSIFIED_FILE),
+                   "classified_passages": os.path.join(out, CLASSIFIED_PASSAGES_FILE),
                    "serving_speed": os.path.join(out, SPEED_FILE),
                    "seconds": time.perf_counter() - started,
                    "stages": [{"name": run.stage.name, "command": run.stage.command,

@@ -13,12 +13,14 @@ from tests.cli import ENV, REPO
 
 DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
-          "finetune_adapters", "finetune_scratch", "distill", "export", "export_distilled",
-          "classify", "serving_speed"]
+          "finetune_adapters", "finetune_scratch", "distill", "finetune_passages", "export",
+          "export_distilled", "export_passages", "classify", "serving_speed"]
+PASSAGE_WORDS = 150  # each passage of the slice cut to its first words: a few windows each
 
 
 def slice_of_shipped_data(root):
-    """The first 10 documents of the corpus, the first rows of each split, the labels."""
+    """The first 10 documents of the corpus, the first rows of each split, the labels; the same
+    of the passages, each cut to its first PASSAGE_WORDS words."""
     with open(os.path.join(DATA, "corpus.txt"), encoding="utf-8") as f:
         documents = f.read().split("\n\n")[:10]
     (root / "corpus.txt").write_text("\n\n".join(documents) + "\n", encoding="utf-8")
@@ -30,13 +32,25 @@ def slice_of_shipped_data(root):
             lines = f.readlines()
         (task / name).write_text("".join(lines if rows is None else lines[:rows + 1]),
                                  encoding="utf-8")
-    return str(root / "corpus.txt"), str(task)
+    passages = root / "authorship_passages"
+    passages.mkdir()
+    for name, rows in (("labels.txt", None), ("train.tsv", 16), ("dev.tsv", 4),
+                       ("test.tsv", 6)):
+        with open(os.path.join(DATA, "authorship_passages", name), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        if rows is not None:
+            lines = lines[:1] + [" ".join(text.split()[:PASSAGE_WORDS]) + "\t" + label
+                                 for text, label in (line.split("\t") for line in
+                                                     lines[1:rows + 1])]
+        (passages / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(root / "corpus.txt"), str(task), str(passages)
 
 
-def run_demo(out, corpus, task_dir, sentences):
+def run_demo(out, corpus, task_dir, passages_dir, sentences):
     result = subprocess.run(
         [sys.executable, "-m", "demo.run_demo", "--smoke", f"--output_dir={out}",
-         f"--corpus={corpus}", f"--task_dir={task_dir}", f"--sentences={sentences}"],
+         f"--corpus={corpus}", f"--task_dir={task_dir}", f"--passages_dir={passages_dir}",
+         f"--sentences={sentences}"],
         cwd=REPO, env=ENV, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "Traceback" not in result.stderr
@@ -52,18 +66,18 @@ def reused_stages(stdout):
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
-    corpus, task_dir = slice_of_shipped_data(root)
+    corpus, task_dir, passages_dir = slice_of_shipped_data(root)
     sentences = root / "sentences.txt"
     sentences.write_text(open(os.path.join(REPO, "demo", "sentences.txt")).read())
     out = root / "out"
-    stdout = run_demo(out, corpus, task_dir, sentences)
+    stdout = run_demo(out, corpus, task_dir, passages_dir, sentences)
     return {"out": out, "stdout": stdout, "corpus": corpus, "task_dir": task_dir,
-            "sentences": sentences}
+            "passages_dir": passages_dir, "sentences": sentences}
 
 
 def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     out, stdout = demo_run["out"], demo_run["stdout"]
-    assert [f"== [{i}/13]" in stdout for i in range(1, 14)] == [True] * 13
+    assert [f"== [{i}/15]" in stdout for i in range(1, 16)] == [True] * 15
     assert reused_stages(stdout) == []
     vocab = (out / "vocab.txt").read_text().splitlines()
     assert {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"} <= set(vocab)
@@ -100,11 +114,44 @@ def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     assert classified[0]["source"].startswith("Jane Austen")
 
 
+def test_the_passage_classifier_reads_whole_passages_in_windows(demo_run):
+    out = demo_run["out"]
+    run = out / "classifier_passages"
+    # Windows of 64 tokens half a window apart; the SMOKE budget's 2 windows a passage in training.
+    record = json.loads((run / "best" / "long_documents.json").read_text())
+    assert record == {"long_doc": "windows", "doc_stride": 31, "max_windows": 2,
+                      "window_loss": "document", "window_pool": "mean_logits"}
+    assert (run / "best" / "eval_results.txt").exists()
+    predicted = [[float(p) for p in line.split("\t")]
+                 for line in (run / "test_results.tsv").read_text().splitlines()]
+    assert len(predicted) == 6 and all(len(p) == 5 for p in predicted)  # a row per passage
+    versions = os.listdir(out / "export_passages")
+    assert len(versions) == 1
+    assert (out / "export_passages" / versions[0] / "saved_model.pb").exists()
+    served = json.loads((out / "classified_passages.json").read_text())
+    assert served["export"].endswith(os.path.join("export_passages", versions[0]))
+    labels = (out.parent / "authorship_passages" / "labels.txt").read_text().split()
+    test = (out.parent / "authorship_passages" / "test.tsv").read_text().splitlines()[1:]
+    passages = served["passages"]
+    assert [p["gold"] for p in passages] == [line.split("\t")[1] for line in test]
+    assert all(p["label"] in labels and 1 / 5 <= p["probability"] <= 1 for p in passages)
+    # Each passage whole: 150 words are 150 tokens or more, over 62 a window and 31 a stride.
+    assert all(p["words"] == PASSAGE_WORDS and p["num_windows"] >= 4 for p in passages)
+    # The export serves a passage as the run predicted it.
+    assert [p["label"] for p in passages] == [labels[max(range(5), key=row.__getitem__)]
+                                              for row in predicted]
+    right = sum(p["label"] == p["gold"] for p in passages)
+    assert served["accuracy"] == pytest.approx(right / 6)
+    assert served["mean_windows"] == pytest.approx(
+        sum(p["num_windows"] for p in passages) / 6)
+
+
 def test_the_report_has_the_figures_and_the_plots(demo_run):
     out = demo_run["out"]
     report = (out / "REPORT.md").read_text()
     for heading in ("## Data", "## Pretraining", "## Fine-tuning: authorship attribution",
-                    "## Distillation: a faster student", "## Serving", "## Stages"):
+                    "## Distillation: a faster student", "## Serving",
+                    "## Long documents: whole passages, read in windows", "## Stages"):
         assert heading in report
     for row in ("| held-out shard", "| pretrained, then fine-tuned |",
                 "| pretrained, then adapters trained (encoder frozen) |",
@@ -113,18 +160,31 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
                 "| distilled student |", "Student over teacher: ", "| majority class ("):
         assert row in report
     assert "It is a truth universally acknowledged" in report
+    served = json.loads((out / "classified_passages.json").read_text())
+    assert (f"| 6 passages | {served['mean_windows']:.1f} | {served['accuracy']:.3f} |"
+            in report)
+    assert "| pretrained, then fine-tuned on sentences (`classifier`) | 40 sentences | 1 |" \
+        in report
+    assert "- The same authors on passages (" in report
+    assert "16 training, 4 dev and 6 test passages of 150 to 150 words" in report
+    assert "Passages labelled right per author" in report
     for plot in ("pretraining.png", "finetuning.png"):
         data = (out / plot).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     assert "authorship test accuracy, majority class: 0.200" in demo_run["stdout"]
+    assert (f"authorship passage accuracy, windows, unseen books: {served['accuracy']:.3f} (6 "
+            "passages") in demo_run["stdout"]
 
 
 def test_a_rerun_reuses_every_stage_but_the_one_whose_input_changed(demo_run):
-    args = demo_run["out"], demo_run["corpus"], demo_run["task_dir"], demo_run["sentences"]
+    args = (demo_run["out"], demo_run["corpus"], demo_run["task_dir"],
+            demo_run["passages_dir"], demo_run["sentences"])
     with open(demo_run["sentences"], "a", encoding="utf-8") as f:  # classify's input
         f.write("To be, or not to be, that is the question.\tWilliam Shakespeare, Hamlet\n")
     assert reused_stages(run_demo(*args)) == [s for s in STAGES if s != "classify"]
     assert len((demo_run["out"] / "classified.jsonl").read_text().splitlines()) == 10
+    passages = json.loads((demo_run["out"] / "classified_passages.json").read_text())
+    assert len(passages["passages"]) == 6
 
 
 def test_make_demo_fresh_starts_over():
