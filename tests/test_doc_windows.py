@@ -14,7 +14,7 @@ import tensorflow as tf
 from data_prep.squad import SquadExample, convert_examples_to_features, split_context
 from official.configs import BertConfig
 from official.export.squad import SquadExport
-from official.features.doc_windows import doc_windows, max_context
+from official.features.doc_windows import doc_windows, max_context, text_windows
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSpanLabeler
 from official.tasks.squad_settings import SquadSettings
@@ -58,6 +58,19 @@ def test_the_docstring_example():
     bought = 7  # in window 1 ("to the store and bought") and 2 ("and bought a gallon of")
     is_max = max_context(windows).to_list()
     assert [is_max[i][bought - s] for i, s in ((1, 3), (2, 6))] == [False, True]
+
+
+def test_a_texts_windows_and_max_context_by_hand():
+    # Rows of 6 hold windows of 4 tokens at row position 1; 10 tokens, stride 3: windows at 0,
+    # 3, 6. Token 3 is in windows 0 (min(3, 0)) and 1 (min(0, 3)), a tie of equal lengths: the
+    # earlier; token 6 likewise goes to window 1. An empty text has one empty window.
+    windows = text_windows([10, 0, 4], 6, 3)
+    assert windows.start.numpy().tolist() == [0, 3, 6, 0, 0]
+    assert windows.length.numpy().tolist() == [4, 4, 4, 0, 4]
+    assert windows.offset.numpy().tolist() == [1] * 5
+    assert windows.count.numpy().tolist() == [3, 1, 1]
+    assert max_context(windows).to_list() == [[True] * 4, [False, True, True, True],
+                                              [False, True, True, True], [], [True] * 4]
 
 
 def test_the_originals_windows_and_max_context_on_every_small_case():
