@@ -20,9 +20,7 @@ Tasks:
               (--subset=TRAIN,TEST), written as the task's own files (labels.txt, *.jsonl.gz) to
               DIR/20ng-TRAINxTEST; batch 16, 2 epochs. "dev" is the test file (the task has no
               dev split), so best/ is chosen on the posts scored: the figures are optimistic,
-              equally for every mode. While run_classifier cannot run --task_name=20ng (see
-              `newsgroups_task_problem`), the subset runs as task tsv instead: the same posts,
-              labels and WordPiece tokens (checked), read from a tsv copy.
+              equally for every mode.
   authorship  data/gutenberg/authorship_passages (task tsv): batch 8, 5 epochs, or more so that
               the run makes at least 100 updates.
 
@@ -57,7 +55,6 @@ import numpy as np
 
 from bench.finetune_glue import minilm_checkpoint, read_results
 from data_prep import glue
-from official.tasks import glue_metrics
 from official.text.tokenizer import FullTokenizer
 from official.training.summaries import read_scalars
 
@@ -124,47 +121,6 @@ def newsgroups_subset(train_per_group: int, test_per_group: int, output_dir: str
     return data_dir
 
 
-def newsgroups_task_problem() -> str | None:
-    """Why run_classifier cannot run --task_name=20ng, None when it can. (At the time of
-    writing ClassificationTask.best_metric asks official/tasks/glue_metrics for the task's
-    metrics, which knows no "20ng", so training stops before its first step.)"""
-    try:
-        glue_metrics.score_metric(glue.NEWSGROUPS_TASK)
-    except ValueError as e:
-        return str(e)
-    return None
-
-
-def newsgroups_as_tsv(data_dir: str, tokenizer: FullTokenizer) -> str:
-    """The 20ng data_dir's posts as a task-"tsv" folder (train.tsv; dev.tsv and test.tsv both
-    the test posts, as 20ng reads them; labels.txt), each tab, newline and carriage return a
-    space: whitespace to the tokenizer, so every post has the same WordPiece tokens (checked)."""
-    target = data_dir + "-tsv"
-    os.makedirs(target, exist_ok=True)
-    processor = glue.get_processor(glue.NEWSGROUPS_TASK, data_dir)
-    for split in ("train", "test"):
-        examples = processor.get_examples(data_dir, split)
-        texts = [e.text_a.translate({ord(c): " " for c in "\t\n\r"}) for e in examples]
-        for before, after in zip(tokenizer.tokenize_batch_ids([e.text_a for e in examples]),
-                                 tokenizer.tokenize_batch_ids(texts)):
-            if not np.array_equal(before, after):
-                raise ValueError("a 20ng post's tokens change in the tsv copy")
-        rows = ["sentence\tlabel\n", *(f"{t}\t{e.label}\n" for t, e in zip(texts, examples))]
-        for name in (("train",) if split == "train" else ("dev", "test")):
-            with open(os.path.join(target, f"{name}.tsv.tmp"), "w", encoding="utf-8") as f:
-                f.writelines(rows)
-            os.replace(os.path.join(target, f"{name}.tsv.tmp"),
-                       os.path.join(target, f"{name}.tsv"))
-    shutil.copyfile(os.path.join(data_dir, glue.LABELS_FILE),
-                    os.path.join(target, glue.LABELS_FILE))
-    copy = glue.get_processor(glue.TSV_TASK, target)
-    for split in ("train", "test"):
-        if ([e.label for e in copy.get_examples(target, split)]
-                != [e.label for e in processor.get_examples(data_dir, split)]):
-            raise ValueError(f"{target}: the tsv copy's {split} labels differ from 20ng's")
-    return target
-
-
 def window_count(tokens: int) -> int:
     """The windows --long_doc=windows reads of a text of `tokens` WordPiece tokens: one every
     DOC_STRIDE tokens until one reaches the end (official/features/doc_windows.py's rule)."""
@@ -224,8 +180,8 @@ def run_mode(task: str, task_name: str, mode: str, data_dir: str, minilm: str, e
     if not os.path.isfile(os.path.join(run_dir, "test_results.tsv")):
         print(f"\n{task} {mode}: {shown}", flush=True)
         started = time.perf_counter()
-        subprocess.run(command, cwd=REPO, check=True,
-                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+        # The entry point holds TensorFlow's C++ notes back itself (official/console.py).
+        subprocess.run(command, cwd=REPO, check=True)
         wall = time.perf_counter() - started
     best = read_results(os.path.join(run_dir, "best", "eval_results.txt"))
     return {"command": shown, "wall_seconds": wall,
@@ -258,11 +214,6 @@ def task_data(task: str, subset: tuple[int, int], output_dir: str,
     task_name, batch, epochs, least_updates = TASKS[task]
     data_dir = newsgroups_subset(*subset, output_dir) if task == "20ng" else PASSAGES_DIR
     processor = glue.get_processor(task_name, data_dir)
-    run_task_name, run_data_dir, problem = task_name, data_dir, None
-    if task == "20ng":
-        problem = newsgroups_task_problem()
-        if problem is not None:
-            run_task_name, run_data_dir = glue.TSV_TASK, newsgroups_as_tsv(data_dir, tokenizer)
     train = processor.get_examples(data_dir, "train")
     test = processor.get_examples(data_dir, "test")
     if least_updates:
@@ -278,7 +229,7 @@ def task_data(task: str, subset: tuple[int, int], output_dir: str,
             "longer_than_window": int(np.sum(tokens > window)),
             "windows_read": int(np.sum(np.minimum(windows, MAX_WINDOWS) if split == "train"
                                        else windows))}
-    return {"data_dir": run_data_dir, "task_name": run_task_name, "problem": problem,
+    return {"data_dir": data_dir, "task_name": task_name,
             "labels": list(processor.get_labels()),
             "gold": [e.label for e in test], "long_mask": lengths["test"] > window,
             "epochs": epochs, "stats": stats,
@@ -370,13 +321,6 @@ def main() -> None:
         entry = results["tasks"].setdefault(task, {})
         entry.update(data_dir=data["data_dir"], task_name=data["task_name"], batch=batch,
                      epochs=data["epochs"], updates=data["updates"], tokens=data["stats"])
-        if data["problem"] is not None:
-            entry["task_20ng_problem"] = data["problem"]
-            note = (f"20ng: run_classifier --task_name=20ng cannot run here ({data['problem']}); "
-                    f"the subset runs as --task_name=tsv from {data['data_dir']} (tabs and "
-                    "newlines as spaces: the same WordPiece tokens, checked post by post)")
-            header.append(note)
-            print(note, flush=True)
         if task == "20ng":
             entry["subset_per_newsgroup"] = {"train": subset[0], "test": subset[1]}
         train, test = data["stats"]["train"], data["stats"]["test"]
