@@ -16,6 +16,7 @@ read before absl parses the command line is --verbosity, since TensorFlow loads 
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import sys
@@ -114,6 +115,28 @@ class ProgressHandler(logging.StreamHandler):
             self.handleError(record)
 
 
+def _package_dir(name: str) -> str | None:
+    """Where package `name` is installed (found, not imported), with a trailing separator."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "")
+
+
+class _TensorFlowInfoFilter(logging.Filter):
+    """Drops the INFO records of TensorFlow's own Python code that go through absl's logger
+    rather than TensorFlow's ("Sharding callback duration: 73 microseconds", from its
+    checkpoint saver): notes for its developers, shown with --verbosity=1 like the others."""
+
+    def __init__(self, tensorflow_dir: str):
+        super().__init__()
+        self._tensorflow_dir = tensorflow_dir
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or \
+            not record.pathname.startswith(self._tensorflow_dir)
+
+
 def use_plain_lines() -> None:
     """Sends every Python log record (absl's and TensorFlow's) through one ProgressHandler.
 
@@ -133,6 +156,9 @@ def use_plain_lines() -> None:
     # developers; they show with absl's --verbosity=1 (the absl logger's level is DEBUG then).
     debugging = logging.getLogger("absl").getEffectiveLevel() <= logging.DEBUG
     tensorflow_logger.setLevel(logging.DEBUG if debugging else logging.WARNING)
+    tensorflow_dir = _package_dir("tensorflow")
+    if not debugging and tensorflow_dir is not None:
+        root.handlers[0].addFilter(_TensorFlowInfoFilter(tensorflow_dir))
 
 
 def quiet_after_error() -> None:

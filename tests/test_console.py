@@ -59,3 +59,20 @@ def test_tensorflow_notes_show_when_asked_for():
     shown = subprocess.run([sys.executable, "-c", code, "--verbosity=1"], cwd=REPO,
                            capture_output=True, text=True, env=env).stderr
     assert shown.endswith("imported\n") and len(shown.splitlines()) > 1
+
+
+def test_tensorflows_own_info_records_are_held_back():
+    """TensorFlow's checkpoint saver logs "Sharding callback duration" through absl's logger
+    at INFO: held back; its warnings, and every record of other code, still show."""
+    tensorflow_dir = console._package_dir("tensorflow")
+    saver = os.path.join(tensorflow_dir, "python", "checkpoint", "functional_saver.py")
+    handler = console.ProgressHandler(io.StringIO())
+    handler.addFilter(console._TensorFlowInfoFilter(tensorflow_dir))
+    stream = handler.stream
+    for made in (record("eval at step 2"), record("step 2/3", progress=True)):
+        handler.handle(made)
+    inside = logging.LogRecord("absl", logging.INFO, saver, 440,
+                               "Sharding callback duration: 73 microseconds", None, None)
+    handler.handle(inside)
+    handler.handle(logging.LogRecord("absl", logging.WARNING, saver, 1, "careful", None, None))
+    assert stream.getvalue() == "eval at step 2\nstep 2/3\nWARNING: careful\n"
