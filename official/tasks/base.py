@@ -106,6 +106,10 @@ class FinetuningTask(Protocol):
       best_metric: the key of `evaluate`'s metrics that picks output_dir/best/ (higher is better).
       keep: the record features `predict` keeps beside the model's outputs (ids that tie a row
         back to its example, gold labels) for `evaluate` and `write_predictions`.
+
+    A task may also have `files()`, {file name: text}: records of what its checkpoints' model
+    reads (the classifier's long_documents.json), written beside them and into best/, and
+    compared with an earlier run's before any work (official/training/output_dir.py).
     """
 
     best_metric: str
