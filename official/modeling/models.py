@@ -3,6 +3,7 @@
     BertPretrainer        masked LM + next sentence (run_pretraining)
     BertClassifier        pooled output -> num_labels logits, or 1 score for regression
     BertDocumentClassifier  a document's windows -> one document's logits (--long_doc=windows)
+    BertSentenceEncoder   tokens' last-layer vectors pooled into one vector per text (no head)
     BertSpanLabeler       each token -> start and end logits (SQuAD)
     BertTokenClassifier   each token -> num_labels logits (NER)
 
@@ -19,6 +20,7 @@ import keras
 
 from official.modeling.encoder import BertEncoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
+from official.modeling.sentence_pooling import SentencePooling
 from official.modeling.window_pooling import WindowPooling
 
 
@@ -186,6 +188,35 @@ class BertDocumentClassifier(_EncoderModel):
 
     def _head_config(self):
         return {"num_labels": self.num_labels, "window_pool": self.window_pool}
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertSentenceEncoder(_EncoderModel):
+    """A text's vector for search, deduplication and clustering (sentence-transformers' shape):
+    the last layer's token vectors pooled by `pooling` (official/modeling/sentence_pooling.py:
+    mean, cls or max), unit length when `normalize`.
+
+    Outputs float32 [batch, hidden]. No head and no pooler: the checkpoint is the encoder's.
+    """
+
+    reads_pooler = False
+
+    def __init__(self, encoder: BertEncoder, pooling: str = "mean", normalize: bool = False,
+                 **kwargs):
+        self.encoder = encoder
+        self.pooling, self.normalize = pooling, normalize
+        self.sentence_pooling = SentencePooling(pooling, normalize, name="sentence_pooling")
+        self._build_graph(encoder, encoder_inputs(), **kwargs)
+
+    def head_outputs(self, encoded, inputs):
+        return self.sentence_pooling(encoded["sequence_output"], inputs["input_mask"])
+
+    @property
+    def checkpoint_heads(self):
+        return {}
+
+    def _head_config(self):
+        return {"pooling": self.pooling, "normalize": self.normalize}
 
 
 @keras.saving.register_keras_serializable(package="official")
