@@ -17,6 +17,10 @@ r"""Exports SavedModels that TF Serving serves from raw text, and TF Hub encoder
                 (the --doc_stride ... --null_score_diff_threshold flags as run_squad's)
   encoder       any --init_checkpoint: TF Hub's BERT encoder (with .mlm when the checkpoint has
                 the masked-LM head)
+  sentence_encoder  any --init_checkpoint (a sentence-transformers folder too): text -> one
+                vector per text, --pooling (mean, cls, max) and --normalize; a folder's own
+                pooling, normalisation and max_seq_length (or the record convert_checkpoint
+                left of them) unless the flags say otherwise
   preprocessor  no model: TF Hub's BERT preprocessor (strings -> input_word_ids, input_mask,
                 input_type_ids; .tokenize, .bert_pack_inputs)
   multitask     --peft_checkpoints=mrpc_out,sst2_out: parameter-efficient runs (adapters, LoRA)
@@ -41,7 +45,9 @@ from absl import flags
 from absl import logging
 
 from data_prep import conll, glue
+from official.checkpoints.sentence_transformers import SentenceSettings
 from official.export.jobs import EXPORT_TYPES, ExportOptions, export
+from official.modeling.sentence_pooling import POOLINGS
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("export_type", None, list(EXPORT_TYPES), "What to export.")
@@ -51,12 +57,18 @@ common_flags.define_model_flags()
 common_flags.define_tokenizer_flags()
 flags.DEFINE_integer("max_seq_length", None,
                      "The fine-tuning's max_seq_length (the preprocessor's default seq_length). "
-                     "Default 384 for squad, else 128; multitask: each run's own.")
+                     "Default 384 for squad, else 128; multitask: each run's own; sentence_encoder: "
+                     "the checkpoint's sentence-transformers setting, else 128.")
 flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
 flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
+flags.DEFINE_enum("pooling", None, list(POOLINGS),
+                  "sentence_encoder: how token vectors become the text's (default: the "
+                  "checkpoint's sentence-transformers settings, else mean).")
+flags.DEFINE_bool("normalize", None, "sentence_encoder: unit-length vectors (default: the "
+                  "checkpoint's sentence-transformers settings, else false).")
 flags.DEFINE_integer("window_batch_size", 32,
                      "classifier of a --long_doc=windows run (its long_documents.json): the "
                      "windows the encoder runs at a time, what bounds the memory a long text "
@@ -102,7 +114,8 @@ def options_from_flags() -> ExportOptions:
         window_batch_size=FLAGS.window_batch_size,
         peft_checkpoint=FLAGS.peft_checkpoint, peft_checkpoints=FLAGS.peft_checkpoints,
         squad=common_flags.squad_settings_from_flags(max_seq_length)
-        if kind == "squad" else None)
+        if kind == "squad" else None,
+        sentence=SentenceSettings(FLAGS.pooling, FLAGS.normalize, FLAGS.max_seq_length))
 
 
 def main(argv: list[str]) -> None:

@@ -23,7 +23,7 @@ from typing import Callable
 import keras
 
 from official import checkpoints
-from official.checkpoints import hf, tf1, tf2, training
+from official.checkpoints import hf, sentence_transformers, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
@@ -230,7 +230,13 @@ def _move_into(staging: str, output_dir: str) -> list[str]:
 def convert(input_format: str, input_path: str, output_dir: str, output_format: str = "tf2",
             bert_config_file: str | None = None, vocab_file: str | None = None,
             do_lower_case: bool = True) -> list[str]:
-    """Reads `input_path` in `input_format` and writes it to `output_dir` in `output_format`."""
+    """Reads `input_path` in `input_format` and writes it to `output_dir` in `output_format`;
+    a sentence-transformers folder's pooling goes along as `sentence_encoder.json`
+    (official/checkpoints/sentence_transformers.py)."""
     bundle = read(input_format, input_path, bert_config_file, vocab_file)
-    return write(output_format, bundle, output_dir, source=input_path,
-                 do_lower_case=do_lower_case)
+    sentence = sentence_transformers.settings_of(input_path)
+    written = write(output_format, bundle, output_dir, source=input_path,
+                    do_lower_case=do_lower_case)
+    if sentence is not None:
+        written.append(sentence_transformers.write_record(output_dir, sentence))
+    return written

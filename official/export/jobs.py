@@ -7,6 +7,9 @@
     export_type   model (weights from init_checkpoint)          serving module  (EXPORT_TYPES)
     preprocessor  none                                          preprocessing.BertPreprocessor
     encoder       BertEncoder (+ masked-LM head if saved)       encoder.HubEncoder
+    sentence_encoder  BertSentenceEncoder (any checkpoint; its      sentence_encoder.
+                  pooling from the flags, else the record or        SentenceEncoderExport
+                  sentence-transformers folder beside it)
     classifier    ClassificationTask's, fine-tuned              classifier.ClassifierExport
     ner           NerTask's, fine-tuned                         ner.NerExport
     squad         SquadTask's, fine-tuned                       squad.SquadExport
@@ -33,13 +36,18 @@ from typing import Callable, Sequence
 import keras
 import tensorflow as tf
 
+from official import checkpoints
+from official.checkpoints import sentence_transformers
 from official.checkpoints.errors import CheckpointError
+from official.checkpoints.sentence_transformers import SentenceSettings
 from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
 from official.export import multitask, restoring, saving
 from official.export.encoder import HubEncoder
 from official.export.preprocessing import BertPreprocessor
+from official.export.sentence_encoder import SentenceEncoderExport
 from official.modeling.encoder import build_encoder
+from official.modeling.models import BertSentenceEncoder
 from official.output_paths import check_output_dir
 from official.training import output_dir
 from official.peft import artifact, merging
@@ -79,6 +87,9 @@ class ExportOptions:
       long_doc: classifier: how the run read long documents; None to read the run's
         long_documents.json (none: truncate, the original's).
       window_batch_size: classifier of a windows run: the windows the encoder runs at a time.
+      sentence: sentence_encoder: pooling, normalize and max_seq_length as the flags say (None
+        fields: from the weights' record or sentence-transformers folder, else mean, not
+        normalized, 128).
     """
     export_type: str
     export_dir: str
@@ -95,6 +106,7 @@ class ExportOptions:
     peft_checkpoints: Sequence[str] = ()
     long_doc: LongDocSettings | None = None
     window_batch_size: int = 32
+    sentence: SentenceSettings = SentenceSettings()
 
 
 def _config(options: ExportOptions, weights: str | None = None) -> BertConfig:
@@ -147,6 +159,25 @@ def _classifier_task(options: ExportOptions) -> ClassificationTask:
         except CheckpointError:
             pass  # no checkpoint: restoring says so, naming the path
     return ClassificationTask(None, options.labels, long_doc=long_doc or LongDocSettings())
+
+
+def _sentence_encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    """Any checkpoint's encoder pooled into sentence vectors; a Hugging Face folder's own
+    config.json is its config."""
+    if not options.init_checkpoint:
+        raise ValueError("export_type=sentence_encoder needs --init_checkpoint")
+    settings = options.sentence.over(sentence_transformers.settings_of(options.init_checkpoint))
+    settings = settings.over(SentenceSettings("mean", False, 128))
+    config = checkpoints.read_config_and_weights(options.init_checkpoint)[0]
+    if config is None:
+        config = _config(dataclasses.replace(options, max_seq_length=settings.max_seq_length))
+    elif settings.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"max_seq_length={settings.max_seq_length} is more than the "
+                         f"max_position_embeddings={config.max_position_embeddings} of "
+                         f"{options.init_checkpoint}")
+    encoder, _ = restoring.pretrained_encoder(config, options.init_checkpoint)
+    model = BertSentenceEncoder(encoder, settings.pooling, settings.normalize)
+    return SentenceEncoderExport(model, tokenizer, settings.max_seq_length, options.jit_compile)
 
 
 def _ner_task(options: ExportOptions) -> NerTask:
@@ -247,6 +278,7 @@ EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
     **{kind: _finetuned(kind) for kind in _TASKS},
     "multitask": _multitask,
     "encoder": _encoder,
+    "sentence_encoder": _sentence_encoder,
     "preprocessor": _preprocessor,
 }
 
