@@ -21,6 +21,7 @@ from absl import logging
 from official import checkpoints
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
+from official.modeling.sentence_pooling import POOLINGS
 from official.output_paths import check_output_file
 from official.tasks import feature_extraction
 from official.text.tokenizer import FullTokenizer
@@ -40,6 +41,10 @@ flags.DEFINE_integer(
     "vectors from the window where it has the most context "
     "(run_squad's rule); a line still lists every token of its text once. Unset: a text keeps "
     "its first max_seq_length - 2 tokens, as in the original.")
+flags.DEFINE_enum("pooling", None, list(POOLINGS),
+                  "Also write each line's vector, its tokens' vectors pooled (mean, cls or max; "
+                  "[CLS] and [SEP] included, as sentence-transformers pools), per layer: the "
+                  "line's \"pooled\" key.")
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "If True, tf.one_hot will be used for embedding lookups (original, for TPUs)."
                   + common_flags.IGNORED_HELP)
@@ -75,7 +80,7 @@ def run() -> None:
                         "features.")
     feature_extraction.extract_features(
         examples, FLAGS.output_file, encoder, tokenizer, layer_indexes, FLAGS.max_seq_length,
-        FLAGS.batch_size, FLAGS.doc_stride)
+        FLAGS.batch_size, FLAGS.doc_stride, FLAGS.pooling)
     logging.info("Wrote the features of %d lines to %s", len(examples), FLAGS.output_file)
 
 

@@ -56,6 +56,7 @@ from official.atomic_files import open_atomically
 from official.features.doc_windows import max_context, text_windows
 from official.features.pair_truncation import truncated_pair_lengths
 from official.modeling.encoder import BertEncoder
+from official.modeling.sentence_pooling import POOLINGS, pool_tokens
 from official.text.tokenizer import FullTokenizer
 
 
@@ -186,19 +187,22 @@ def make_layer_fn(encoder: BertEncoder,
 
 
 def feature_json(feature: InputFeatures, layer_values: np.ndarray,
-                 layer_indexes: list[int]) -> dict:
+                 layer_indexes: list[int], pooling: str | None = None) -> dict:
     """One output line: `layer_values` is [len(layer_indexes), seq_len, hidden] for this example.
 
     Values are `round(float(x), 6)`, as in the original, so the JSON text matches its output.
     """
-    return tokens_json(feature.unique_id, feature.tokens, layer_values, layer_indexes)
+    return tokens_json(feature.unique_id, feature.tokens, layer_values, layer_indexes, pooling)
 
 
 def tokens_json(unique_id: int, tokens: list[str], layer_values: np.ndarray,
-                layer_indexes: list[int]) -> dict:
+                layer_indexes: list[int], pooling: str | None = None) -> dict:
     """`feature_json` for any token list: `layer_values` is [len(layer_indexes), >= len(tokens),
-    hidden], row i the vectors of tokens[i]."""
-    return {
+    hidden], row i the vectors of tokens[i]. With `pooling`, the line also gets "pooled": its
+    tokens' vectors pooled into one per layer (official/modeling/sentence_pooling.py, [CLS] and
+    [SEP] included, as sentence-transformers pools), {"pooling", "layers": [{"index",
+    "values"}]}."""
+    line = {
         "linex_index": unique_id,
         "features": [
             {"token": token,
@@ -208,6 +212,13 @@ def tokens_json(unique_id: int, tokens: list[str], layer_values: np.ndarray,
                         for j, layer_index in enumerate(layer_indexes)]}
             for i, token in enumerate(tokens)],
     }
+    if pooling is not None:
+        real = layer_values[:, :len(tokens)]
+        pooled = pool_tokens(real, np.ones(real.shape[:2], np.int32), pooling).numpy()
+        line["pooled"] = {"pooling": pooling, "layers": [
+            {"index": layer_index, "values": [round(x, 6) for x in pooled[j].tolist()]}
+            for j, layer_index in enumerate(layer_indexes)]}
+    return line
 
 
 def check_doc_stride(doc_stride: int | None) -> None:
@@ -219,7 +230,7 @@ def check_doc_stride(doc_stride: int | None) -> None:
 def windowed_lines(examples: list[InputExample], tokenizer: FullTokenizer,
                    layer_fn: Callable[..., tf.Tensor], layer_indexes: list[int],
                    max_seq_length: int, doc_stride: int,
-                   batch_size: int) -> Iterator[dict]:
+                   batch_size: int, pooling: str | None = None) -> Iterator[dict]:
     """The output line of each example (single texts; `extract_features` checks), in order, its
     text in windows (the module docstring); `layer_fn` is `make_layer_fn`'s.
 
@@ -264,17 +275,18 @@ def windowed_lines(examples: list[InputExample], tokenizer: FullTokenizer,
                     line[:, -1] = values[:, row, 1 + length[w]]  # [SEP], from the last window
                     tokens = tokenizer.convert_ids_to_tokens(token_ids[e].tolist())
                     yield tokens_json(chunk[e].unique_id, ["[CLS]", *tokens, "[SEP]"],
-                                      vectors.pop(e), layer_indexes)
+                                      vectors.pop(e), layer_indexes, pooling)
 
 
 def extract_features(examples: list[InputExample], output_file: str, encoder: BertEncoder,
                      tokenizer: FullTokenizer, layer_indexes: list[int],
                      max_seq_length: int = 128, batch_size: int = 32,
-                     doc_stride: int | None = None) -> None:
+                     doc_stride: int | None = None, pooling: str | None = None) -> None:
     """Writes the JSON lines of `examples` (from `read_examples`) to `output_file`.
 
     `batch_size` examples go through the encoder at a time, or with `doc_stride` (single texts
-    in windows, the module docstring) `batch_size` windows. The arguments are checked before
+    in windows, the module docstring) `batch_size` windows. `pooling` (mean, cls, max) adds
+    each line's pooled vector per layer (`tokens_json`). The arguments are checked before
     anything is written, and the output appears only when complete (written to a temp file,
     then renamed), so a failure leaves no half-written file.
     """
@@ -291,6 +303,8 @@ def extract_features(examples: list[InputExample], output_file: str, encoder: Be
     if batch_size < 1:
         raise ValueError(f"batch_size: must be positive, got {batch_size}")
     check_doc_stride(doc_stride)
+    if pooling is not None and pooling not in POOLINGS:
+        raise ValueError(f"pooling: must be one of {', '.join(POOLINGS)}, got {pooling!r}")
     if doc_stride is not None:
         for example in examples:
             if example.text_b is not None:
@@ -301,7 +315,7 @@ def extract_features(examples: list[InputExample], output_file: str, encoder: Be
     if doc_stride is not None:
         with open_atomically(output_file) as writer:
             for line in windowed_lines(examples, tokenizer, layer_fn, layer_indexes,
-                                       max_seq_length, doc_stride, batch_size):
+                                       max_seq_length, doc_stride, batch_size, pooling):
                 writer.write(json.dumps(line) + "\n")
         return
     with open_atomically(output_file) as writer:
@@ -312,5 +326,5 @@ def extract_features(examples: list[InputExample], output_file: str, encoder: Be
                                 for name in ("input_ids", "input_mask", "input_type_ids")))
             values = values.numpy()  # [layers, batch, seq_len, hidden]
             for i, feature in enumerate(features):
-                line = feature_json(feature, values[:, i], layer_indexes)
+                line = feature_json(feature, values[:, i], layer_indexes, pooling)
                 writer.write(json.dumps(line) + "\n")

@@ -1,0 +1,135 @@
+"""The sentence-encoder export and sentence-transformers folders: a hand-built folder's settings
+read and carried by convert_checkpoint, and the served vectors against the encoder run directly
+and pooled in numpy, and against extract_features --pooling, through a client that imports only
+TensorFlow."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from official.checkpoints import hf, sentence_transformers, tf1
+from official.checkpoints.errors import CheckpointError
+from official.configs import BertConfig
+from official.modeling.encoder import build_encoder
+from tests.cli import ENV, REPO, refused, run_module, succeeded
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far", "away"]
+TEXTS = ["the cat sat on the mat", "a dog ran far away", "cat", "",
+         " ".join(["the dog ran away on a mat"] * 6)]  # 42 tokens: cut at the folder's 16
+
+
+def write_folder(path, pooling="pooling_mode_mean_tokens", normalize=True):
+    """A sentence-transformers folder: a tiny random BERT in Hugging Face's files, its vocab,
+    modules.json, 1_Pooling/config.json and sentence_bert_config.json (max_seq_length 16)."""
+    config = BertConfig(vocab_size=5 + len(WORDS), hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64,
+                        hidden_act="gelu_exact")
+    encoder = build_encoder(config)
+    os.makedirs(path / "1_Pooling")
+    hf.write(str(path), config, tf1.weights_of(encoder))
+    (path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                                               *WORDS]) + "\n")
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models."
+                "Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling",
+                "type": "sentence_transformers.models.Pooling"}]
+    if normalize:
+        modules.append({"idx": 2, "name": "2", "path": "2_Normalize",
+                        "type": "sentence_transformers.models.Normalize"})
+    (path / "modules.json").write_text(json.dumps(modules))
+    modes = {name: name == pooling for name in (
+        "pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",
+        "pooling_mode_mean_sqrt_len_tokens")}
+    (path / "1_Pooling" / "config.json").write_text(json.dumps(
+        dict(word_embedding_dimension=16, **modes)))
+    (path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 16}))
+    return encoder
+
+
+def test_a_folders_settings(tmp_path):
+    write_folder(tmp_path / "st")
+    assert sentence_transformers.read_folder(str(tmp_path / "st")) == \
+        sentence_transformers.SentenceSettings("mean", True, 16)
+    write_folder(tmp_path / "sqrt", pooling="pooling_mode_mean_sqrt_len_tokens", normalize=False)
+    with pytest.raises(CheckpointError, match="1_Pooling/config.json: pooling "
+                                              "pooling_mode_mean_sqrt_len_tokens"):
+        sentence_transformers.read_folder(str(tmp_path / "sqrt"))
+    assert sentence_transformers.read_folder(str(tmp_path)) is None  # no modules.json
+
+
+def reference(encoder, texts, max_seq_length, pooling="mean", normalize=True):
+    """The encoder run on each text alone ([CLS] text [SEP], cut), pooled in numpy."""
+    vocab = {w: i + 5 for i, w in enumerate(WORDS)}
+    vectors = []
+    for text in texts:
+        ids = [2, *[vocab[w] for w in text.split()][:max_seq_length - 2], 3]
+        ids = np.array([ids], np.int32)
+        tokens = encoder({"input_word_ids": ids, "input_mask": np.ones_like(ids),
+                          "input_type_ids": np.zeros_like(ids)})["sequence_output"].numpy()[0]
+        vector = {"mean": tokens.mean(0), "cls": tokens[0], "max": tokens.max(0)}[pooling]
+        vectors.append(vector / np.linalg.norm(vector) if normalize else vector)
+    return np.stack(vectors)
+
+
+def serve(tmp_path, export_dir, texts):
+    (version,) = os.listdir(export_dir)
+    requests = [{"name": "served", "path": str(export_dir / version),
+                 "method": "signatures.serving_default", "kwargs": {"text": texts}}]
+    (tmp_path / "requests.json").write_text(json.dumps(requests))
+    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
+                              str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
+                             cwd=REPO, env=ENV, capture_output=True, text=True))
+    return np.array(json.loads((tmp_path / "results.json").read_text())["served"]["embeddings"])
+
+
+def export(folder, export_dir, *flags):
+    return run_module("run_scripts.export_saved_model", "--export_type=sentence_encoder",
+                      f"--init_checkpoint={folder}", f"--vocab_file={folder / 'vocab.txt'}",
+                      f"--export_dir={export_dir}", *flags)
+
+
+def test_the_export_serves_the_folders_vectors(tmp_path):
+    folder = tmp_path / "st"
+    encoder = write_folder(folder)
+    succeeded(export(folder, tmp_path / "export"))
+    np.testing.assert_allclose(serve(tmp_path, tmp_path / "export", TEXTS),
+                               reference(encoder, TEXTS, 16), atol=1e-5)
+    # The flags override the folder: [CLS] vectors, not normalised, 64 tokens.
+    succeeded(export(folder, tmp_path / "cls", "--pooling=cls", "--normalize=false",
+                     "--max_seq_length=64"))
+    np.testing.assert_allclose(serve(tmp_path, tmp_path / "cls", TEXTS),
+                               reference(encoder, TEXTS, 64, "cls", False), atol=1e-5)
+
+
+def test_converted_folder_keeps_its_settings_and_equals_extract_features(tmp_path):
+    folder = tmp_path / "st"
+    write_folder(folder)
+    converted = tmp_path / "tf2"
+    succeeded(run_module("run_scripts.convert_checkpoint", "--input_format=hf",
+                         f"--input={folder}", f"--output_dir={converted}"))
+    assert sentence_transformers.read_record(str(converted)) == \
+        sentence_transformers.SentenceSettings("mean", True, 16)
+    succeeded(export(converted, tmp_path / "export", "--normalize=false"))
+    served = serve(tmp_path, tmp_path / "export", TEXTS[:3])
+    (tmp_path / "in.txt").write_text("\n".join(TEXTS[:3]) + "\n")
+    succeeded(run_module("run_scripts.extract_features", f"--input_file={tmp_path / 'in.txt'}",
+                         f"--output_file={tmp_path / 'out.jsonl'}",
+                         f"--vocab_file={folder / 'vocab.txt'}",
+                         f"--bert_config_file={converted / 'bert_config.json'}",
+                         f"--init_checkpoint={converted}", "--layers=-1", "--pooling=mean",
+                         "--max_seq_length=16"))
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    pooled = np.array([line["pooled"]["layers"][0]["values"] for line in lines])
+    np.testing.assert_allclose(served, pooled, atol=1e-6)
+
+
+def test_a_pooling_the_project_does_not_compute_is_one_line(tmp_path):
+    folder = tmp_path / "sqrt"
+    write_folder(folder, pooling="pooling_mode_mean_sqrt_len_tokens")
+    refused(export(folder, tmp_path / "export"), "1_Pooling/config.json",
+            "pooling_mode_mean_sqrt_len_tokens")
+    assert not (tmp_path / "export").exists()
