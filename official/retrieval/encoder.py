@@ -1,0 +1,85 @@
+"""A sentence-encoder export, loaded for search: raw strings in, float32 vectors out.
+
+    encoder = SentenceEncoder(export_dir)     the newest numbered version, or a version itself
+    encoder(["a text", ...])                  -> float32 [texts, hidden]
+    encoder.path, encoder.fingerprint         what an index records, to know it was made by it
+
+The export is `export_saved_model --export_type=sentence_encoder`
+(official/export/sentence_encoder.py): `serving_default(text: string [batch]) -> embeddings
+float32 [batch, hidden]`. Anything else (another export type, a folder without a SavedModel) is
+refused when loaded, with one line naming the folder, before any text is embedded.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401 -- registers the tokenizer's ops the export's graph uses
+
+SIGNATURE = "serving_default"
+INPUT = "text"
+OUTPUT = "embeddings"
+
+
+def _is_saved_model(path: str) -> bool:
+    return any(os.path.isfile(os.path.join(path, name))
+               for name in ("saved_model.pb", "saved_model.pbtxt"))
+
+
+def newest_version(export_dir: str) -> str:
+    """`export_dir` itself when it is a SavedModel, else its numbered subfolder with the largest
+    number that holds one (TF Serving's choice; `official/export/saving.py` names versions)."""
+    if not os.path.isdir(export_dir):
+        raise ValueError(f"{export_dir}: no such directory")
+    if _is_saved_model(export_dir):
+        return export_dir
+    versions = [name for name in os.listdir(export_dir)
+                if name.isdigit() and _is_saved_model(os.path.join(export_dir, name))]
+    if not versions:
+        raise ValueError(f"{export_dir}: neither a SavedModel nor an export_dir holding "
+                         "numbered SavedModel versions")
+    return os.path.join(export_dir, max(versions, key=int))
+
+
+def _fingerprint(path: str) -> str:
+    """The SavedModel's fingerprint (graph, signatures, object graph and checkpoint hashes);
+    "" for a SavedModel written without fingerprint.pb (then only its path tells exports
+    apart)."""
+    try:
+        return str(tf.saved_model.experimental.read_fingerprint(path).singleprint())
+    except Exception:  # noqa: BLE001 -- an older SavedModel without the file
+        return ""
+
+
+class SentenceEncoder:
+    """The export at `export_dir` (see the module docstring), loaded and checked."""
+
+    def __init__(self, export_dir: str):
+        self.path = os.path.abspath(newest_version(export_dir))
+        try:
+            loaded = tf.saved_model.load(self.path)
+        except Exception as e:  # noqa: BLE001 -- TensorFlow's errors are of many kinds
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise ValueError(f"{self.path}: cannot load the SavedModel ({first})") from None
+        signature = loaded.signatures.get(SIGNATURE)
+        if signature is None:
+            raise ValueError(f"{self.path}: no {SIGNATURE!r} signature (export it with "
+                             "export_saved_model --export_type=sentence_encoder)")
+        _, inputs = signature.structured_input_signature
+        spec = inputs.get(INPUT)
+        if set(inputs) != {INPUT} or spec.dtype != tf.string or spec.shape.rank != 1:
+            raise ValueError(f"{self.path}: {SIGNATURE!r} takes {sorted(inputs)}, not one string "
+                             f"vector {INPUT!r}: not a sentence_encoder export")
+        output = signature.structured_outputs.get(OUTPUT)
+        if output is None or output.dtype != tf.float32 or output.shape.rank != 2:
+            raise ValueError(f"{self.path}: {SIGNATURE!r} has no float32 [batch, hidden] output "
+                             f"{OUTPUT!r}: not a sentence_encoder export")
+        self._loaded, self._signature = loaded, signature  # the signature needs its owner alive
+        self.fingerprint = _fingerprint(self.path)
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        """[texts] -> float32 [texts, hidden], as the export computes them."""
+        outputs = self._signature(text=tf.constant(texts, dtype=tf.string))
+        return outputs[OUTPUT].numpy()

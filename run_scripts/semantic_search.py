@@ -1,0 +1,95 @@
+r"""Finds the corpus lines closest in meaning to each query, with a sentence-encoder export.
+
+    python -m run_scripts.export_saved_model --export_type=sentence_encoder \
+      --init_checkpoint=all-MiniLM-L6-v2 --export_dir=exports/minilm
+    python -m run_scripts.semantic_search --export_dir=exports/minilm \
+      --corpus_file=corpus.txt --queries_file=queries.txt --top_k=5
+
+The corpus and the queries are UTF-8 files of one text per line; empty lines are skipped and
+results name the corpus line by its number. --export_dir is an export_dir (its newest numbered
+version is used) or one version folder. The corpus is embedded once into --index_dir (default
+`<corpus_file>.index/`) and reused by later runs while the corpus and the export are unchanged
+(official/retrieval/index.py); the search is exact cosine similarity
+(official/retrieval/search.py, which says when to move to ScaNN or FAISS).
+
+Output: without --output_file, each query and its results as lines of
+`rank  score  line N  text`; with it, JSON lines, one per query:
+{"query": ..., "results": [{"rank": 1, "score": 0.83, "line": 12, "text": ...}, ...]}.
+Every input is checked before the corpus is embedded; a bad one ends the run with one line.
+"""
+
+import json
+
+from absl import app, flags, logging
+
+from official.atomic_files import open_atomically
+from official.output_paths import check_output_dir, check_output_file
+from official.retrieval import index as retrieval_index
+from official.retrieval.encoder import SentenceEncoder
+from official.retrieval.search import top_k
+from run_scripts import entry_point
+
+flags.DEFINE_string("export_dir", None, "A sentence_encoder export (export_saved_model "
+                    "--export_type=sentence_encoder): its export_dir or one version folder.")
+flags.DEFINE_string("corpus_file", None, "UTF-8 text, one text to search per line.")
+flags.DEFINE_string("queries_file", None, "UTF-8 text, one query per line.")
+flags.DEFINE_integer("top_k", 10, "Results per query (all of the corpus when it is smaller).")
+flags.DEFINE_string("index_dir", None, "Where the corpus's vectors are kept and reused "
+                    "(default: <corpus_file>.index).")
+flags.DEFINE_integer("batch_size", 32, "Texts embedded at once.")
+flags.DEFINE_string("output_file", None, "Write the results here as JSON lines instead of "
+                    "printing them.")
+flags.mark_flags_as_required(["export_dir", "corpus_file", "queries_file"])
+FLAGS = flags.FLAGS
+
+
+def search(export_dir: str, corpus_file: str, queries_file: str, k: int, index_dir: str | None,
+           batch_size: int, output_file: str | None) -> list[dict]:
+    """The run (see the module docstring); returns one {"query", "results"} per query."""
+    for flag, value in (("top_k", k), ("batch_size", batch_size)):
+        if value < 1:
+            raise ValueError(f"--{flag}={value}: must be at least 1")
+    corpus = retrieval_index.read_texts(corpus_file, "--corpus_file")
+    queries = retrieval_index.read_texts(queries_file, "--queries_file")
+    index_dir = index_dir or retrieval_index.default_index_dir(corpus_file)
+    check_output_dir(index_dir, "index_dir")
+    if output_file:
+        check_output_file(output_file)
+    try:
+        encoder = SentenceEncoder(export_dir)
+    except ValueError as e:
+        raise ValueError(f"--export_dir: {e}") from None
+
+    index, _ = retrieval_index.load_or_build(index_dir, corpus, encoder, batch_size)
+    if k > len(index):
+        logging.warning("--top_k=%d is more than the corpus's %d texts: every text is "
+                        "returned", k, len(index))
+    vectors = retrieval_index.embed_texts(encoder, queries.texts, batch_size, what="queries")
+    rows, scores = top_k(vectors, index.vectors, k)
+    results = [{"query": query, "results": [
+        {"rank": rank, "score": float(score), "line": index.lines[row], "text": index.texts[row]}
+        for rank, (row, score) in enumerate(zip(query_rows, query_scores), start=1)]}
+        for query, query_rows, query_scores in zip(queries.texts, rows, scores)]
+    if output_file:
+        with open_atomically(output_file) as f:
+            for result in results:
+                f.write(json.dumps(result, ensure_ascii=False) + "\n")
+        logging.info("wrote the results of %d queries to %s", len(results), output_file)
+    else:
+        for result in results:
+            print(f"query: {result['query']}")
+            for hit in result["results"]:
+                print(f"  {hit['rank']:>3}  {hit['score']:.4f}  line {hit['line']}  "
+                      f"{hit['text']}")
+    return results
+
+
+def main(argv):
+    del argv
+    entry_point.run_job("semantic_search", lambda: search(
+        FLAGS.export_dir, FLAGS.corpus_file, FLAGS.queries_file, FLAGS.top_k, FLAGS.index_dir,
+        FLAGS.batch_size, FLAGS.output_file))
+
+
+if __name__ == "__main__":
+    app.run(main)
