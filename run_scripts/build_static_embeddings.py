@@ -1,0 +1,146 @@
+r"""Static word vectors per layer from a BERT checkpoint (Bommasani et al. 2020), word2vec text.
+
+    python -m run_scripts.build_static_embeddings \
+      --init_checkpoint=$BERT_DIR --vocab_file=$BERT_DIR/vocab.txt \
+      --corpus_file=sentences.txt --words_file=words.txt --output_dir=static \
+      --subword_pool=mean --context_pool=mean --max_contexts_per_word=100 --decontextualized \
+      --evaluate=wordsim353.tsv,simlex999.tsv
+
+Writes output_dir/layer_00.txt ... layer_L.txt (layer 0: the embedding layer's output; layer i:
+transformer layer i), with --decontextualized also decontextualized_layer_00.txt ..., and with
+--evaluate prints a table of Spearman correlations (and pairs out of vocabulary) per layer and
+benchmark file and writes output_dir/evaluation.json. --bert_config_file and --vocab_file default
+to bert_config.json and vocab.txt beside --init_checkpoint. The method and formats are in
+official/embeddings/static_vectors.py and word_similarity.py.
+"""
+
+import json
+import os
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from official import checkpoints
+from official.atomic_files import open_atomically
+from official.configs import BertConfig
+from official.embeddings import static_vectors as sv
+from official.embeddings import word_similarity
+from official.modeling.encoder import build_encoder
+from official.output_paths import check_output_dir
+from official.text.tokenizer import FullTokenizer
+from run_scripts import common_flags, entry_point
+
+flags.DEFINE_string("corpus_file", None, "Text, one sentence (or text) a line, read as a stream.")
+flags.DEFINE_string("words_file", None,
+                    "The words to make vectors of, one a line. Default: every whole word of the "
+                    "vocab (entries that are neither ## pieces nor [X] specials).")
+flags.DEFINE_string("output_dir", None, "Where to write layer_NN.txt (word2vec text format).")
+flags.DEFINE_string("layers", None, "Comma-separated layers, 0 (the embedding layer's output) "
+                    "to num_hidden_layers. Default: all.")
+flags.DEFINE_enum("subword_pool", "mean", list(sv.SUBWORD_POOLS),
+                  "How a word's WordPieces' vectors in one sentence make one vector.")
+flags.DEFINE_enum("context_pool", "mean", list(sv.CONTEXT_POOLS),
+                  "How a word's vectors in its sentences make its static vector.")
+flags.DEFINE_integer("max_contexts_per_word", 100,
+                     "Pool at most this many occurrences of each word: the first met.")
+flags.DEFINE_integer("batch_size", 32, "Lines (or words, for the baseline) per encoder call.")
+flags.DEFINE_bool("decontextualized", False,
+                  "Also write the baseline: each word alone as [CLS] word [SEP].")
+flags.DEFINE_list("evaluate", [], "Word-similarity files (word1<TAB>word2<TAB>score) to score "
+                  "every layer on; writes output_dir/evaluation.json.")
+common_flags.define_bert_config_flag(
+    extra_help=" Default: bert_config.json beside --init_checkpoint.")
+flags.DEFINE_string("init_checkpoint", None,
+                    "The model's weights: a checkpoint prefix or a directory holding one (TF1, "
+                    "TF2 or a training output_dir), a Hugging Face folder or a keras-hub preset.")
+common_flags.define_tokenizer_flags()
+common_flags.define_max_seq_length_flag()
+flags.adopt_module_key_flags(common_flags)  # --help lists them with this script's own.
+FLAGS = flags.FLAGS
+
+
+def _beside_checkpoint(name: str, flag: str) -> str:
+    path = FLAGS.init_checkpoint
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    candidate = os.path.join(folder, name)
+    if not os.path.isfile(candidate):
+        raise ValueError(f"--{flag}: not given, and no {name} beside --init_checkpoint {path}")
+    return candidate
+
+
+def _config() -> BertConfig:
+    if FLAGS.bert_config_file:
+        return BertConfig.from_json_file(FLAGS.bert_config_file)
+    if checkpoints.folder_format(FLAGS.init_checkpoint):
+        return checkpoints.read_config_and_weights(FLAGS.init_checkpoint)[0]
+    return BertConfig.from_json_file(_beside_checkpoint("bert_config.json", "bert_config_file"))
+
+
+def _layers(text: str | None, config: BertConfig) -> tuple[int, ...]:
+    if text is None:
+        return tuple(range(config.num_hidden_layers + 1))
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"--layers: expected comma-separated integers, got {text!r}") from None
+
+
+def run() -> None:
+    # Every check before any work: flags, files, config, vocab, words, benchmarks, weights.
+    if not os.path.isfile(FLAGS.corpus_file):
+        raise ValueError(f"--corpus_file: {FLAGS.corpus_file}: no such file")
+    check_output_dir(FLAGS.output_dir)
+    config = _config()
+    settings = sv.Settings(
+        layers=_layers(FLAGS.layers, config), subword_pool=FLAGS.subword_pool,
+        context_pool=FLAGS.context_pool, max_contexts_per_word=FLAGS.max_contexts_per_word,
+        max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size)
+    settings.validate(config)
+    benchmarks = {os.path.basename(path): word_similarity.read_pairs(path)
+                  for path in FLAGS.evaluate}
+    vocab_file = FLAGS.vocab_file or _beside_checkpoint("vocab.txt", "vocab_file")
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
+    targets = (sv.read_words_file(FLAGS.words_file, tokenizer) if FLAGS.words_file
+               else sv.vocab_words(tokenizer))
+    if not targets.words:
+        raise ValueError(f"--words_file: none of its {len(targets.unknown)} words is in the "
+                         "vocab (each has [UNK] among its pieces)")
+    encoder = build_encoder(config)
+    checkpoints.load_init_checkpoint(FLAGS.init_checkpoint, encoder)
+
+    tables = {"aggregated": sv.aggregated_vectors(encoder, tokenizer, FLAGS.corpus_file,
+                                                  targets, settings)}
+    if not tables["aggregated"].words:
+        raise ValueError(f"--corpus_file: {FLAGS.corpus_file}: none of the "
+                         f"{len(targets.words)} words occurs in it")
+    if FLAGS.decontextualized:
+        tables["decontextualized"] = sv.decontextualized_vectors(encoder, tokenizer, targets,
+                                                                 settings)
+    for method, table in tables.items():
+        prefix = "" if method == "aggregated" else "decontextualized_"
+        sv.write_word2vec(table, FLAGS.output_dir, prefix)
+        logging.info("%s: %d words x %d layers written to %s (%s...); %d never met, %d unknown "
+                     "to the vocab", method, len(table.words), len(table.layers),
+                     FLAGS.output_dir, sv.layer_file_name(table.layers[0], prefix),
+                     len(table.unmet), len(table.unknown))
+    if benchmarks:
+        results = {method: word_similarity.evaluate_layers(
+            table.words, table.layers, table.vectors, benchmarks, FLAGS.do_lower_case)
+            for method, table in tables.items()}
+        print(word_similarity.markdown_table(results), flush=True)
+        with open_atomically(os.path.join(FLAGS.output_dir, "evaluation.json")) as f:
+            json.dump({method: {str(layer): {name: r.to_dict() for name, r in by_name.items()}
+                                for layer, by_name in by_layer.items()}
+                       for method, by_layer in results.items()}, f, indent=2)
+            f.write("\n")
+
+
+def main(argv: list[str]) -> None:
+    del argv  # Unused.
+    entry_point.run_job("build_static_embeddings", run)
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["init_checkpoint", "corpus_file", "output_dir"])
+    app.run(main)
