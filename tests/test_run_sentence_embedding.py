@@ -7,6 +7,7 @@ chance (MRR@10 near 0.12 over 24 documents) and a trained one must have learnt f
 that a<t> and p<t> go together. The dev file holds one pair per topic.
 """
 
+import json
 import random
 
 import pytest
@@ -54,7 +55,14 @@ def run(toy, output_dir, *flags):
         "--log_steps=15", "--iterations_per_loop=15", *flags)
 
 
-def test_pairs_teach_retrieval(toy):
+@pytest.fixture(scope="module")
+def trained(toy):
+    out = toy / "out"
+    succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict"))
+    return out
+
+
+def test_pairs_teach_retrieval(toy, trained):
     """Untrained: about chance. Trained 4 epochs (60 updates of 16 pairs): every query finds
     its passage; best/ holds the encoder with the pooling record the export reads, and
     --do_predict ranks the dev file again."""
@@ -63,8 +71,7 @@ def test_pairs_teach_retrieval(toy):
     chance = float(eval_results(untrained / "eval_results.txt")["mrr_at_10"])
     assert chance < 0.35
 
-    out = toy / "out"
-    succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict"))
+    out = trained
     dev = eval_results(out / "eval_results.txt")
     assert dev["global_step"] == "60"
     assert float(dev["mrr_at_10"]) >= 0.9 and float(dev["mrr_at_10"]) > chance + 0.5
@@ -81,6 +88,26 @@ def test_pairs_teach_retrieval(toy):
     # A query's passage is the one of its topic: "q a07 ..." and "... p07 ...".
     assert all(f"p{query.split()[1][1:]}" in document.split()
                for query, _, _, _, document in found_first)
+
+
+def test_the_trained_encoder_exports_and_searches(toy, trained, tmp_path):
+    """The whole path: best/ exported as a sentence encoder (its record's pooling), the dev
+    passages searched with the dev queries: each query's first hit is its own passage as often
+    as the run's recall@1 says."""
+    succeeded(run_module("run_scripts.export_saved_model", "--export_type=sentence_encoder",
+                         f"--init_checkpoint={trained / 'best'}",
+                         f"--vocab_file={toy / 'vocab.txt'}", f"--export_dir={tmp_path / 'x'}"))
+    pairs = [line.split("\t") for line in (toy / "dev.tsv").read_text().splitlines()]
+    (tmp_path / "queries.txt").write_text("".join(q + "\n" for q, _ in pairs))
+    (tmp_path / "corpus.txt").write_text("".join(p + "\n" for _, p in pairs))
+    succeeded(run_module("run_scripts.semantic_search", f"--export_dir={tmp_path / 'x'}",
+                         f"--corpus_file={tmp_path / 'corpus.txt'}",
+                         f"--queries_file={tmp_path / 'queries.txt'}", "--top_k=1",
+                         f"--output_file={tmp_path / 'hits.jsonl'}"))
+    hits = [json.loads(line) for line in (tmp_path / "hits.jsonl").read_text().splitlines()]
+    right = sum(hit["results"][0]["line"] == number for number, hit in enumerate(hits, 1))
+    recall = float(eval_results(trained / "best" / "eval_results.txt")["recall_at_1"])
+    assert right == round(recall * TOPICS), (right, recall)
 
 
 def test_a_bad_line_is_one_error_naming_it(toy, tmp_path):
