@@ -57,13 +57,15 @@ common_flags.define_model_flags()
 common_flags.define_tokenizer_flags()
 flags.DEFINE_integer("max_seq_length", None,
                      "The fine-tuning's max_seq_length (the preprocessor's default seq_length). "
-                     "Default 384 for squad, else 128; multitask: each run's own; sentence_encoder: "
-                     "the checkpoint's sentence-transformers setting, else 128.")
+                     "Default 384 for squad, else 128; multitask: each run's own; "
+                     "sentence_encoder: the checkpoint's sentence-transformers setting, else "
+                     "128.")
 flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
 flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
-flags.DEFINE_bool("jit_compile", False, "classifier: compile the model's part with XLA.")
+flags.DEFINE_bool("jit_compile", False,
+                  "classifier, sentence_encoder: compile the model's part with XLA.")
 flags.DEFINE_enum("pooling", None, list(POOLINGS),
                   "sentence_encoder: how token vectors become the text's (default: the "
                   "checkpoint's sentence-transformers settings, else mean).")
