@@ -1,4 +1,5 @@
-r"""Benchmark: the sentence-encoder export against sentence-transformers, same weights and sentences.
+r"""Benchmark: the sentence-encoder export against sentence-transformers, on the same weights
+and sentences.
 
     .venv/bin/python -m bench.sentence_embeddings [--batch_sizes=32,128] [--rounds=5]
         [--calls=2] [--warmup=2] [--pairs=N] [--torch_threads=CORES,1] [--json=PATH]
