@@ -3,6 +3,7 @@ read and carried by convert_checkpoint, and the served vectors against the encod
 and pooled in numpy, and against extract_features --pooling, through a client that imports only
 TensorFlow."""
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -75,15 +76,24 @@ def reference(encoder, texts, max_seq_length, pooling="mean", normalize=True):
     return np.stack(vectors)
 
 
-def serve(tmp_path, export_dir, texts):
-    (version,) = os.listdir(export_dir)
-    requests = [{"name": "served", "path": str(export_dir / version),
-                 "method": "signatures.serving_default", "kwargs": {"text": texts}}]
+def serve(tmp_path, exports, texts):
+    """{name: vectors} of each export {name: export_dir} for `texts`, in one client process."""
+    requests = [{"name": name, "path": str(export_dir / os.listdir(export_dir)[0]),
+                 "method": "signatures.serving_default", "kwargs": {"text": texts}}
+                for name, export_dir in exports.items()]
     (tmp_path / "requests.json").write_text(json.dumps(requests))
     succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
                               str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
                              cwd=REPO, env=ENV, capture_output=True, text=True))
-    return np.array(json.loads((tmp_path / "results.json").read_text())["served"]["embeddings"])
+    results = json.loads((tmp_path / "results.json").read_text())
+    return {name: np.array(results[name]["embeddings"]) for name in exports}
+
+
+def side_by_side(*commands):
+    """Runs each (function, args) at once (each a process of its own); their results."""
+    with concurrent.futures.ThreadPoolExecutor(len(commands)) as pool:
+        return [future.result() for future in
+                [pool.submit(function, *args) for function, *args in commands]]
 
 
 def export(folder, export_dir, *flags):
@@ -95,14 +105,15 @@ def export(folder, export_dir, *flags):
 def test_the_export_serves_the_folders_vectors(tmp_path):
     folder = tmp_path / "st"
     encoder = write_folder(folder)
-    succeeded(export(folder, tmp_path / "export"))
-    np.testing.assert_allclose(serve(tmp_path, tmp_path / "export", TEXTS),
-                               reference(encoder, TEXTS, 16), atol=1e-5)
-    # The flags override the folder: [CLS] vectors, not normalised, 64 tokens.
-    succeeded(export(folder, tmp_path / "cls", "--pooling=cls", "--normalize=false",
-                     "--max_seq_length=64"))
-    np.testing.assert_allclose(serve(tmp_path, tmp_path / "cls", TEXTS),
-                               reference(encoder, TEXTS, 64, "cls", False), atol=1e-5)
+    # The second's flags override the folder: [CLS] vectors, not normalised, 64 tokens.
+    for result in side_by_side((export, folder, tmp_path / "export"),
+                               (export, folder, tmp_path / "cls", "--pooling=cls",
+                                "--normalize=false", "--max_seq_length=64")):
+        succeeded(result)
+    served = serve(tmp_path, {"folder": tmp_path / "export", "flags": tmp_path / "cls"}, TEXTS)
+    np.testing.assert_allclose(served["folder"], reference(encoder, TEXTS, 16), atol=1e-5)
+    np.testing.assert_allclose(served["flags"], reference(encoder, TEXTS, 64, "cls", False),
+                               atol=1e-5)
 
 
 def test_converted_folder_keeps_its_settings_and_equals_extract_features(tmp_path):
@@ -113,15 +124,16 @@ def test_converted_folder_keeps_its_settings_and_equals_extract_features(tmp_pat
                          f"--input={folder}", f"--output_dir={converted}"))
     assert sentence_transformers.read_record(str(converted)) == \
         sentence_transformers.SentenceSettings("mean", True, 16)
-    succeeded(export(converted, tmp_path / "export", "--normalize=false"))
-    served = serve(tmp_path, tmp_path / "export", TEXTS[:3])
     (tmp_path / "in.txt").write_text("\n".join(TEXTS[:3]) + "\n")
-    succeeded(run_module("run_scripts.extract_features", f"--input_file={tmp_path / 'in.txt'}",
-                         f"--output_file={tmp_path / 'out.jsonl'}",
-                         f"--vocab_file={folder / 'vocab.txt'}",
-                         f"--bert_config_file={converted / 'bert_config.json'}",
-                         f"--init_checkpoint={converted}", "--layers=-1", "--pooling=mean",
-                         "--max_seq_length=16"))
+    for result in side_by_side(
+            (export, converted, tmp_path / "export", "--normalize=false"),
+            (run_module, "run_scripts.extract_features", f"--input_file={tmp_path / 'in.txt'}",
+             f"--output_file={tmp_path / 'out.jsonl'}", f"--vocab_file={folder / 'vocab.txt'}",
+             f"--bert_config_file={converted / 'bert_config.json'}",
+             f"--init_checkpoint={converted}", "--layers=-1", "--pooling=mean",
+             "--max_seq_length=16")):
+        succeeded(result)
+    served = serve(tmp_path, {"served": tmp_path / "export"}, TEXTS[:3])["served"]
     lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     pooled = np.array([line["pooled"]["layers"][0]["values"] for line in lines])
     np.testing.assert_allclose(served, pooled, atol=1e-6)
