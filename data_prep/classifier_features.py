@@ -275,9 +275,7 @@ def convert_documents(examples: Sequence[InputExample | PaddingInputExample],
     real = [e for e in examples if isinstance(e, InputExample)]
     rows = None
     if real:
-        ids = tokenizer.tokenize_batch_ids([e.text_a for e in real])
-        made = window_rows(tf.RaggedTensor.from_row_lengths(np.concatenate(ids),
-                                                            [len(a) for a in ids]),
+        made = window_rows(tokenizer.tokenize_batch_ragged([e.text_a for e in real]),
                            max_seq_length, doc_stride, cls_id, sep_id)
         splits = np.cumsum(made.windows.count.numpy())[:-1]
         rows = zip(np.split(made.input_word_ids.numpy().astype(np.int64), splits),

@@ -37,6 +37,10 @@ class SentenceSettings:
     normalize: bool | None = None
     max_seq_length: int | None = None
 
+    def to_json(self) -> str:
+        """The text of a `sentence_encoder.json` record."""
+        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
+
     def over(self, other: SentenceSettings | None) -> SentenceSettings:
         """These settings, with `other`'s where these say nothing."""
         if other is None:
@@ -100,7 +104,7 @@ def read_record(directory: str) -> SentenceSettings | None:
 def write_record(directory: str, settings: SentenceSettings) -> str:
     path = os.path.join(directory, RECORD_FILE)
     with open_atomically(path) as f:
-        f.write(json.dumps(dataclasses.asdict(settings), indent=2, sort_keys=True) + "\n")
+        f.write(settings.to_json())
     return path
 
 

@@ -9,8 +9,8 @@ vector; the other pairs are counted as out of vocabulary (`pairs_oov`), since a 
 pairs is not comparable with one over all of them.
 
 Spearman's rho is Pearson's correlation of the ranks, ties given their average rank (as
-scipy.stats.spearmanr computes it; WordSim-353 has tied scores); nan when fewer than two pairs
-are scored or one side is constant.
+scipy.stats.spearmanr computes it; WordSim-353 has tied scores): official/tasks/glue_metrics.py's,
+the rule STS-B is scored by; nan when fewer than two pairs are scored or one side is constant.
 
 With `lower_case` (an uncased model's vectors), a benchmark's words are lower-cased before the
 look-up: WordSim-353 writes "Jerusalem" and "Israel".
@@ -28,6 +28,8 @@ import math
 from typing import Mapping
 
 import numpy as np
+
+from official.tasks import glue_metrics
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,30 +85,14 @@ def read_pairs(path: str) -> list[Pair]:
     return pairs
 
 
-def average_ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks 1..n of `values`, tied values sharing the mean of their ranks (float64 [n])."""
-    values = np.asarray(values, np.float64)
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    # Runs of equal values: each run's first index in sorted order, and its length.
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-    lengths = np.diff(np.concatenate([starts, [len(values)]]))
-    run_ranks = starts + (lengths + 1) / 2.0  # the mean of ranks starts+1 .. starts+lengths
-    ranks = np.empty(len(values), np.float64)
-    ranks[order] = np.repeat(run_ranks, lengths)
-    return ranks
-
-
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho of x and y (average ranks for ties); nan if < 2 values or one constant."""
+    """Spearman's rho of x and y (glue_metrics': average ranks for ties); nan if fewer than two
+    values (every pair out of vocabulary, say) or one is constant."""
     if len(x) != len(y):
         raise ValueError(f"spearman: {len(x)} values against {len(y)}")
     if len(x) < 2:
         return float("nan")
-    rx = average_ranks(x) - (len(x) + 1) / 2.0  # the mean rank is (n + 1) / 2, ties or not
-    ry = average_ranks(y) - (len(y) + 1) / 2.0
-    denominator = math.sqrt(float(np.dot(rx, rx)) * float(np.dot(ry, ry)))
-    return float(np.dot(rx, ry)) / denominator if denominator > 0 else float("nan")
+    return glue_metrics.spearman(x, y)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -53,7 +53,8 @@ import numpy as np
 import tensorflow as tf
 
 from official.atomic_files import open_atomically
-from official.features.doc_windows import max_context, text_windows
+from official.features.doc_windows import max_context
+from official.features.long_text import window_rows
 from official.features.pair_truncation import truncated_pair_lengths
 from official.modeling.encoder import BertEncoder
 from official.modeling.sentence_pooling import POOLINGS, pool_tokens
@@ -243,8 +244,12 @@ def windowed_lines(examples: list[InputExample], tokenizer: FullTokenizer,
     for chunk_start in range(0, len(examples), batch_size):
         chunk = examples[chunk_start:chunk_start + batch_size]
         token_ids = tokenizer.tokenize_batch_ids([e.text_a for e in chunk])
-        windows = text_windows(np.array([len(t) for t in token_ids], np.int32), max_seq_length,
-                               doc_stride)
+        # Rows [CLS] window [SEP], as convert_examples_to_features lays out a single text.
+        rows = window_rows(tf.RaggedTensor.from_row_lengths(
+            np.concatenate(token_ids), [len(t) for t in token_ids]), max_seq_length, doc_stride,
+            cls_id, sep_id)
+        windows = rows.windows
+        input_ids, input_mask = rows.input_word_ids.numpy(), rows.input_mask.numpy()
         is_max = max_context(windows)
         owner_splits, owner_flags = is_max.row_splits.numpy(), is_max.flat_values.numpy()
         example_of, index, start, length = (
@@ -253,14 +258,8 @@ def windowed_lines(examples: list[InputExample], tokenizer: FullTokenizer,
         vectors: dict[int, np.ndarray] = {}  # the lines being filled, by index in the chunk
         for batch_start in range(0, len(example_of), batch_size):
             batch = range(batch_start, min(batch_start + batch_size, len(example_of)))
-            # Rows as convert_examples_to_features lays out a single text.
-            input_ids = np.zeros([len(batch), max_seq_length], np.int32)
-            input_mask = np.zeros_like(input_ids)
-            for row, w in enumerate(batch):
-                tokens = token_ids[example_of[w]][start[w]:start[w] + length[w]]
-                input_ids[row, :length[w] + 2] = [cls_id, *tokens, sep_id]
-                input_mask[row, :length[w] + 2] = 1
-            values = layer_fn(input_ids, input_mask, np.zeros_like(input_ids)).numpy()
+            values = layer_fn(input_ids[batch.start:batch.stop], input_mask[batch.start:batch.stop],
+                              np.zeros([len(batch), max_seq_length], np.int32)).numpy()
             for row, w in enumerate(batch):  # values[:, row]: [layers, seq_len, hidden]
                 e = example_of[w]
                 if index[w] == 0:

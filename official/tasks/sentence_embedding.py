@@ -52,7 +52,6 @@ reads the pooling from the `sentence_encoder.json` this task writes beside the c
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Mapping, Sequence
 
@@ -62,6 +61,8 @@ import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import open_atomically
+from official.checkpoints import sentence_transformers
+from official.checkpoints.sentence_transformers import SentenceSettings
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSentenceEncoder
 from official.modeling.sentence_pooling import POOLINGS
@@ -72,9 +73,6 @@ from official.training.trainer import write_eval_results
 DEFAULT_SCALE = 20.0
 RESULTS_FILE = "retrieval_results.txt"
 RANKINGS_FILE = "retrieval_rankings.tsv"
-# The pooling record official/checkpoints/sentence_transformers.py reads (RECORD_FILE): the
-# sentence_encoder export finds the run's pooling in it, beside the checkpoints and in best/.
-SENTENCE_ENCODER_RECORD = "sentence_encoder.json"
 TOP_K = 10
 
 
@@ -255,9 +253,8 @@ class SentenceEmbeddingTask:
     def files(self) -> dict[str, str]:
         """sentence_encoder.json: the pooling the sentence_encoder export applies (vectors not
         normalised, as trained; its --normalize flag may ask for unit vectors)."""
-        record = {"max_seq_length": self.max_seq_length, "normalize": False,
-                  "pooling": self.pooling}
-        return {SENTENCE_ENCODER_RECORD: json.dumps(record, indent=2, sort_keys=True) + "\n"}
+        settings = SentenceSettings(self.pooling, False, self.max_seq_length)
+        return {sentence_transformers.RECORD_FILE: settings.to_json()}
 
     def serving_spec(self) -> dict:
         return {"export_type": "sentence_encoder", "task_name": "sentence_embedding",

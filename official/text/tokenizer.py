@@ -94,8 +94,13 @@ class FullTokenizer:
         """
         if not texts:
             return []
-        ids = self._tokenize_fn(tf.constant([t.encode("utf-8") for t in texts]))
+        ids = self.tokenize_batch_ragged(texts)
         return np.split(ids.flat_values.numpy(), ids.row_splits.numpy()[1:-1])
+
+    def tokenize_batch_ragged(self, texts: list[str]) -> tf.RaggedTensor:
+        """Many texts -> int32 [texts, (ids)], in one op call: `tokenize_batch_ids` as the ragged
+        tensor the batched feature ops (official/features/) take."""
+        return self._tokenize_fn(tf.constant([t.encode("utf-8") for t in texts]))
 
     def convert_tokens_to_ids(self, tokens: list[str]) -> list[int]:
         """Tokens -> vocab ids; a token not in the vocab raises KeyError, as in the original."""
