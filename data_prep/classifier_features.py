@@ -350,22 +350,6 @@ def parse_spec(max_seq_length: int, regression: bool = False) -> dict[str, tf.io
     }
 
 
-@dataclasses.dataclass(frozen=True)
-class RecordFile:
-    """A task split's TFRecord file made by `cached_tfrecord`.
-
-    Attributes:
-      path: the TFRecord file.
-      num_examples: the split's examples (what sets the number of training steps).
-      num_records: records in the file: the examples plus any padding examples.
-      reused: True if the file was already there for the same settings.
-    """
-    path: str
-    num_examples: int
-    num_records: int
-    reused: bool
-
-
 def read_split(processor: TaskProcessor, data_dir: str | None, split: str,
                tfds_data_dir: str | None = None) -> list[InputExample]:
     """The split's examples, from the TSV file in `data_dir` or from TensorFlow Datasets'
@@ -380,7 +364,8 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                     pad_to_multiple: int = 1, tfds_data_dir: str | None = None,
                     examples: Sequence[InputExample] | None = None,
                     transfer: tuple[str, Sequence[TransferExample]] | None = None,
-                    long_doc: LongDocSettings = LongDocSettings()) -> RecordFile:
+                    long_doc: LongDocSettings = LongDocSettings()
+                    ) -> record_cache.CachedRecords:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
     The key it is cached under (data_prep/record_cache.py) holds the task, split,
@@ -403,6 +388,9 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
       long_doc: how documents longer than a row are read (resolved: its defaults filled in);
         head_tail and windows are part of the key (max_windows for the train split alone, the
         one it cuts). num_examples counts documents.
+    Returns:
+      the records, with facts data_file, num_examples (the split's examples, what sets the
+      number of training steps) and num_records (the examples plus any padding examples).
     """
     if pad_to_multiple < 1:
         raise ValueError(f"pad_to_multiple must be at least 1, got {pad_to_multiple}")
@@ -448,8 +436,7 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                                          tokenizer, path, long_doc.head_tokens)
         return {"data_file": data_file, "num_examples": len(read), "num_records": num_records}
 
-    facts, reused = record_cache.cached(path, key, make)
-    return RecordFile(path, facts["num_examples"], facts["num_records"], reused)
+    return record_cache.cached(path, key, make)
 
 
 class ClassifierData:
@@ -503,5 +490,5 @@ class ClassifierData:
         regression = self.processor.get_labels() is None
         spec = (document_parse_spec if self.long_doc.windows else parse_spec)(
             self.max_seq_length, regression)
-        return Records(made.path, spec, made.num_examples, made.num_records, self.source(split),
-                       made.reused)
+        return Records(made.path, spec, made.facts["num_examples"], made.facts["num_records"],
+                       self.source(split), made.reused, documents=self.long_doc.windows)

@@ -336,32 +336,19 @@ def parse_spec(max_seq_length: int) -> dict[str, tf.io.FixedLenFeature]:
     }
 
 
-@dataclasses.dataclass(frozen=True)
-class RecordFile:
-    """A CoNLL file's TFRecord file made by `cached_tfrecord`.
-
-    Attributes:
-      path: the TFRecord file.
-      num_sentences: the data file's sentences.
-      num_features: the real records (windows); what sets the number of training steps.
-      num_records: records in the file: the features plus any padding records.
-      reused: True if the file was already there for the same settings.
-    """
-    path: str
-    num_sentences: int
-    num_features: int
-    num_records: int
-    reused: bool
-
-
 def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenizer,
                     output_dir: str, labels: Sequence[str] = LABELS,
-                    pad_to_multiple: int = 1) -> RecordFile:
+                    pad_to_multiple: int = 1) -> record_cache.CachedRecords:
     """The records of `data_file` in `output_dir/<its name>.tf_record`, made only when needed.
 
     The key it is cached under (data_prep/record_cache.py) holds the labels, max_seq_length,
     do_lower_case, pad_to_multiple, the format version and the sha256 of the vocab file and of
     the data file.
+
+    Returns:
+      the records, with facts data_file, num_sentences (the data file's sentences),
+      num_features (the real records, windows: what sets the number of training steps) and
+      num_records (the features plus any padding records).
     """
     if not os.path.isfile(data_file):
         raise ConllError(f"{data_file}: no such file")
@@ -379,9 +366,7 @@ def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenize
                 "num_features": num_features,
                 "num_records": num_features + -num_features % pad_to_multiple}
 
-    facts, reused = record_cache.cached(path, key, make)
-    return RecordFile(path, facts["num_sentences"], facts["num_features"], facts["num_records"],
-                      reused)
+    return record_cache.cached(path, key, make)
 
 
 class ConllData:
@@ -413,5 +398,6 @@ class ConllData:
     def records(self, split: str) -> Records:
         made = cached_tfrecord(self.files[split], self.max_seq_length, self.tokenizer,
                                self.output_dir, self.labels)
-        return Records(made.path, parse_spec(self.max_seq_length), made.num_features,
-                       made.num_records, self.files[split], made.reused, self._sentences[split])
+        return Records(made.path, parse_spec(self.max_seq_length), made.facts["num_features"],
+                       made.facts["num_records"], self.files[split], made.reused,
+                       self._sentences[split])

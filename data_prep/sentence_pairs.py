@@ -174,18 +174,8 @@ def parse_spec(max_seq_length: int, texts: int) -> dict[str, tf.io.FixedLenFeatu
             "pair_index": tf.io.FixedLenFeature([1], tf.int64)}
 
 
-@dataclasses.dataclass(frozen=True)
-class RecordFile:
-    """A pairs file's TFRecord file made by `cached_tfrecord`: its path, the pairs (records)
-    and texts per record, and whether it was already there for the same settings."""
-    path: str
-    num_pairs: int
-    texts: int
-    reused: bool
-
-
 def cached_tfrecord(data_file: str, name: str, max_seq_length: int, tokenizer: FullTokenizer,
-                    output_dir: str, negatives: bool = True) -> RecordFile:
+                    output_dir: str, negatives: bool = True) -> record_cache.CachedRecords:
     """The records of `data_file` in `output_dir/sentence_pairs-<name>.tf_record`, made only
     when needed.
 
@@ -196,6 +186,9 @@ def cached_tfrecord(data_file: str, name: str, max_seq_length: int, tokenizer: F
         dev split, whose corpus is its positives.
     The key it is cached under (data_prep/record_cache.py) holds max_seq_length, do_lower_case,
     `negatives`, the format version and the sha256 of the vocab file and of the data file.
+
+    Returns:
+      the records, with facts data_file, texts (rows per record) and num_pairs (the records).
     """
     if not os.path.isfile(data_file):
         raise PairsError(f"{data_file}: no such file")
@@ -211,8 +204,7 @@ def cached_tfrecord(data_file: str, name: str, max_seq_length: int, tokenizer: F
         return {"data_file": data_file, "texts": texts,
                 "num_pairs": write_tfrecord(pairs, max_seq_length, tokenizer, path, texts)}
 
-    facts, reused = record_cache.cached(path, key, make)
-    return RecordFile(path, facts["num_pairs"], facts["texts"], reused)
+    return record_cache.cached(path, key, make)
 
 
 class SentencePairData:
@@ -257,5 +249,6 @@ class SentencePairData:
         name = self._file_split(split)
         made = cached_tfrecord(self.files[name], name, self.max_seq_length, self.tokenizer,
                                self.output_dir, negatives=name == "train")
-        return Records(made.path, parse_spec(self.max_seq_length, made.texts), made.num_pairs,
-                       made.num_pairs, self.files[name], made.reused, self._pairs[name])
+        num_pairs = made.facts["num_pairs"]
+        return Records(made.path, parse_spec(self.max_seq_length, made.facts["texts"]),
+                       num_pairs, num_pairs, self.files[name], made.reused, self._pairs[name])

@@ -465,26 +465,11 @@ def _to_example(feature: InputFeatures, is_training: bool) -> tf.train.Example:
         for name, value in values.items()}))
 
 
-@dataclasses.dataclass(frozen=True)
-class RecordFile:
-    """A SQuAD file's TFRecord file made by `cached_tfrecord`.
-
-    Attributes:
-      path: the TFRecord file.
-      num_examples: the file's questions (the original's count for the number of training steps).
-      num_features: records in the file, one per window.
-      reused: True if the file was already there for the same settings.
-    """
-    path: str
-    num_examples: int
-    num_features: int
-    reused: bool
-
-
 def cached_tfrecord(input_file: str, examples: list[SquadExample], tokenizer: FullTokenizer,
                     output_dir: str, *, max_seq_length: int, doc_stride: int,
                     max_query_length: int, is_training: bool, version_2_with_negative: bool,
-                    features: Sequence[InputFeatures] | None = None) -> RecordFile:
+                    features: Sequence[InputFeatures] | None = None
+                    ) -> record_cache.CachedRecords:
     """The records of `examples` (read from `input_file`) in output_dir, made only when needed.
 
     The file is `<input_file's name>.train.tf_record` (training features, the examples shuffled
@@ -496,6 +481,9 @@ def cached_tfrecord(input_file: str, examples: list[SquadExample], tokenizer: Fu
       examples: `read_squad_examples(input_file, is_training, version_2_with_negative)`.
       features: for prediction, the examples' features when the caller has them already
         (decoding needs them in memory); converted here otherwise.
+    Returns:
+      the records, with facts data_file, num_examples (the file's questions, the original's
+      count for the number of training steps) and num_features (the records, one per window).
     """
     if is_training and features is not None:
         raise ValueError("training features are made here, from the shuffled examples")
@@ -520,8 +508,7 @@ def cached_tfrecord(input_file: str, examples: list[SquadExample], tokenizer: Fu
         return {"data_file": input_file, "num_examples": len(examples),
                 "num_features": write_features(made, path, is_training)}
 
-    facts, reused = record_cache.cached(path, key, make)
-    return RecordFile(path, facts["num_examples"], facts["num_features"], reused)
+    return record_cache.cached(path, key, make)
 
 
 class SquadData:
@@ -583,7 +570,7 @@ class SquadData:
                 **self._feature_settings())
             self._made[is_training] = Records(
                 made.path, parse_spec(self.settings.max_seq_length, is_training),
-                made.num_examples, made.num_features, path, made.reused,
+                made.facts["num_examples"], made.facts["num_features"], path, made.reused,
                 None if is_training else self._predict)
         return self._made[is_training]
 

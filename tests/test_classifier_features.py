@@ -2,6 +2,7 @@
 `convert_single_example` and `file_based_convert_examples_to_features` (with the original's
 tokenizer), regression labels, atomic writing, and the record cache."""
 
+import dataclasses
 import json
 import os
 
@@ -153,10 +154,10 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, tokenizer):
                                   pad_to_multiple=pad_to_multiple)
 
     first = cached()
-    assert (first.num_examples, first.num_records, first.reused) == (3, 3, False)
+    assert (first.facts["num_examples"], first.facts["num_records"], first.reused) == (3, 3, False)
     assert first.path == os.path.join(out, "mrpc-dev.tf_record")
     made = os.stat(first.path).st_mtime_ns
-    assert cached() == cf.RecordFile(first.path, 3, 3, reused=True)
+    assert cached() == dataclasses.replace(first, reused=True)
     assert os.stat(first.path).st_mtime_ns == made
     with open(first.path + ".json", encoding="utf-8") as f:
         key = json.load(f)["key"]
@@ -168,14 +169,15 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, tokenizer):
     assert cached(max_seq_length=32).reused
 
     padded = cached(max_seq_length=32, pad_to_multiple=4)
-    assert (padded.num_examples, padded.num_records, padded.reused) == (3, 4, False)
+    assert (padded.facts["num_examples"], padded.facts["num_records"], padded.reused) == (
+        3, 4, False)
     is_real = [r.features.feature["is_real_example"].int64_list.value[0]
                for r in read_records(padded.path)]
     assert is_real == [1, 1, 1, 0]
 
     write_mrpc(data_dir, [("1", "He came .", "He arrived .")])  # the data changes
     changed = cached(max_seq_length=32, pad_to_multiple=4)
-    assert (changed.num_examples, changed.reused) == (1, False)
+    assert (changed.facts["num_examples"], changed.reused) == (1, False)
     assert sorted(os.listdir(out)) == ["mrpc-dev.tf_record", "mrpc-dev.tf_record.json"]
 
     with pytest.raises(glue.TsvError, match="test.tsv: no such file"):
@@ -191,7 +193,7 @@ def test_tensorflow_datasets_records_hold_the_examples_read_from_there(tmp_path,
                                   tfds_data_dir=str(tmp_path))
         again = cf.cached_tfrecord(sst2, None, "train", 16, tokenizer, out,
                                    tfds_data_dir=str(tmp_path))
-    assert (made.num_examples, made.reused, again.reused) == (5, False, True)
+    assert (made.facts["num_examples"], made.reused, again.reused) == (5, False, True)
     expected = cf.convert_examples(examples, sst2.get_labels(), 16, tokenizer)
     records = read_records(made.path)
     assert [list(r.features.feature["input_ids"].int64_list.value) for r in records] == [

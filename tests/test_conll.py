@@ -2,6 +2,7 @@
 variations, errors), first-piece labelling, windows that predict every word once, the records
 and their cache, and the prediction file."""
 
+import dataclasses
 import json
 import os
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data_prep import conll
+from data_prep import conll, record_cache
 from data_prep.conll import LABELS, Sentence
 from official.text.tokenizer import FullTokenizer
 
@@ -262,10 +263,12 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, uncased):
                                      pad_to_multiple=pad_to_multiple)
 
     first = cached()
-    assert first == conll.RecordFile(os.path.join(out, "eng.testa.tf_record"), 4, 4, 4,
-                                     reused=False)
+    assert first == record_cache.CachedRecords(
+        os.path.join(out, "eng.testa.tf_record"),
+        {"data_file": data_file, "num_sentences": 4, "num_features": 4, "num_records": 4},
+        reused=False)
     made = os.stat(first.path).st_mtime_ns
-    assert cached() == conll.RecordFile(first.path, 4, 4, 4, reused=True)
+    assert cached() == dataclasses.replace(first, reused=True)
     assert os.stat(first.path).st_mtime_ns == made
     with open(first.path + ".json", encoding="utf-8") as f:
         key = json.load(f)["key"]
@@ -273,13 +276,16 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, uncased):
     assert key["do_lower_case"] is True and len(key["data_sha256"]) == 64
 
     short = cached(max_seq_length=5)  # 3 pieces a window: 2 + 2 + 1 + 2 windows
-    assert (short.num_features, short.num_records, short.reused) == (7, 7, False)
+    assert (short.facts["num_features"], short.facts["num_records"], short.reused) == (
+        7, 7, False)
     padded = cached(max_seq_length=5, pad_to_multiple=4)
-    assert (padded.num_features, padded.num_records, padded.reused) == (7, 8, False)
+    assert (padded.facts["num_features"], padded.facts["num_records"], padded.reused) == (
+        7, 8, False)
 
     write(tmp_path, SAMPLE[:8], "eng.testa")  # the data changes
     changed = cached(max_seq_length=5, pad_to_multiple=4)
-    assert (changed.num_sentences, changed.num_features, changed.reused) == (1, 2, False)
+    assert (changed.facts["num_sentences"], changed.facts["num_features"], changed.reused) == (
+        1, 2, False)
     assert sorted(os.listdir(out)) == ["eng.testa.tf_record", "eng.testa.tf_record.json"]
     with pytest.raises(conll.ConllError, match="eng.testb: no such file"):
         conll.cached_tfrecord(str(tmp_path / "eng.testb"), 16, uncased, out)

@@ -171,7 +171,7 @@ def test_the_sample_as_run_classifier_records_it(tmp_path):
     processor = glue.get_processor("20ng", SHIPPED)
     tokenizer = FullTokenizer(VOCAB, do_lower_case=True)
     made = cf.cached_tfrecord(processor, SHIPPED, "dev", 32, tokenizer, str(tmp_path))
-    assert (made.num_examples, made.reused) == (100, False)
+    assert (made.facts["num_examples"], made.reused) == (100, False)
     assert made.path == os.path.join(tmp_path, "20ng-dev.tf_record")
     with open(made.path + ".json", encoding="utf-8") as f:
         key = json.load(f)["key"]

@@ -13,12 +13,15 @@ def test_made_once_per_key_and_again_when_the_file_was_cut_short(tmp_path):
             f.write(b"r" * 100)
         return {"num_examples": 4}
 
-    assert record_cache.cached(path, {"seq": 16}, make) == ({"num_examples": 4}, False)
-    assert record_cache.cached(path, {"seq": 16}, make) == ({"num_examples": 4}, True)
-    assert record_cache.cached(path, {"seq": 32}, make) == ({"num_examples": 4}, False)
+    def made_as(reused):
+        return record_cache.CachedRecords(path, {"num_examples": 4}, reused)
+
+    assert record_cache.cached(path, {"seq": 16}, make) == made_as(reused=False)
+    assert record_cache.cached(path, {"seq": 16}, make) == made_as(reused=True)
+    assert record_cache.cached(path, {"seq": 32}, make) == made_as(reused=False)
     assert len(made) == 2
     # A disk that filled up, an interrupted copy of the output_dir: the size no longer matches.
     with open(path, "r+b") as f:
         f.truncate(60)
-    assert record_cache.cached(path, {"seq": 32}, make) == ({"num_examples": 4}, False)
+    assert record_cache.cached(path, {"seq": 32}, make) == made_as(reused=False)
     assert len(made) == 3 and (tmp_path / "train.tf_record").stat().st_size == 100

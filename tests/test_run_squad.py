@@ -252,11 +252,11 @@ def test_records_are_cached_by_settings_and_contents(toy, tmp_path):
                                           **dict(settings, **changes))
 
     first = make()
-    assert not first.reused and first.num_examples == toy["num_train"]
+    assert not first.reused and first.facts["num_examples"] == toy["num_train"]
     assert first.path == str(tmp_path / "train.json.train.tf_record")
     written = os.stat(first.path).st_mtime_ns
     again = make()
-    assert again.reused and again.num_features == first.num_features
+    assert again.reused and again.facts["num_features"] == first.facts["num_features"]
     assert os.stat(first.path).st_mtime_ns == written
     assert not make(doc_stride=16).reused
     assert make(doc_stride=16).reused and not make().reused
@@ -269,4 +269,4 @@ def test_records_are_cached_by_settings_and_contents(toy, tmp_path):
     spec = squad_data.parse_spec(64, is_training=True)
     stored = [tf.io.parse_single_example(r, spec)["input_ids"].numpy().tolist()
               for r in tf.data.TFRecordDataset(first.path)]
-    assert stored == expected and len(stored) == first.num_features
+    assert stored == expected and len(stored) == first.facts["num_features"]
