@@ -3,8 +3,8 @@ r"""Knowledge distillation on the real all-MiniLM-L6-v2 weights: accuracy kept, 
     .venv/bin/python -m bench.distillation [--tasks=SST-2,MRPC] [--train_examples=SST-2:4000] \
         [--transfer_examples=SST-2:4000] [--rounds=N] [--work_dir=DIR]
 
-Per task, each run as a user runs it (`python -m run_scripts.run_classifier` /
-`run_distillation`, --do_train --do_eval, batch 32, warmup 10%, lr 5e-5, 3 epochs; SST-2 at
+Per task, each run as a user runs it (`python -m run_scripts.run_classifier`, the students with
+--teacher_checkpoint, --do_train --do_eval, batch 32, warmup 10%, lr 5e-5, 3 epochs; SST-2 at
 seq 64, MRPC at 128; ../shared/data/glue):
 
   teacher     MiniLM (6 layers) fine-tuned on the labelled training rows
@@ -50,15 +50,14 @@ TARGET_KEPT, TARGET_POINTS, TARGET_SPEED = 0.97, 1.0, 1.8
 COMMON = ("--do_train", "--do_eval", "--train_batch_size=32", "--eval_batch_size=64",
           "--learning_rate=5e-5", "--num_train_epochs=3", "--log_steps=50",
           "--save_checkpoints_steps=100000")
-RUNS = {  # name -> (entry point, its own flags); {teacher} and {transfer} filled per task
-    "teacher": ("run_classifier", ()),
-    "(a) fine-tuned": ("run_distillation", (f"--student_layers={STUDENT_LAYERS}",
-                                            "--alpha_soft=0", "--alpha_hard=1")),
-    "(b) distilled": ("run_distillation", (f"--student_layers={STUDENT_LAYERS}",
-                                           "--alpha_soft=0.5", "--alpha_hard=0.5", "{transfer}")),
-    "(c) + hidden states": ("run_distillation", (f"--student_layers={STUDENT_LAYERS}",
-                                                 "--alpha_soft=0.5", "--alpha_hard=0.5",
-                                                 "--alpha_hidden=1", "{transfer}")),
+RUNS = {  # name -> (distilled from the teacher, its own flags); {transfer} filled per task
+    "teacher": (False, ()),
+    "(a) fine-tuned": (True, (f"--student_layers={STUDENT_LAYERS}", "--alpha_soft=0",
+                              "--alpha_hard=1")),
+    "(b) distilled": (True, (f"--student_layers={STUDENT_LAYERS}", "--alpha_soft=0.5",
+                             "--alpha_hard=0.5", "{transfer}")),
+    "(c) + hidden states": (True, (f"--student_layers={STUDENT_LAYERS}", "--alpha_soft=0.5",
+                                   "--alpha_hard=0.5", "--alpha_hidden=1", "{transfer}")),
 }
 
 
@@ -97,16 +96,16 @@ def split_train(task: str, labelled: int | None, transfer: int,
 def run_one(task: str, name: str, data_dir: str, transfer: str | None, minilm: str,
             work_dir: str) -> dict:
     """Trains one run (skipped when its best/ is there); its dev results."""
-    script, own = RUNS[name]
+    student, own = RUNS[name]
     output_dir = os.path.join(work_dir, task, name.split()[0].strip("()"))
     teacher_dir = os.path.join(work_dir, task, "teacher")
     flags = [f"--task_name={task}", f"--data_dir={data_dir}", f"--output_dir={output_dir}",
              f"--vocab_file={minilm}/vocab.txt", f"--max_seq_length={SEQ_LENGTH[task]}",
              *COMMON]
-    if script == "run_classifier":
-        flags += [f"--bert_config_file={minilm}/bert_config.json", f"--init_checkpoint={minilm}"]
+    if student:
+        flags.append(f"--teacher_checkpoint={teacher_dir}")
     else:
-        flags += ["--task=classifier", f"--teacher_checkpoint={teacher_dir}"]
+        flags += [f"--bert_config_file={minilm}/bert_config.json", f"--init_checkpoint={minilm}"]
     for flag in own:
         if flag == "{transfer}":
             flag = f"--transfer_data={transfer}" if transfer else None
@@ -114,8 +113,9 @@ def run_one(task: str, name: str, data_dir: str, transfer: str | None, minilm: s
             flags.append(flag)
     best = os.path.join(output_dir, "best", "eval_results.txt")
     if not os.path.isfile(best):
-        print(f"{task} {name}: python -m run_scripts.{script} {' '.join(flags)}", flush=True)
-        subprocess.run([sys.executable, "-m", f"run_scripts.{script}", *flags], cwd=REPO,
+        print(f"{task} {name}: python -m run_scripts.run_classifier {' '.join(flags)}",
+              flush=True)
+        subprocess.run([sys.executable, "-m", "run_scripts.run_classifier", *flags], cwd=REPO,
                        check=True)
     results = read_results(best)
     return {"accuracy": float(results["eval_accuracy"]), "f1": float(results.get("eval_f1", 0)),

@@ -31,6 +31,7 @@ from data_prep import glue
 from demo.stages import format_seconds
 from official.atomic_files import open_atomically
 from official.tasks import glue_metrics
+from official.checkpoints import finetuned
 from official.tasks import long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 
@@ -104,7 +105,9 @@ def _passage_figures(out: str, passages_dir: str, classified: dict) -> dict:
     served = classified["passages"]
     if sorted(p["gold"] for p in served) != sorted(e.label for e in test):
         raise ValueError(f"{passages_dir}: the served passages are not its test split")
-    return {"settings": long_doc_settings.read_record(run), "train_passages": len(train),
+    settings = finetuned.resolve(run).record(long_doc_settings.RECORD_FILE,
+                                             long_doc_settings.LongDocSettings)
+    return {"settings": settings, "train_passages": len(train),
             "dev_passages": len(dev), "test_passages": len(test),
             "words": (min(words), max(words)),
             "best_dev_accuracy": best["eval_accuracy"], "best_step": int(best["global_step"]),
@@ -277,9 +280,9 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         "## Distillation: a faster student", "",
         f"The fine-tuned classifier taught a student made of its layer "
         f"{budget['student_layers']} (with its embeddings, pooler and head: "
-        f"`run_distillation --student_layers={budget['student_layers']}`), trained on its soft "
-        "targets at temperature 2 and on the labels, the same budget. Both exports serve the "
-        f"test sentences, timed side by side ({budget['serving_rounds']} rounds, "
+        f"`run_classifier --teacher_checkpoint --student_layers={budget['student_layers']}`), "
+        "trained on its soft targets at temperature 2 and on the labels, the same budget. Both "
+        f"exports serve the test sentences, timed side by side ({budget['serving_rounds']} rounds, "
         "`demo/serving_speed.py`).", "",
         *_table(["model", "test accuracy", "kept (best/)",
                  *[f"sentences/s, batch {b}" for b in speed["batch_sizes"]]], [

@@ -18,8 +18,9 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         pretrained encoder frozen, only adapters, LayerNorms
                                         and head trained and kept
   8. run_scripts.run_classifier         the same from random initialisation, the same budget
-  9. run_scripts.run_distillation       the fine-tuned classifier (stage 6) distilled into a
+  9. run_scripts.run_classifier         the fine-tuned classifier (stage 6) distilled into a
                                         1-layer student made of its first layer
+                                        (--teacher_checkpoint)
  10. run_scripts.run_classifier         the same authors from whole passages of 300-3,000
                                         words (data/gutenberg/authorship_passages,
                                         --long_doc=windows): stage 4's model reads each
@@ -137,11 +138,12 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
 
     def finetuning(output_dir: str, init: list[str],
                    learning_rate: float = budget.finetune_learning_rate,
-                   script: str = "run_classifier", data_dir: str = task_dir,
+                   sized: bool = True, data_dir: str = task_dir,
                    batch_size: int = budget.finetune_batch_size,
                    epochs: float = budget.finetune_epochs) -> list[str]:
-        model = [f"--bert_config_file={config}"] if script == "run_classifier" else []
-        return ["-m", f"run_scripts.{script}", "--task_name=tsv", f"--data_dir={data_dir}",
+        # A student made of teacher layers takes its size from them, not from the config.
+        model = [f"--bert_config_file={config}"] if sized else []
+        return ["-m", "run_scripts.run_classifier", "--task_name=tsv", f"--data_dir={data_dir}",
                 *tokenizer, *model, *init,
                 f"--output_dir={output_dir}", "--do_train", "--do_eval", "--do_predict",
                 f"--max_seq_length={budget.finetune_seq_length}",
@@ -223,11 +225,10 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
               outputs=[os.path.join(out, "classifier_scratch")], inputs=task_files,
               after=["config"]),
         Stage("distill", f"Distil the fine-tuned classifier into {student_size} (run_scripts."
-                         "run_distillation)",
+                         "run_classifier --teacher_checkpoint)",
               finetuning(os.path.join(out, "classifier_distilled"),
-                         ["--task=classifier", f"--teacher_checkpoint={classifier}",
-                          f"--student_layers={budget.student_layers}"],
-                         script="run_distillation"),
+                         [f"--teacher_checkpoint={classifier}",
+                          f"--student_layers={budget.student_layers}"], sized=False),
               outputs=[os.path.join(out, "classifier_distilled")], inputs=task_files,
               after=["finetune"]),
         Stage("finetune_passages", "Fine-tune the pretrained model on whole passages by the "

@@ -85,6 +85,18 @@ class BertConfig:
                 for f in dataclasses.fields(self)
                 if getattr(self, f.name) != getattr(other, f.name)]
 
+    def check_seq_length(self, max_seq_length: int, source: str,
+                         flag: str = "--max_seq_length") -> None:
+        """Raises ConfigError unless a row of `max_seq_length` tokens fits this model: at least 3
+        ([CLS], a token, [SEP]) and at most max_position_embeddings; `source` (the config's file)
+        and `flag` are named."""
+        if max_seq_length > self.max_position_embeddings:
+            raise ConfigError(f"{flag}={max_seq_length} is more than the max_position_embeddings="
+                              f"{self.max_position_embeddings} of {source}")
+        if max_seq_length < 3:
+            raise ConfigError(f"{flag}={max_seq_length}: a row needs at least 3 positions "
+                              "([CLS], a token, [SEP])")
+
     @property
     def head_size(self) -> int:
         """Width of one attention head, hidden_size / num_attention_heads."""

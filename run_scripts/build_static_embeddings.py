@@ -23,11 +23,13 @@ from absl import logging
 
 from official import checkpoints
 from official.atomic_files import open_atomically
+from official.checkpoints import finetuned
 from official.configs import BertConfig
 from official.embeddings import static_vectors as sv
 from official.embeddings import word_similarity
 from official.modeling.encoder import build_encoder
 from official.output_paths import check_output_dir
+from official.settings_parsing import int_list
 from official.text.tokenizer import FullTokenizer
 from run_scripts import common_flags, entry_point
 
@@ -60,46 +62,27 @@ flags.adopt_module_key_flags(common_flags)  # --help lists them with this script
 FLAGS = flags.FLAGS
 
 
-def _beside_checkpoint(name: str, flag: str) -> str:
-    path = FLAGS.init_checkpoint
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    candidate = os.path.join(folder, name)
-    if not os.path.isfile(candidate):
-        raise ValueError(f"--{flag}: not given, and no {name} beside --init_checkpoint {path}")
-    return candidate
-
-
-def _config() -> BertConfig:
-    if FLAGS.bert_config_file:
-        return BertConfig.from_json_file(FLAGS.bert_config_file)
-    if checkpoints.folder_format(FLAGS.init_checkpoint):
-        return checkpoints.read_config_and_weights(FLAGS.init_checkpoint)[0]
-    return BertConfig.from_json_file(_beside_checkpoint("bert_config.json", "bert_config_file"))
-
-
-def _layers(text: str | None, config: BertConfig) -> tuple[int, ...]:
-    if text is None:
-        return tuple(range(config.num_hidden_layers + 1))
-    try:
-        return tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(f"--layers: expected comma-separated integers, got {text!r}") from None
-
-
 def run() -> None:
     # Every check before any work: flags, files, config, vocab, words, benchmarks, weights.
     if not os.path.isfile(FLAGS.corpus_file):
         raise ValueError(f"--corpus_file: {FLAGS.corpus_file}: no such file")
     check_output_dir(FLAGS.output_dir)
-    config = _config()
+    source = finetuned.resolve_source(FLAGS.init_checkpoint)
+    config = (BertConfig.from_json_file(FLAGS.bert_config_file) if FLAGS.bert_config_file
+              else source.config)
+    layers = (tuple(range(config.num_hidden_layers + 1)) if FLAGS.layers is None
+              else int_list(FLAGS.layers, "--layers"))
     settings = sv.Settings(
-        layers=_layers(FLAGS.layers, config), subword_pool=FLAGS.subword_pool,
+        layers=layers, subword_pool=FLAGS.subword_pool,
         context_pool=FLAGS.context_pool, max_contexts_per_word=FLAGS.max_contexts_per_word,
         max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size)
     settings.validate(config)
     benchmarks = {os.path.basename(path): word_similarity.read_pairs(path)
                   for path in FLAGS.evaluate}
-    vocab_file = FLAGS.vocab_file or _beside_checkpoint("vocab.txt", "vocab_file")
+    vocab_file = FLAGS.vocab_file or checkpoints.beside(source.weights, checkpoints.VOCAB_FILE)
+    if vocab_file is None:
+        raise ValueError(f"--vocab_file: not given, and no {checkpoints.VOCAB_FILE} beside "
+                         f"--init_checkpoint {FLAGS.init_checkpoint}")
     tokenizer = FullTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
     targets = (sv.read_words_file(FLAGS.words_file, tokenizer) if FLAGS.words_file
                else sv.vocab_words(tokenizer))
@@ -107,7 +90,7 @@ def run() -> None:
         raise ValueError(f"--words_file: none of its {len(targets.unknown)} words is in the "
                          "vocab (each has [UNK] among its pieces)")
     encoder = build_encoder(config)
-    checkpoints.load_init_checkpoint(FLAGS.init_checkpoint, encoder)
+    checkpoints.load_init_checkpoint(source.weights, encoder)
 
     tables = {"aggregated": sv.aggregated_vectors(encoder, tokenizer, FLAGS.corpus_file,
                                                   targets, settings)}

@@ -2,14 +2,26 @@
 
 Each entry point calls the `define_*` functions it needs at import, before `app.run`; a flag
 is then read as `flags.FLAGS.vocab_file` and so on.
+
+The adaptation methods (official/adaptation.py) are flags of every training entry point: the
+parameter-efficient methods' come from their table (official/peft/methods.py), so a new method
+needs nothing here; distillation's are defined here once. `adaptations` turns their values into
+the run's resolved adaptations.
 """
+
+from typing import Any
 
 from absl import flags
 
-from official.peft.settings import DEFAULT_LORA_TARGETS, DEFAULT_TRAIN_POOLER, PeftSettings
+from official.adaptation import Adaptation
+from official.distillation import adaptation as distillation
+from official.distillation.settings import DistillationSettings
+from official.modeling.sentence_pooling import POOLINGS
+from official.peft import adaptation as peft
+from official.peft import methods as peft_methods
+from official.peft.method import DEFAULT_TRAIN_POOLER, PeftSettings
 from official.tasks.squad_settings import SquadSettings
-from official.training import distribution, job_setup
-from official.training.finetuning import FinetuningOptions
+from official.training import distribution, finetuning, job_setup
 from official.training.optimization import OPTIMIZERS
 
 # Ends the help of flags accepted only so that command lines written for the original run
@@ -53,18 +65,34 @@ def define_max_seq_length_flag(default: int = 128) -> None:
         "than this will be truncated, and sequences shorter than this will be padded.")
 
 
-def define_tpu_flags() -> None:
-    """The original's --use_tpu, --master and --num_tpu_cores, accepted and ignored."""
-    flags.DEFINE_bool("use_tpu", False, "Whether to use TPU or GPU/CPU." + IGNORED_HELP)
-    flags.DEFINE_string("master", None, "If using a TPU, the address of the master." + IGNORED_HELP)
-    flags.DEFINE_integer(
-        "num_tpu_cores", 8,
-        "Only used if `use_tpu` is True. Total number of TPU cores to use." + IGNORED_HELP)
+def define_tpu_flags(trains: bool = False) -> None:
+    """The original's TPU flags: --use_tpu, --tpu_name, --master, --num_tpu_cores, --tpu_zone,
+    --gcp_project. An entry point that trains (`trains`) runs on the Cloud TPU --use_tpu and
+    --tpu_name name; the others accept them and ignore them."""
+    used = "" if trains else IGNORED_HELP
+    flags.DEFINE_bool("use_tpu", False, "Whether to use TPU (training: the same as "
+                      "--distribution_strategy=tpu)." + used)
+    flags.DEFINE_string("tpu_name", None,
+                        "The Cloud TPU to use for training: a name or an address." + used)
+    flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU." + IGNORED_HELP)
+    flags.DEFINE_string("gcp_project", None, "Project name of the Cloud TPU." + IGNORED_HELP)
+    flags.DEFINE_string("master", None, "TensorFlow master URL." + IGNORED_HELP)
+    flags.DEFINE_integer("num_tpu_cores", 8, "Total number of TPU cores." + IGNORED_HELP)
+
+
+def define_pooling_flag(what: str) -> None:
+    """--pooling, how a text's token vectors become its vector (official/modeling/
+    sentence_pooling.py); `what` says what the entry point does with it and what its absence
+    means."""
+    flags.DEFINE_enum("pooling", None, list(POOLINGS),
+                      "How a text's token vectors become its vector: their mean (padding left "
+                      "out; sentence-transformers' default), the [CLS] token's, or each "
+                      "component's max. " + what)
 
 
 def define_training_flags(defaults) -> None:
     """The flags of every entry point that trains, with the defaults of `defaults` (an options
-    dataclass: PretrainingOptions or FinetuningOptions). Read them back with
+    dataclass: PretrainingOptions or finetuning.FinetuningOptions). Read them back with
     `training_options()`."""
     flags.DEFINE_integer("train_batch_size", defaults.train_batch_size,
                          "Total batch size for training (over all replicas, per update).")
@@ -102,14 +130,8 @@ def define_training_flags(defaults) -> None:
                          "GPUs for --distribution_strategy=mirrored.")
     flags.DEFINE_integer("seed", defaults.seed,
                          "Random seed of initialisation, dropout and input order.")
-    flags.DEFINE_bool("use_tpu", False,
-                      "Whether to use TPU (same as --distribution_strategy=tpu).")
-    flags.DEFINE_string("tpu_name", None,
-                        "The Cloud TPU to use for training: a name or an address.")
-    flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU." + IGNORED_HELP)
-    flags.DEFINE_string("gcp_project", None, "Project name of the Cloud TPU." + IGNORED_HELP)
-    flags.DEFINE_string("master", None, "TensorFlow master URL." + IGNORED_HELP)
-    flags.DEFINE_integer("num_tpu_cores", 8, "Total number of TPU cores." + IGNORED_HELP)
+    define_tpu_flags(trains=True)
+    define_distillation_flags(pretraining=defaults is not finetuning.FinetuningOptions)
 
 
 def training_options() -> dict:
@@ -129,9 +151,9 @@ def training_options() -> dict:
 
 def define_finetuning_flags(max_seq_length: int = 128) -> None:
     """Everything run_classifier, run_squad and run_ner share: model, tokenizer, what to do,
-    the schedule in epochs, the training flags (FinetuningOptions' defaults) and the
+    the schedule in epochs, the training flags (finetuning.FinetuningOptions' defaults) and the
     parameter-efficient methods."""
-    defaults = FinetuningOptions
+    defaults = finetuning.FinetuningOptions
     define_model_flags()
     define_tokenizer_flags()
     define_max_seq_length_flag(max_seq_length)
@@ -159,52 +181,118 @@ def define_finetuning_flags(max_seq_length: int = 128) -> None:
 
 
 def define_peft_flags() -> None:
-    """The parameter-efficient methods of every fine-tuning entry point (official/peft)."""
-    flags.DEFINE_integer(
-        "adapter_size", 0,
-        "Houlsby adapters of this many units after the attention and feed-forward outputs of "
-        "every layer (0: off). Trains the adapters, every LayerNorm, the pooler "
-        "(--peft_train_pooler) and the task head on a frozen encoder; output_dir keeps only "
-        "those.")
-    flags.DEFINE_integer(
-        "lora_rank", 0,
-        "LoRA of this rank on the --lora_targets matrices (0: off). Trains the LoRA matrices, "
-        "the pooler (--peft_train_pooler) and the task head on a frozen encoder; output_dir "
-        "keeps only those.")
-    flags.DEFINE_float("lora_alpha", None, "LoRA's update is scaled by lora_alpha / lora_rank "
-                       "(default: lora_alpha = lora_rank).")
-    flags.DEFINE_string(
-        "lora_targets", None,
-        "A regular expression over the original kernel names (e.g. "
-        "bert/encoder/layer_0/attention/self/query/kernel): LoRA goes on every projection it "
-        f"finds. Default: {DEFAULT_LORA_TARGETS} (each layer's query and value).")
+    """The parameter-efficient methods of every fine-tuning entry point: each method's flags as
+    its row of official/peft/methods.py declares them, and --peft_train_pooler."""
+    define = {int: flags.DEFINE_integer, float: flags.DEFINE_float, str: flags.DEFINE_string,
+              bool: flags.DEFINE_bool}
+    for method in peft_methods.METHODS.values():
+        for flag in method.flags:
+            define[flag.kind](flag.name, flag.default, flag.help)
     flags.DEFINE_bool(
-        "peft_train_pooler", None,
-        "Whether the pooler trains with --adapter_size or --lora_rank (under a head that "
+        peft_methods.POOLER_FLAG, None,
+        "Whether the pooler trains whole with a parameter-efficient method (under a head that "
         f"reads it: run_classifier's). Default: {DEFAULT_TRAIN_POOLER} "
         "(bench/finetune_peft.py measures both).")
+
+
+def define_distillation_flags(pretraining: bool) -> None:
+    """--teacher_checkpoint and the distillation's settings (official/distillation/settings.py),
+    on every training entry point; run_pretraining's soft and hard weights take DistilBERT's
+    names (--alpha_ce, --alpha_mlm)."""
+    soft, hard = ("alpha_ce", "alpha_mlm") if pretraining else ("alpha_soft", "alpha_hard")
+    flags.DEFINE_string(
+        "teacher_checkpoint", None,
+        "Distil this teacher into the run's model (the student): a fine-tuning output_dir of "
+        "the same task (its best/ when kept) or a checkpoint in one; a sentence encoder's, any "
+        "checkpoint or Hugging Face folder; run_pretraining's, any checkpoint with a masked-LM "
+        "head.")
+    flags.DEFINE_string(
+        "student_layers", None,
+        "With --teacher_checkpoint: the student is these teacher layers (e.g. 0,2,4), with the "
+        "teacher's embeddings, pooler and head; instead of --bert_config_file.")
+    flags.DEFINE_float("temperature", None, "The softmax temperature of the soft targets "
+                       f"(default {DistillationSettings.temperature:g}).")
+    flags.DEFINE_float(
+        soft, None,
+        "Weight of the soft loss: cross-entropy against the teacher's probabilities at "
+        "--temperature, times its square (squared error to its score for regression, mean "
+        "squared error to its vectors for a sentence encoder). Default "
+        f"{5.0 if pretraining else DistillationSettings.alpha_soft:g}.")
+    flags.DEFINE_float(hard, None, "Weight of the task's own loss on the labels. Default "
+                       f"{2.0 if pretraining else DistillationSettings.alpha_hard:g}.")
+    flags.DEFINE_float("alpha_hidden", None,
+                       "Weight of the MSE between student layers and their teacher layers (real "
+                       "tokens; a learned projection when the widths differ). Default 0.")
+    flags.DEFINE_float("alpha_attention", None,
+                       "Weight of the KL divergence between teacher and student attention of "
+                       "mapped layers (real tokens; the same number of heads). Default 0.")
+    flags.DEFINE_float("alpha_cos", None,
+                       "Weight of 1 - the cosine of the student's and teacher's last layers per "
+                       "real token (DistilBERT; a learned projection when the widths differ). "
+                       "Default 0.")
+
+
+def distillation_settings(pretraining: bool = False) -> DistillationSettings | None:
+    """The distillation the flags of `define_distillation_flags` ask for, checked; None when
+    there is no --teacher_checkpoint."""
+    f = flags.FLAGS
+    soft, hard = ("alpha_ce", "alpha_mlm") if pretraining else ("alpha_soft", "alpha_hard")
+    return DistillationSettings.from_flags(
+        f.teacher_checkpoint, f.student_layers, pretraining, temperature=f.temperature,
+        alpha_soft=f[soft].value, alpha_hard=f[hard].value, alpha_hidden=f.alpha_hidden,
+        alpha_attention=f.alpha_attention, alpha_cosine=f.alpha_cos)
 
 
 def peft_settings() -> PeftSettings | None:
     """The method the flags of `define_peft_flags` ask for, checked; None for full
     fine-tuning."""
     f = flags.FLAGS
-    return PeftSettings.from_flags(f.adapter_size, f.lora_rank, f.lora_alpha, f.lora_targets,
-                                   f.peft_train_pooler)
+    values = {flag.name: f[flag.name].value for method in peft_methods.METHODS.values()
+              for flag in method.flags}
+    return peft_methods.from_flags(train_pooler=f[peft_methods.POOLER_FLAG].value, **values)
 
 
-def finetuning_options(bert_config_file: str | None = None) -> FinetuningOptions:
-    """The options the flags `define_finetuning_flags` defines say; `bert_config_file` replaces
-    the flag's (run_distillation's student)."""
+def adaptations(options: Any, task: Any, pretraining: bool = False
+                ) -> tuple[Any, list[Adaptation]]:
+    """(options, adaptations): the adaptation methods the flags ask for (and those the
+    output_dir's records say: a predict-only run on a PEFT output_dir needs no flags), each
+    resolved against the task and the output_dir (official/adaptation.py).
+
+    Raises:
+      ValueError: two methods at once, or what a method's resolve refuses.
+    """
+    distilled = distillation_settings(pretraining)
+    tuned = None if pretraining else peft_settings()
+    if distilled is not None and tuned is not None:
+        raise ValueError(f"--teacher_checkpoint and {tuned.describe()}: a distillation trains "
+                         "its student whole")
+    resolved = []
+    for resolve, settings in ([] if pretraining else [(peft.resolve, tuned)]) + [
+            (distillation.resolve, distilled)]:
+        options, adaptation = resolve(settings, options, task)
+        if adaptation is not None:
+            resolved.append(adaptation)
+    return options, resolved
+
+
+def finetuning_options() -> finetuning.FinetuningOptions:
+    """The options the flags `define_finetuning_flags` defines say."""
     f = flags.FLAGS
-    return FinetuningOptions(
-        bert_config_file=bert_config_file or f.bert_config_file, output_dir=f.output_dir,
+    return finetuning.FinetuningOptions(
+        bert_config_file=f.bert_config_file, output_dir=f.output_dir,
         init_checkpoint=f.init_checkpoint, vocab_file=f.vocab_file,
         max_seq_length=f.max_seq_length, do_train=f.do_train, do_eval=f.do_eval,
         do_predict=f.do_predict, predict_batch_size=f.predict_batch_size,
         num_train_epochs=f.num_train_epochs, warmup_proportion=f.warmup_proportion,
-        allow_untrained_head=f.allow_untrained_head, peft=peft_settings(),
-        **training_options())
+        allow_untrained_head=f.allow_untrained_head, **training_options())
+
+
+def finetune(options: finetuning.FinetuningOptions, task: Any,
+             data: Any) -> dict[str, dict[str, float]]:
+    """`finetuning.run` of the task and data an entry point's flags name, with the adaptation
+    methods its flags ask for."""
+    options, resolved = adaptations(options, task)
+    return finetuning.run(options, task, data, resolved)
 
 
 # The flags of `SquadSettings` but max_seq_length, which each entry point defines its own way.

@@ -24,8 +24,7 @@ from absl import app, flags
 
 from official.checkpoints import converter
 from official.output_paths import check_output_dir
-from official.peft import artifact, merging
-from official.peft.settings import ADAPTERS
+from official.peft import artifact, merging, methods
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("input_format", None, list(converter.FORMATS), "Format of --input.")
@@ -45,11 +44,11 @@ FLAGS = flags.FLAGS
 
 
 def _merge() -> list[str]:
-    """--peft_checkpoint on its base, merged and written (adapters refused up front by the
-    formats that cannot hold them)."""
+    """--peft_checkpoint on its base, merged and written (a method that does not fold, whose
+    variables stay, refused up front by the formats that cannot hold them)."""
     _, record = artifact.find_run(FLAGS.peft_checkpoint)
     converter.check_holds(FLAGS.output_format,
-                          record is not None and record.settings.method == ADAPTERS,
+                          record is not None and methods.method_of(record.settings).fold is None,
                           FLAGS.peft_checkpoint)
     bundle = merging.merged_bundle(FLAGS.peft_checkpoint, FLAGS.input)
     if FLAGS.vocab_file:

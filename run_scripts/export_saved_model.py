@@ -47,7 +47,6 @@ from absl import logging
 from data_prep import conll, glue
 from official.checkpoints.sentence_transformers import SentenceSettings
 from official.export.jobs import EXPORT_TYPES, ExportOptions, export
-from official.modeling.sentence_pooling import POOLINGS
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("export_type", None, list(EXPORT_TYPES), "What to export.")
@@ -66,9 +65,9 @@ flags.DEFINE_string("data_dir", None,
 flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False,
                   "classifier, sentence_encoder: compile the model's part with XLA.")
-flags.DEFINE_enum("pooling", None, list(POOLINGS),
-                  "sentence_encoder: how token vectors become the text's (default: the "
-                  "checkpoint's sentence-transformers settings, else mean).")
+common_flags.define_pooling_flag("sentence_encoder: default the checkpoint's record "
+                                 "(sentence_encoder.json) or sentence-transformers settings, "
+                                 "else mean.")
 flags.DEFINE_bool("normalize", None, "sentence_encoder: unit-length vectors (default: the "
                   "checkpoint's sentence-transformers settings, else false).")
 flags.DEFINE_integer("window_batch_size", 32,

@@ -19,10 +19,11 @@ from absl import flags
 from absl import logging
 
 from official import checkpoints
+from official.checkpoints import finetuned
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
-from official.modeling.sentence_pooling import POOLINGS
 from official.output_paths import check_output_file
+from official.settings_parsing import int_list
 from official.tasks import feature_extraction
 from official.text.tokenizer import FullTokenizer
 from run_scripts import common_flags, entry_point
@@ -41,10 +42,9 @@ flags.DEFINE_integer(
     "vectors from the window where it has the most context "
     "(run_squad's rule); a line still lists every token of its text once. Unset: a text keeps "
     "its first max_seq_length - 2 tokens, as in the original.")
-flags.DEFINE_enum("pooling", None, list(POOLINGS),
-                  "Also write each line's vector, its tokens' vectors pooled (mean, cls or max; "
-                  "[CLS] and [SEP] included, as sentence-transformers pools), per layer: the "
-                  "line's \"pooled\" key.")
+common_flags.define_pooling_flag("Given, each line also gets its vector per layer, its "
+                                 "tokens' vectors pooled ([CLS] and [SEP] included, as "
+                                 "sentence-transformers pools): the line's \"pooled\" key.")
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "If True, tf.one_hot will be used for embedding lookups (original, for TPUs)."
                   + common_flags.IGNORED_HELP)
@@ -56,25 +56,24 @@ flags.adopt_module_key_flags(common_flags)  # --help lists them with this script
 FLAGS = flags.FLAGS
 
 
-def parse_layers(text: str) -> list[int]:
-    """"-1,-2" -> [-1, -2]."""
-    try:
-        return [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ValueError(f"layers: expected comma-separated integers, got {text!r}") from None
-
-
 def run() -> None:
-    layer_indexes = parse_layers(FLAGS.layers)
+    layer_indexes = list(int_list(FLAGS.layers, "--layers"))
     feature_extraction.check_doc_stride(FLAGS.doc_stride)
     check_output_file(FLAGS.output_file)
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
+    source = finetuned.resolve_source(FLAGS.init_checkpoint) if FLAGS.init_checkpoint else None
+    if FLAGS.bert_config_file:
+        config = BertConfig.from_json_file(FLAGS.bert_config_file)
+    elif source is not None:
+        config = source.config
+    else:
+        raise ValueError("--bert_config_file is needed (or an --init_checkpoint with its config "
+                         "beside it)")
     tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     examples = feature_extraction.read_examples(FLAGS.input_file,
                                                 single_texts=FLAGS.doc_stride is not None)
     encoder = build_encoder(config)
-    if FLAGS.init_checkpoint:
-        checkpoints.load_init_checkpoint(FLAGS.init_checkpoint, encoder)
+    if source is not None:
+        checkpoints.load_init_checkpoint(source.weights, encoder)
     else:
         logging.warning("No --init_checkpoint: the encoder's weights are random, and so are the "
                         "features.")
@@ -90,5 +89,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file", "bert_config_file"])
+    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
     app.run(main)

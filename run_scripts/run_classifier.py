@@ -21,6 +21,17 @@ per document; training reads at most `--max_windows` of a document; `--window_lo
 official/tasks/long_doc_settings.py. Metrics and test_results.tsv count documents, and the
 export serves documents of any length as the run read them.
 
+Every fine-tuning entry point also takes a parameter-efficient method (--adapter_size,
+--lora_rank, --bitfit: official/peft) or a teacher to distil (--teacher_checkpoint, with
+--student_layers or a --bert_config_file of the student's size: official/distillation), e.g. a
+3-layer student made of the teacher's layers 0, 2 and 4 (DistilBERT's initialisation), trained on
+the teacher's soft targets, SST-2's labels and unlabelled sentences the teacher labels:
+
+    python -m run_scripts.run_classifier --task_name=SST-2 --data_dir=$GLUE_DIR/SST-2 \
+      --vocab_file=$BERT_DIR/vocab.txt --teacher_checkpoint=/tmp/sst2_teacher \
+      --student_layers=0,2,4 --transfer_data=unlabelled_sentences.txt \
+      --do_train --do_eval --num_train_epochs=3 --output_dir=/tmp/sst2_student
+
 Outputs in --output_dir: the split's TFRecords (cached: reused by the next run with the same
 settings), checkpoints, eval_results.txt (after every epoch when training: the original's keys
 plus the task's GLUE metrics), best/ (the checkpoint with the best GLUE score so far),
@@ -64,6 +75,10 @@ flags.DEFINE_integer("head_tokens", None, "--long_doc=head_tail: tokens kept fro
 flags.DEFINE_enum("window_pool", None, list(long_doc_settings.WINDOW_POOLS),
                   "--long_doc=windows: how a document's windows become one prediction (default "
                   "mean_logits).")
+flags.DEFINE_string("transfer_data", None,
+                    "With --teacher_checkpoint: unlabelled texts the teacher labels, one per line "
+                    "(a pair task's two texts separated by a tab), trained on beside the "
+                    "labelled data (Turc et al.'s well-read students).")
 flags.DEFINE_enum("window_loss", None, list(long_doc_settings.WINDOW_LOSSES),
                   "--long_doc=windows: the loss on each document's pooled prediction (document, "
                   "the default) or on every window with its document's label (window).")
@@ -72,32 +87,31 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def task_and_data(options: finetuning.FinetuningOptions, transfer_file: str | None = None
+def task_and_data(options: finetuning.FinetuningOptions
                   ) -> tuple[ClassificationTask, ClassifierData]:
-    """The task and data the flags name (run_distillation's too, with its transfer data)."""
+    """The task and data the flags name."""
     if FLAGS.data_dir is None and FLAGS.tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
+    if FLAGS.transfer_data and not FLAGS.teacher_checkpoint:
+        raise ValueError("--transfer_data needs --teacher_checkpoint: the teacher labels it")
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
-    long_doc = long_doc_settings.LongDocSettings(
+    long_doc = long_doc_settings.LongDocSettings.from_flags(
         FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
-        FLAGS.window_pool, FLAGS.window_loss).resolved(options.max_seq_length, processor.is_pair)
-    if long_doc.windows and options.gradient_accumulation_steps > 1:
-        # Micro-batches are slices of a batch's rows: they would cut documents' windows apart.
-        raise ValueError("--gradient_accumulation_steps must be 1 with --long_doc=windows (a "
-                         "batch is documents; raise --train_batch_size instead)")
+        FLAGS.window_pool, FLAGS.window_loss, max_seq_length=options.max_seq_length,
+        pair=processor.is_pair, gradient_accumulation_steps=options.gradient_accumulation_steps)
     task = ClassificationTask(processor.name, processor.get_labels(),
                               glue.submission_file(processor.name)
                               if processor.submission_name else None, processor.is_pair,
                               long_doc)
     data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
                           FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir,
-                          transfer_file, long_doc)
+                          FLAGS.transfer_data, long_doc)
     return task, data
 
 
 def run() -> dict[str, dict[str, float]]:
     options = common_flags.finetuning_options()
-    return finetuning.run(options, *task_and_data(options))
+    return common_flags.finetune(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:
@@ -106,5 +120,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["task_name", "vocab_file", "bert_config_file", "output_dir"])
+    flags.mark_flags_as_required(["task_name", "vocab_file", "output_dir"])
     app.run(main)

@@ -43,7 +43,7 @@ FLAGS = flags.FLAGS
 
 
 def task_and_data(options: finetuning.FinetuningOptions) -> tuple[NerTask, conll.ConllData]:
-    """The task and data the flags name (run_distillation's too)."""
+    """The task and data the flags name."""
     if FLAGS.data_dir is None:
         raise ValueError("--data_dir is needed: the folder of the CoNLL-2003 files")
     files = {split: os.path.join(FLAGS.data_dir, name) for split, name in
@@ -55,7 +55,7 @@ def task_and_data(options: finetuning.FinetuningOptions) -> tuple[NerTask, conll
 
 def run() -> dict[str, dict[str, float]]:
     options = common_flags.finetuning_options()
-    return finetuning.run(options, *task_and_data(options))
+    return common_flags.finetune(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:
@@ -64,5 +64,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["data_dir", "vocab_file", "bert_config_file", "output_dir"])
+    flags.mark_flags_as_required(["data_dir", "vocab_file", "output_dir"])
     app.run(main)

@@ -10,6 +10,14 @@ r"""Masked-LM + next-sentence pretraining: the original's run_pretraining.py com
 Rerunning the same command resumes from the newest checkpoint in --output_dir. The output_dir is
 then a valid --init_checkpoint for the fine-tuning scripts. The work is done by
 official/training/pretraining.py.
+
+General distillation (DistilBERT's losses), from a teacher with a masked-LM head (a
+run_pretraining output_dir, the original's bert_model.ckpt) into a student of its layers:
+
+    python -m run_scripts.run_pretraining --input_file='records/*.tfrecord' \
+      --teacher_checkpoint=$BERT_DIR --student_layers=0,2,4,6,8,10 --alpha_ce=5 \
+      --alpha_mlm=2 --alpha_cos=1 --do_train --num_train_steps=100000 \
+      --max_predictions_per_seq=20 --output_dir=/tmp/distilled_bert
 """
 
 
@@ -56,11 +64,19 @@ def options_from_flags() -> pretraining.PretrainingOptions:
         **common_flags.training_options())
 
 
+def run() -> dict[str, dict[str, float]]:
+    """Pretraining, or a general distillation with --teacher_checkpoint (DistilBERT's: the
+    student's masked LM learns the teacher's predictions, --alpha_ce, beside the data's labels,
+    --alpha_mlm)."""
+    options, adaptations = common_flags.adaptations(options_from_flags(), None, pretraining=True)
+    return pretraining.run(options, adaptations)
+
+
 def main(argv: list[str]) -> None:
     del argv  # Unused.
-    entry_point.run_job("run_pretraining", lambda: pretraining.run(options_from_flags()))
+    entry_point.run_job("run_pretraining", run)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["input_file", "output_dir", "bert_config_file"])
+    flags.mark_flags_as_required(["input_file", "output_dir"])
     app.run(main)

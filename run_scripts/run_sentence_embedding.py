@@ -31,7 +31,6 @@ from absl import app
 from absl import flags
 
 from data_prep import sentence_pairs
-from official.modeling.sentence_pooling import POOLINGS
 from official.tasks.sentence_embedding import DEFAULT_SCALE, SentenceEmbeddingTask
 from official.training import finetuning
 from run_scripts import common_flags, entry_point
@@ -41,9 +40,8 @@ flags.DEFINE_string("train_file", None,
 flags.DEFINE_string("dev_file", None,
                     "anchor<TAB>positive lines ranked for MRR@10 (--do_eval, after every epoch; "
                     "--do_predict writes its rankings).")
-flags.DEFINE_enum("pooling", "mean", list(POOLINGS),
-                  "How a text's token vectors become its vector: their mean (sentence-"
-                  "transformers' default), the [CLS] token's, or each component's max.")
+common_flags.define_pooling_flag("Default mean; the run records it (sentence_encoder.json) for "
+                                 "the export, and a rerun with another is refused.")
 flags.DEFINE_float("scale", DEFAULT_SCALE,
                    "The cosines' multiplier in the loss (the inverse of a softmax temperature; "
                    "sentence-transformers' default).")
@@ -68,7 +66,7 @@ def task_and_data(options: finetuning.FinetuningOptions
 
 def run() -> dict[str, dict[str, float]]:
     options = common_flags.finetuning_options()
-    return finetuning.run(options, *task_and_data(options))
+    return common_flags.finetune(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:
@@ -77,5 +75,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["vocab_file", "bert_config_file", "output_dir"])
+    flags.mark_flags_as_required(["vocab_file", "output_dir"])
     app.run(main)

@@ -32,7 +32,6 @@ from absl import flags
 
 from data_prep.squad import SquadData
 from official.tasks.squad import SquadTask
-from official.training import finetuning
 from official.training.finetuning import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
@@ -66,7 +65,7 @@ def check_files(options: FinetuningOptions) -> None:
 
 
 def task_and_data(options: FinetuningOptions) -> tuple[SquadTask, SquadData]:
-    """The task and data the flags name (run_distillation's too)."""
+    """The task and data the flags name."""
     check_files(options)
     settings = common_flags.squad_settings_from_flags(options.max_seq_length)
     data = SquadData(FLAGS.train_file, FLAGS.predict_file, settings, FLAGS.vocab_file,
@@ -76,7 +75,7 @@ def task_and_data(options: FinetuningOptions) -> tuple[SquadTask, SquadData]:
 
 def run() -> dict[str, dict[str, float]]:
     options = common_flags.finetuning_options()
-    return finetuning.run(options, *task_and_data(options))
+    return common_flags.finetune(options, *task_and_data(options))
 
 
 def main(argv: list[str]) -> None:
@@ -85,5 +84,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["vocab_file", "bert_config_file", "output_dir"])
+    flags.mark_flags_as_required(["vocab_file", "output_dir"])
     app.run(main)

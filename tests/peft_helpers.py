@@ -13,7 +13,7 @@ from official.checkpoints import tf1, training
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.peft import artifact, methods
-from official.peft.settings import PeftSettings
+from official.peft.method import PeftSettings
 from official.tasks.classification import ClassificationTask
 
 

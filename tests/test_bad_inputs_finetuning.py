@@ -16,7 +16,7 @@ import pytest
 
 from official.checkpoints import hf, tf1
 from official.configs import BertConfig
-from official.peft.settings import PeftSettings
+from official.peft import methods
 from official.tasks.classification import ClassificationTask
 from tests.checkpoint_helpers import original_weights
 from tests.cli import refused, run_module, snapshot, succeeded
@@ -171,7 +171,7 @@ def peft_finished(tmp_path_factory):
     (tests/peft_helpers.py): what a finished run leaves."""
     root = tmp_path_factory.mktemp("peft_finished")
     base = write_base(CONFIG, root / "base")
-    write_run(base, PeftSettings.from_flags(lora_rank=2), root / "out",
+    write_run(base, methods.from_flags(lora_rank=2), root / "out",
               ClassificationTask("SST-2", ["0", "1"]))
     return root
 

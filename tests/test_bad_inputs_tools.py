@@ -101,10 +101,10 @@ def test_export_saved_model_checks_before_building(model, tmp_path, problem):
 @pytest.fixture(scope="module")
 def adapter_run(model, tmp_path_factory):
     """A parameter-efficient run (adapters) on the release, as its output_dir."""
-    from official.peft.settings import PeftSettings
+    from official.peft import methods
     from tests.peft_helpers import write_run
     folder = tmp_path_factory.mktemp("adapter_run")
-    write_run(str(model), PeftSettings.from_flags(adapter_size=4), folder)
+    write_run(str(model), methods.from_flags(adapter_size=4), folder)
     return folder
 
 

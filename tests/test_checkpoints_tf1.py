@@ -148,11 +148,10 @@ def test_an_adapted_encoders_names_are_adapter_berts_and_loras(tiny_config, tmp_
     """The shapes written out by hand: adapter-bert's weights1 [H, m], biases1 [1, m],
     weights2 [m, H], biases2 [1, H]; LoRA's A [in, r] and B [r, out] beside each matrix."""
     from official.peft import methods
-    from official.peft.settings import PeftSettings
-
+    
     h, m, r = tiny_config.hidden_size, 6, 3
     adapted = build_encoder(tiny_config)
-    methods.apply(adapted, PeftSettings.from_flags(adapter_size=m))
+    methods.apply(adapted, methods.from_flags(adapter_size=m))
     names = {n: v.shape for n, v in tf1.weights_of(adapted).items() if "adapters" in n}
     for layer in range(tiny_config.num_hidden_layers):
         for place in ("attention/output", "output"):
@@ -163,7 +162,7 @@ def test_an_adapted_encoders_names_are_adapter_berts_and_loras(tiny_config, tmp_
     assert not names
 
     lora = build_encoder(tiny_config)
-    methods.apply(lora, PeftSettings.from_flags(lora_rank=r, lora_targets="value|intermediate"))
+    methods.apply(lora, methods.from_flags(lora_rank=r, lora_targets="value|intermediate"))
     names = {n: v.shape for n, v in tf1.weights_of(lora).items() if "lora" in n}
     i = tiny_config.intermediate_size
     assert names == {
@@ -175,7 +174,7 @@ def test_an_adapted_encoders_names_are_adapter_berts_and_loras(tiny_config, tmp_
                                                                       ("B", (r, i)))}}
     # All or nothing as ever: an adapted model round-trips; a plain one refuses the names.
     twin = build_encoder(tiny_config)
-    methods.apply(twin, PeftSettings.from_flags(lora_rank=r, lora_targets="value|intermediate"))
+    methods.apply(twin, methods.from_flags(lora_rank=r, lora_targets="value|intermediate"))
     tf1.assign(twin, tf1.weights_of(lora), "lora")
     for a, b in zip(twin.weights, lora.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())

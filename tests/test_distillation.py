@@ -114,7 +114,7 @@ def test_layer_maps():
     (dict(temperature=0.0), "--temperature must be positive"),
     (dict(alpha_hard=-1.0), "--alpha_hard=-1.0: a loss weight must be 0 or more"),
     (dict(alpha_soft=0.0, alpha_hard=0.0), "every loss weight"),
-    (dict(teacher_checkpoint=None), "--teacher_checkpoint is needed"),
+    (dict(teacher_checkpoint=None, temperature=3.0), "--teacher_checkpoint is needed"),
 ])
 def test_bad_settings_are_one_line_naming_the_flag(flags, message):
     values = dict(teacher_checkpoint="t", student_layers=None) | flags

@@ -1,6 +1,9 @@
-"""run_distillation end to end, as a user runs it: a student taught by a fine-tuned teacher beats
-the same student trained on the labels alone, a SIGKILLed run resumes to the same weights, the
-output_dir exports as any classifier's, and bad input is one line.
+"""Distillation as flags of the training entry points (--teacher_checkpoint), end to end as a user
+runs it: a student taught by a fine-tuned teacher beats the same student trained on the labels
+alone, the command line computes what the library's `DistillationTask` does bit for bit, a
+SIGKILLed run resumes to the same weights, the output_dir exports as any classifier's, a rerun
+with other settings and bad input are one line, run_pretraining distils a pretrained teacher, and
+run_sentence_embedding distils a sentence encoder into 3 of its layers.
 
 The toy task (SST-2's layout): a sentence is positive exactly when it holds a cue word. The
 teacher learns all three cues from 320 labelled sentences. The student's own labels are 48
@@ -22,8 +25,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_prep import glue
+from data_prep.classifier_features import ClassifierData
+from official.adaptation import Adaptation
 from official.checkpoints import tf1
 from official.configs import BertConfig
+from official.distillation.settings import DistillationSettings
+from official.distillation.task import DistillationTask
+from official.tasks.classification import ClassificationTask
+from official.training import finetuning
 from tests.checkpoint_helpers import original_weights
 from tests.cli import ENV, REPO, eval_results, refused, run_module, snapshot, succeeded
 from tests.test_run_classifier import CUES, FILLERS, write_sst2
@@ -70,10 +80,10 @@ def toy(tmp_path_factory):
 
 
 def distill_flags(toy, output_dir, *flags):
-    return ("--task=classifier", *COMMON, "--num_train_epochs=3",
-            f"--data_dir={toy['student_data']}", f"--vocab_file={toy['vocab']}",
-            f"--teacher_checkpoint={toy['teacher']}",
-            f"--student_bert_config_file={toy['config']}", f"--transfer_data={toy['transfer']}",
+    """run_classifier's flags of the student: its own config, the teacher, transfer data."""
+    return (*COMMON, "--num_train_epochs=3", f"--data_dir={toy['student_data']}",
+            f"--vocab_file={toy['vocab']}", f"--teacher_checkpoint={toy['teacher']}",
+            f"--bert_config_file={toy['config']}", f"--transfer_data={toy['transfer']}",
             "--save_checkpoints_steps=20", f"--output_dir={output_dir}", *flags)
 
 
@@ -81,7 +91,7 @@ def distill_flags(toy, output_dir, *flags):
 def distilled(toy):
     """The student distilled with transfer data (3 epochs of 48 + 480 rows: 99 updates)."""
     output_dir = toy["root"] / "distilled"
-    succeeded(run_module("run_scripts.run_distillation", *distill_flags(toy, output_dir)))
+    succeeded(run_module("run_scripts.run_classifier", *distill_flags(toy, output_dir)))
     return output_dir
 
 
@@ -94,8 +104,8 @@ def test_the_distilled_student_beats_the_same_student_on_labels_alone(toy, disti
 
     results = {name: eval_results(folder / "best" / "eval_results.txt")
                for name, folder in (("alone", alone), ("distilled", distilled))}
-    assert results["alone"]["global_step"] <= "99" and \
-        eval_results(distilled / "eval_results.txt")["global_step"] == "99"
+    assert int(results["alone"]["global_step"]) <= 99 and \
+        int(eval_results(distilled / "eval_results.txt")["global_step"]) == 99
     alone_accuracy = float(results["alone"]["eval_accuracy"])
     distilled_accuracy = float(results["distilled"]["eval_accuracy"])
     assert distilled_accuracy >= 0.95 and distilled_accuracy >= alone_accuracy + 0.15, results
@@ -103,7 +113,7 @@ def test_the_distilled_student_beats_the_same_student_on_labels_alone(toy, disti
 
 def test_sigkill_then_rerun_reaches_the_uninterrupted_weights(toy, distilled, tmp_path):
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "run_scripts.run_distillation", *distill_flags(toy, out)]
+    command = [sys.executable, "-m", "run_scripts.run_classifier", *distill_flags(toy, out)]
     process = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -114,7 +124,7 @@ def test_sigkill_then_rerun_reaches_the_uninterrupted_weights(toy, distilled, tm
         time.sleep(0.01)
     assert process.wait(timeout=60) == -signal.SIGKILL
 
-    result = succeeded(run_module("run_scripts.run_distillation", *distill_flags(toy, out)))
+    result = succeeded(run_module("run_scripts.run_classifier", *distill_flags(toy, out)))
 
     assert "Resuming from" in result.stderr
     final = "model.ckpt-99"
@@ -148,42 +158,106 @@ def test_the_output_dir_exports_as_a_classifier(toy, distilled, tmp_path):
 
 def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     out = tmp_path / "out"
+    student = distill_flags(toy, "")[:-1]  # every flag but --output_dir
+    plain = [flag for flag in student if not flag.startswith(("--teacher", "--transfer"))]
     cases = {
-        "no teacher": ([f"--teacher_checkpoint={tmp_path / 'nowhere'}"],
+        "no teacher": ([*student, f"--teacher_checkpoint={tmp_path / 'nowhere'}"],
                        [f"{tmp_path / 'nowhere'}"]),
-        "two students": (["--student_layers=0"],
-                         ["give one of --student_bert_config_file or --student_layers"]),
-        "no transfer file": ([f"--transfer_data={tmp_path / 'missing.txt'}"],
+        "two students": ([*student, "--student_layers=0"],
+                         ["--bert_config_file and --student_layers both give the student's "
+                          "size"]),
+        "no student": ([flag for flag in student if not flag.startswith("--bert_config")],
+                       ["a distillation's student needs its size: --bert_config_file"]),
+        "no transfer file": ([*student, f"--transfer_data={tmp_path / 'missing.txt'}"],
                              [f"{tmp_path / 'missing.txt'}: no such file (--transfer_data)"]),
-        "bert_config_file": ([f"--bert_config_file={toy['config']}"],
-                             ["--bert_config_file", "--student_bert_config_file"]),
-        "another objective's weight": (["--alpha_ce=3"], [
-            "--alpha_ce: not a weight of --objective=finetuning", "--alpha_soft and "
-            "--alpha_hard"]),
-        "attention across head counts": (["--alpha_attention=1",
-                                          f"--student_bert_config_file={toy['root']}/4heads.json"],
+        "a distillation flag without a teacher": ([*plain, "--alpha_hidden=1"],
+                                                  ["--teacher_checkpoint is needed: "
+                                                   "--alpha_hidden distil"]),
+        "transfer data without a teacher": ([*plain, f"--transfer_data={toy['transfer']}"],
+                                            ["--transfer_data needs --teacher_checkpoint"]),
+        "a teacher and a parameter-efficient method": ([*student, "--lora_rank=2"],
+                                                       ["--teacher_checkpoint and LoRA rank 2",
+                                                        "trains its student whole"]),
+        "attention across head counts": ([*student, "--alpha_attention=1",
+                                          f"--bert_config_file={toy['root']}/4heads.json"],
                                          ["--alpha_attention", "4 attention heads",
                                           "the teacher 2"]),
     }
     dataclasses.replace(BertConfig.from_json_file(toy["config"]), num_attention_heads=4
                         ).to_json_file(str(toy["root"] / "4heads.json"))
     processes = {name: subprocess.Popen(
-        [sys.executable, "-m", "run_scripts.run_distillation",
-         *distill_flags(toy, out / name.replace(" ", "_")), *flags],
+        [sys.executable, "-m", "run_scripts.run_classifier", *flags,
+         f"--output_dir={out / name.replace(' ', '_')}"],
         cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for name, (flags, _) in cases.items()}
     for name, process in processes.items():
         stdout, stderr = process.communicate(timeout=300)
         result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-        refused(result, "run_distillation: ", *cases[name][1])
+        refused(result, "run_classifier: ", *cases[name][1])
         assert not snapshot(out / name.replace(" ", "_")), name
 
 
+def test_a_rerun_with_other_settings_is_refused_and_changes_nothing(toy, distilled):
+    """The checkpoints are a distillation's (distillation.json): resuming them with another
+    temperature, or as a plain fine-tuning, would train another model on top."""
+    before = snapshot(distilled)
+    refused(run_module("run_scripts.run_classifier", *distill_flags(toy, distilled),
+                       "--temperature=3"),
+            f"{distilled / 'distillation.json'}: the checkpoints in {distilled} were made with",
+            '"temperature": 3.0')
+    plain = [flag for flag in distill_flags(toy, distilled)
+             if not flag.startswith(("--teacher", "--transfer"))]
+    refused(run_module("run_scripts.run_classifier", *plain),
+            "distillation.json", "these flags say nothing")
+    assert snapshot(distilled) == before
+    # Evaluating needs no teacher: the output_dir holds the student.
+    succeeded(run_module("run_scripts.run_classifier", *[f for f in plain if f != "--do_train"]))
+
+
+def test_the_command_line_is_the_librarys_distillation_bit_for_bit(toy, tmp_path):
+    """run_classifier --teacher_checkpoint --student_layers computes what the library's
+    composition does (the task wrapped in a `DistillationTask`, the student's config the
+    teacher's layers, `finetuning.run`): what run_distillation ran before the seam."""
+    flags = [f for f in distill_flags(toy, tmp_path / "cli", "--num_train_epochs=1",
+                                      "--student_layers=1", "--alpha_attention=1",
+                                      "--alpha_cos=0.5")
+             if not f.startswith(("--bert_config_file", "--transfer_data"))]
+    succeeded(run_module("run_scripts.run_classifier", *flags))
+
+    settings = DistillationSettings(toy["teacher"], student_layers=(1,), alpha_attention=1.0,
+                                    alpha_cosine=0.5)
+    teacher_config = BertConfig.from_json_file(toy["config"])
+    options = finetuning.FinetuningOptions(
+        bert_config_file=toy["config"], output_dir=str(tmp_path / "library"),
+        vocab_file=toy["vocab"], max_seq_length=16, train_batch_size=16, eval_batch_size=64,
+        learning_rate=2e-3, log_steps=1000, save_checkpoints_steps=20, steps_per_loop=1000,
+        num_train_epochs=1.0, do_train=True, do_eval=True)
+    processor = glue.get_processor("SST-2", toy["student_data"])
+    task = ClassificationTask(processor.name, processor.get_labels(), "SST-2.tsv")
+    data = ClassifierData(processor, toy["student_data"], None, 16, toy["vocab"], True,
+                          options.output_dir)
+
+    class Student(Adaptation):
+        def config(self, config, source):
+            return settings.student_config(teacher_config), source
+
+    finetuning.run(options, DistillationTask(task, settings), data, [Student()])
+    prefixes = [tf.train.latest_checkpoint(str(tmp_path / name)) for name in ("cli", "library")]
+    assert os.path.basename(prefixes[0]) == os.path.basename(prefixes[1])
+    readers = [tf.train.load_checkpoint(prefix) for prefix in prefixes]
+    names = [n for n, _ in tf.train.list_variables(prefixes[0])
+             if n.startswith(("encoder/", "heads/")) and "OPTIMIZER_SLOT" not in n]
+    assert names
+    for name in names:
+        np.testing.assert_array_equal(readers[0].get_tensor(name), readers[1].get_tensor(name),
+                                      err_msg=name)
+
+
 def test_general_distillation_from_a_pretrained_teacher(pretraining_records, tmp_path):
-    """--objective=pretraining: a 1-layer student of a 2-layer teacher released as the original's
-    bert_model.ckpt learns on the soft masked-LM targets, the masked-LM loss and the cosine of
-    the last layers; its output_dir is a pretraining one (resuming is the Trainer's, shown after
-    a SIGKILL above)."""
+    """run_pretraining --teacher_checkpoint: a 1-layer student of a 2-layer teacher released as
+    the original's bert_model.ckpt learns on the soft masked-LM targets, the masked-LM loss and
+    the cosine of the last layers; its output_dir is a pretraining one (resuming is the
+    Trainer's, shown after a SIGKILL above)."""
     records = pretraining_records
     teacher, student = tmp_path / "release", tmp_path / "student"
     config = BertConfig.from_json_file(records["bert_config_file"])
@@ -191,18 +265,17 @@ def test_general_distillation_from_a_pretrained_teacher(pretraining_records, tmp
     config.to_json_file(str(teacher / "bert_config.json"))
     shape = ("--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",
              "--learning_rate=1e-3", "--log_steps=5", f"--input_file={records['input_file']}")
-    distill = ("--objective=pretraining", *shape, f"--teacher_checkpoint={teacher}",
-               "--student_layers=1", "--alpha_cos=1", f"--output_dir={student}", "--do_train",
-               "--do_eval", "--max_eval_steps=2")
+    distill = (*shape, f"--teacher_checkpoint={teacher}", "--student_layers=1", "--alpha_cos=1",
+               f"--output_dir={student}", "--do_train", "--do_eval", "--max_eval_steps=2")
 
-    result = succeeded(run_module("run_scripts.run_distillation", *distill,
+    result = succeeded(run_module("run_scripts.run_pretraining", *distill,
                                   "--num_train_steps=10"))
 
     assert "soft_masked_lm" in result.stderr and "cosine_loss" in result.stderr
     config = BertConfig.from_json_file(str(student / "bert_config.json"))
     assert config.num_hidden_layers == 1
     evaluated = eval_results(student / "eval_results.txt")
-    assert evaluated["global_step"] == "10" and "masked_lm_accuracy" in evaluated
+    assert int(evaluated["global_step"]) == 10 and "masked_lm_accuracy" in evaluated
     assert "next_sentence_accuracy" not in evaluated  # DistilBERT's losses: no next sentence
     names = [n for n, _ in tf.train.list_variables(str(student / "model.ckpt-10"))]
     assert any(n.startswith("heads/masked_lm/") for n in names)

@@ -20,7 +20,7 @@ from data_prep.conll import LABELS as NER_LABELS
 from data_prep.glue import InputExample
 from official.configs import BertConfig
 from official.export import jobs
-from official.peft.settings import PeftSettings
+from official.peft import methods
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
 from official.text.tokenizer import FullTokenizer
@@ -44,9 +44,9 @@ def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("peft_export")
     base = write_base(CONFIG, root / "base")
     models = {
-        "sst": write_run(base, PeftSettings.from_flags(adapter_size=4), root / "sst",
+        "sst": write_run(base, methods.from_flags(adapter_size=4), root / "sst",
                          ClassificationTask("SST-2", ["0", "1"])),
-        "ner": write_run(base, PeftSettings.from_flags(lora_rank=2), root / "ner",
+        "ner": write_run(base, methods.from_flags(lora_rank=2), root / "ner",
                          NerTask(NER_LABELS)),
     }
     common = dict(vocab_file=VOCAB, max_seq_length=SEQ)

@@ -20,7 +20,7 @@ from data_prep.classifier_features import convert_examples
 from data_prep.conll import LABELS as NER_LABELS
 from data_prep.glue import InputExample
 from official.checkpoints import tf1, training
-from official.checkpoints.training import CONFIG_FILE
+from official.checkpoints import CONFIG_FILE
 from official.configs import BertConfig
 from official.export import jobs, saving
 from official.tasks.squad_settings import SquadSettings

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from official.adaptation import Adaptation
 from official.checkpoints import tf1
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier
@@ -108,17 +109,19 @@ def test_adapt_sees_the_loaded_weights_and_what_it_freezes_stays(files, tiny_con
     tf1.write(tf1.weights_of(pretrained), str(tmp_path / "pretrained" / "bert_model.ckpt"))
     seen = {}
 
-    def adapt(model):
-        seen["scope"] = tf.distribute.has_strategy()
-        seen["embeddings"] = model.encoder.embeddings.word_embeddings.numpy()
-        seen["head"] = [w.numpy() for w in model.classifier.weights]
-        model.encoder.trainable = False  # only the head trains
+    class FrozenEncoder(Adaptation):
+        def adapt(self, model):
+            seen["scope"] = tf.distribute.has_strategy()
+            seen["embeddings"] = model.encoder.embeddings.word_embeddings.numpy()
+            seen["head"] = [w.numpy() for w in model.classifier.weights]
+            model.encoder.trainable = False  # only the head trains
 
     # Under a strategy of its own (one replica), so that being in its scope shows.
     finetuning.run(options(files, tmp_path / "out", do_train=True,
                            init_checkpoint=str(tmp_path / "pretrained"),
                            distribution_strategy="mirrored"),
-                   ClassificationTask("tsv", ["0", "1"]), LoggedData(str(tmp_path)), adapt)
+                   ClassificationTask("tsv", ["0", "1"]), LoggedData(str(tmp_path)),
+                   [FrozenEncoder()])
     expected = pretrained.embeddings.word_embeddings.numpy()
     np.testing.assert_array_equal(seen["embeddings"], expected)
     assert seen["scope"]

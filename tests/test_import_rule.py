@@ -9,6 +9,11 @@ point the same way:
   read, and the fine-tuning data interface;
 - `run_scripts/` (the entry points) import anything but demo, bench and tests.
 
+Inside `official/` the rooms stand in one order (OFFICIAL_ROOMS, lowest first): a module imports
+from its own room and the rooms below it, never from one above, so no import circle can form
+between rooms and a shared room (the training run, the export) cannot come to know its
+plug-ins (an adaptation method, a task's serving) by name.
+
 Every import counts, including those inside functions (the lazy imports that keep TensorFlow out
 of a process). A breach is reported as `path:line: the import statement (the rule)`.
 """
@@ -37,6 +42,54 @@ DATA_PREP_MAY_IMPORT = (
     "official.tasks.long_doc_settings",  # how a classifier's records read long documents
     "official.tasks.squad",          # SquadSplit, and the gold answers an evaluation needs
 )
+
+# The rooms of official/, lowest first, and why each stands where it does. A room covers its
+# submodules; a module outside every room (a new one) is a breach until it is placed here.
+OFFICIAL_ROOMS = (
+    # No TensorFlow: what every other room and data_prep's light processes use.
+    ("official.configs", "official.console", "official.atomic_files", "official.output_paths",
+     "official.records", "official.settings_parsing", "official.pretraining_shards",
+     "official.pretraining_records", "official.adaptation", "official.__init__"),
+    ("official.text",),       # the one tokenizer
+    ("official.features",),   # featurisation rules shared by records and serving graphs
+    ("official.modeling",),   # layers and models
+    ("official.checkpoints",),  # formats, all meeting in the original names
+    ("official.tasks",),      # what each fine-tuning task is: model, loss, metrics, files
+    ("official.peft",),       # parameter-efficient methods: one seam, one table
+    ("official.distillation",),  # a teacher: may be a PEFT run, so above peft
+    ("official.training",),   # the generic runs: ask tasks and adaptations through protocols
+    ("official.export",),     # serving: maps a task's serving spec to its builder
+    ("official.retrieval", "official.embeddings"),  # read exports and checkpoints
+)
+
+
+def official_room(module: str) -> int | None:
+    """The rank of the room of an official module (its longest prefix in OFFICIAL_ROOMS)."""
+    for rank, rooms in enumerate(OFFICIAL_ROOMS):
+        if any(module == room or module.startswith(room + ".") for room in rooms):
+            return rank
+    return None
+
+
+def room_breaches(repo: str = REPO) -> list[str]:
+    """`path:line: statement (why)` for every import inside official/ that points up the rooms'
+    order, and every official module that is in no room."""
+    found = []
+    for path in python_files("official", repo):
+        where = os.path.relpath(path, repo)
+        module = where[:-3].replace(os.sep, ".")
+        rank = official_room(module)
+        if rank is None:
+            found.append(f"{where}: in no room of OFFICIAL_ROOMS (place it in the order)")
+            continue
+        for line, imported, statement in imported_modules(path, repo):
+            target = official_room(imported) if imported.startswith("official.") else None
+            if target is not None and target > rank:
+                found.append(f"{where}:{line}: {statement} ({imported}'s room stands above "
+                             f"{module}'s: {OFFICIAL_ROOMS[target][0]} over "
+                             f"{OFFICIAL_ROOMS[rank][0]})")
+    return found
+
 
 # Top-level folders that a folder's code must never import.
 NEVER_IMPORTED_BY = {
@@ -103,6 +156,29 @@ def breaches(folder: str, repo: str = REPO) -> list[str]:
 def test_imports_point_one_way(folder):
     found = breaches(folder)
     assert not found, "\n".join(found)
+
+
+def test_the_rooms_of_official_import_downwards_only():
+    found = room_breaches()
+    assert not found, "\n".join(found)
+
+
+def test_an_upward_import_between_rooms_is_a_breach(tmp_path):
+    (tmp_path / "official" / "training").mkdir(parents=True)
+    (tmp_path / "official" / "peft").mkdir()
+    for name in ("official/__init__.py", "official/training/__init__.py",
+                 "official/peft/__init__.py", "official/peft/methods.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "official" / "training" / "run.py").write_text(
+        "from official.peft import methods\n")
+    (tmp_path / "official" / "peft" / "adaptation.py").write_text(
+        "def f():\n    from official.training import run\n")
+    (tmp_path / "official" / "stray.py").write_text("")
+    assert room_breaches(str(tmp_path)) == [
+        "official/peft/adaptation.py:2: from official.training import run (official.training."
+        "run's room stands above official.peft.adaptation's: official.training over "
+        "official.peft)",
+        "official/stray.py: in no room of OFFICIAL_ROOMS (place it in the order)"]
 
 
 def test_a_breach_names_the_file_line_and_import(tmp_path):

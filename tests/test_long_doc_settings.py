@@ -2,6 +2,7 @@
 
 import pytest
 
+from official import records
 from official.tasks.long_doc_settings import LongDocSettings
 
 
@@ -32,8 +33,17 @@ def test_bad_settings_name_their_flag(settings, pair, message):
         settings.resolved(128, pair)
 
 
-def test_record_round_trip():
+def test_record_round_trip(tmp_path):
     settings = LongDocSettings("windows").resolved(64)
-    assert LongDocSettings.from_json(settings.to_json(), "x") == settings
-    with pytest.raises(ValueError, match="x.json: not a long-document record"):
-        LongDocSettings.from_json('{"stride": 3}', "x.json")
+    records.write(str(tmp_path / "x.json"), settings)
+    assert records.read(str(tmp_path / "x.json"), LongDocSettings) == settings
+    with pytest.raises(ValueError, match="x.json: unknown field stride"):
+        records.from_dict(LongDocSettings, {"stride": 3}, "x.json")
+
+
+def test_from_flags_resolves_and_refuses_windows_cut_into_micro_batches():
+    assert LongDocSettings.from_flags("windows", max_seq_length=64) == \
+        LongDocSettings("windows").resolved(64)
+    with pytest.raises(ValueError, match="--gradient_accumulation_steps must be 1 with "
+                                         "--long_doc=windows"):
+        LongDocSettings.from_flags("windows", max_seq_length=64, gradient_accumulation_steps=2)

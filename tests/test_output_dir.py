@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from official.checkpoints import finetuned
 from official.configs import BertConfig, ConfigError
 from official.training import output_dir
 
@@ -34,7 +35,7 @@ def test_a_config_without_checkpoints_may_be_replaced(tmp_path):
     output_dir.claim(str(tmp_path), CONFIG)
     other = BertConfig(**dict(CONFIG.to_dict(), hidden_size=16))
     output_dir.check_config(str(tmp_path), other, "other.json")
-    assert not output_dir.has_checkpoint(str(tmp_path))
+    assert not finetuned.has_checkpoint(str(tmp_path))
 
 
 def test_what_a_kill_left_is_removed_and_best_is_put_back(tmp_path):
@@ -59,11 +60,13 @@ def test_what_a_kill_left_is_removed_and_best_is_put_back(tmp_path):
 
 
 def test_a_record_left_by_a_run_stopped_before_its_first_save_is_removed(tmp_path):
-    """(A PEFT run writes peft_config.json at its claim; one killed before saving leaves it.)"""
+    """(A PEFT run writes peft_config.json at its claim; one killed before saving leaves it. The
+    next run's PEFT adaptation names it as a file it does not write: official/adaptation.py's
+    Leftover.)"""
     config = BertConfig(vocab_size=10, hidden_size=8, num_hidden_layers=1,
                         num_attention_heads=2, intermediate_size=8)
     (tmp_path / "peft_config.json").write_text("{}")
-    output_dir.claim(str(tmp_path), config)
+    output_dir.claim(str(tmp_path), config, {"peft_config.json": None})  # a record not written
     assert not (tmp_path / "peft_config.json").exists()
     output_dir.claim(str(tmp_path), config, {"peft_config.json": "{\"method\": \"lora\"}"})
     assert (tmp_path / "peft_config.json").read_text() == "{\"method\": \"lora\"}"

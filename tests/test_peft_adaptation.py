@@ -4,20 +4,18 @@ the flags reconciled with what an output_dir holds.
 The runs are `finetuning.run` on tests/test_finetuning.py's toy data side, in-process.
 """
 
-import dataclasses
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from official.adaptation import Adaptation
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import preset
-from official.export import restoring
 from official.modeling.encoder import build_encoder
-from official.peft import adaptation, artifact
-from official.peft.settings import PeftSettings
+from official.peft import adaptation, artifact, methods
 from official.tasks.classification import ClassificationTask
 from official.training import finetuning
 from tests.peft_helpers import write_base
@@ -26,32 +24,31 @@ from tests.test_finetuning import LoggedData, files, options  # noqa: F401 (file
 TASK = ClassificationTask("tsv", ["0", "1"])
 
 
-class Spy:
+class Spy(Adaptation):
     """The run's adaptation, keeping the model it adapted (to look at after training)."""
 
     def __init__(self, inner):
         self.inner, self.model = inner, None
 
-    def __call__(self, model):
-        self.inner(model)
+    def adapt(self, model):
+        self.inner.adapt(model)
         self.model = model
 
     def files(self):
         return self.inner.files()
 
 
-def run(opts, data):
-    """finetuning.run with the adaptation `resolve` makes, spied on (given as `adapt`, so the
-    options no longer ask for one)."""
-    opts, adapt = adaptation.resolve(opts, TASK)
+def run(opts, settings, data):
+    """finetuning.run with the adaptation `resolve` makes of `settings`, spied on."""
+    opts, adapt = adaptation.resolve(settings, opts, TASK)
     spy = Spy(adapt)
-    finetuning.run(dataclasses.replace(opts, peft=None), TASK, data, spy)
+    finetuning.run(opts, TASK, data, [spy])
     return spy.model
 
 
 @pytest.mark.parametrize("settings", [
-    PeftSettings.from_flags(adapter_size=4, train_pooler=True),
-    PeftSettings.from_flags(lora_rank=2)], ids=["adapters with the pooler", "lora"])
+    methods.from_flags(adapter_size=4, train_pooler=True),
+    methods.from_flags(lora_rank=2)], ids=["adapters with the pooler", "lora"])
 def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tmp_path,
                                                           settings):
     base = write_base(tiny_config, tmp_path / "base")
@@ -59,7 +56,7 @@ def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tm
     # (Adapters under a strategy of its own: what it places, the method's variables included.)
     strategy = "mirrored" if settings.method == "adapters" else "default"
     model = run(options(files, out, do_train=True, do_eval=True, do_predict=True,
-                        init_checkpoint=base, peft=settings, distribution_strategy=strategy),
+                        init_checkpoint=base, distribution_strategy=strategy), settings,
                 LoggedData(str(tmp_path)))
 
     base_weights = tf1.read(os.path.join(base, "bert_model.ckpt"))
@@ -87,7 +84,7 @@ def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tm
 
     # Reloaded on its base, the artifact predicts what the model that trained it does.
     again = TASK.build_model(build_encoder(tiny_config))
-    restoring.restore_finetuned(again, str(out))
+    artifact.restore(again, str(out))
     inputs = {"input_word_ids": np.array([[2, 7, 9, 11, 3]] * 2, "int32"),
               "input_mask": np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], "int32"),
               "input_type_ids": np.zeros((2, 5), "int32")}
@@ -106,38 +103,37 @@ def test_an_artifact_is_under_5_percent_of_its_base(files, tmp_path, flags):
     config.to_json_file(str(tmp_path / "bert_config.json"))
     base = write_base(config, tmp_path / "base")
     opts = options(dict(files, bert_config_file=str(tmp_path / "bert_config.json")),
-                   tmp_path / "out", do_train=True, do_eval=True, init_checkpoint=base,
-                   peft=PeftSettings.from_flags(**flags))
-    run(opts, LoggedData(str(tmp_path)))
+                   tmp_path / "out", do_train=True, do_eval=True, init_checkpoint=base)
+    run(opts, methods.from_flags(**flags), LoggedData(str(tmp_path)))
     ratio = checkpoint_bytes(tmp_path / "out" / "best") / checkpoint_bytes(base)
     assert ratio <= 0.05, ratio
 
 
 def test_the_flags_must_agree_with_the_run_in_output_dir(files, tiny_config, tmp_path):
     base = write_base(tiny_config, tmp_path / "base")
-    adapters = PeftSettings.from_flags(adapter_size=4)
-    finished = options(files, tmp_path / "out", do_train=True, init_checkpoint=base,
-                       peft=adapters)
-    run(finished, LoggedData(str(tmp_path)))
+    adapters = methods.from_flags(adapter_size=4)
+    finished = options(files, tmp_path / "out", do_train=True, init_checkpoint=base)
+    run(finished, adapters, LoggedData(str(tmp_path)))
 
     with pytest.raises(ValueError, match=r"peft_config.json \(the run in .*\) and the flags "
                                          r"differ in adapter_size \(4 vs 8\)"):
-        adaptation.resolve(options(files, tmp_path / "out", do_train=True, init_checkpoint=base,
-                                   peft=PeftSettings.from_flags(adapter_size=8)), TASK)
-    with pytest.raises(ValueError, match="holds a parameter-efficient run .*: pass its flags"):
-        adaptation.resolve(options(files, tmp_path / "out", do_train=True,
+        adaptation.resolve(methods.from_flags(adapter_size=8),
+                           options(files, tmp_path / "out", do_train=True,
                                    init_checkpoint=base), TASK)
+    with pytest.raises(ValueError, match="holds a parameter-efficient run .*: pass its flags"):
+        adaptation.resolve(None, options(files, tmp_path / "out", do_train=True,
+                                         init_checkpoint=base), TASK)
     # Predicting alone needs no flags: the record gives the method and the base.
-    resolved, adapt = adaptation.resolve(options(files, tmp_path / "out", do_predict=True),
+    resolved, adapt = adaptation.resolve(None, options(files, tmp_path / "out", do_predict=True),
                                          TASK)
-    assert resolved.peft == adapters and resolved.init_checkpoint == base and adapt is not None
+    assert adapt.settings == adapters and resolved.init_checkpoint == base
     # A rerun on another base is refused once that base is loaded, before any data is read.
     other = write_base(tiny_config, tmp_path / "other", seed=3)
     data = LoggedData(str(tmp_path))
     with pytest.raises(CheckpointError, match=f"{other} is not the base of the "
                                               "parameter-efficient run"):
-        run(options(files, tmp_path / "out", do_train=True, init_checkpoint=other,
-                    peft=adapters), data)
+        run(options(files, tmp_path / "out", do_train=True, init_checkpoint=other), adapters,
+            data)
     assert data.log == []
 
 
@@ -147,17 +143,9 @@ def test_a_full_fine_tuning_and_a_peft_run_never_share_an_output_dir(files, tiny
     finetuning.run(options(files, tmp_path / "full", do_train=True, init_checkpoint=base),
                    TASK, LoggedData(str(tmp_path)))
     with pytest.raises(ValueError, match="holds a full fine-tuning's checkpoints"):
-        adaptation.resolve(options(files, tmp_path / "full", do_train=True, init_checkpoint=base,
-                                   peft=PeftSettings.from_flags(lora_rank=2)), TASK)
+        adaptation.resolve(methods.from_flags(lora_rank=2),
+                           options(files, tmp_path / "full", do_train=True,
+                                   init_checkpoint=base), TASK)
     with pytest.raises(ValueError, match="needs --init_checkpoint: the base it adapts"):
-        adaptation.resolve(options(files, tmp_path / "new", do_train=True,
-                                   peft=PeftSettings.from_flags(lora_rank=2)), TASK)
-
-
-def test_another_adaptation_and_a_peft_method_cannot_both_apply(files, tmp_path):
-    data = LoggedData(str(tmp_path))
-    with pytest.raises(ValueError, match="cannot both apply"):
-        finetuning.run(options(files, tmp_path / "out", do_train=True, init_checkpoint="base",
-                               peft=PeftSettings.from_flags(lora_rank=2)),
-                       TASK, data, adapt=lambda model: None)
-    assert data.log == [] and not (tmp_path / "out").exists()
+        adaptation.resolve(methods.from_flags(lora_rank=2),
+                           options(files, tmp_path / "new", do_train=True), TASK)

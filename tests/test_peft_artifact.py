@@ -6,14 +6,12 @@ import pytest
 from official import checkpoints
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
-from official.export import restoring
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier
-from official.peft import artifact
-from official.peft.settings import PeftSettings
+from official.peft import artifact, methods
 from tests.peft_helpers import write_base, write_run
 
-LORA = PeftSettings.from_flags(lora_rank=2)
+LORA = methods.from_flags(lora_rank=2)
 
 
 def test_the_fingerprint_is_of_the_weights_and_sees_one_changed_value(tiny_config):
@@ -49,13 +47,13 @@ def test_a_run_loads_on_its_base_and_refuses_another(tiny_config, tmp_path):
               "input_type_ids": np.zeros((1, 5), "int32")}
 
     model = BertClassifier(build_encoder(tiny_config), 2)
-    restoring.restore_finetuned(model, str(tmp_path / "run"))  # the base its record names
+    artifact.restore(model, str(tmp_path / "run"))  # the base its record names
     np.testing.assert_array_equal(model(inputs), trained(inputs))
 
     other = write_base(tiny_config, tmp_path / "other", seed=5)
     with pytest.raises(CheckpointError, match=f"{other} is not the base of the "
                                               f"parameter-efficient run {tmp_path / 'run'}"):
-        restoring.restore_finetuned(BertClassifier(build_encoder(tiny_config), 2),
+        artifact.restore(BertClassifier(build_encoder(tiny_config), 2),
                                     str(tmp_path / "run"), base=other)
     with pytest.raises(CheckpointError, match="a parameter-efficient run's checkpoint"):
         checkpoints.read_weights(str(tmp_path / "run"))

@@ -8,13 +8,12 @@ from official.checkpoints import converter
 from official.checkpoints.errors import CheckpointError
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier
-from official.peft import merging
-from official.peft.settings import PeftSettings
+from official.peft import lora, merging, methods
 from tests.peft_helpers import write_base, write_run
 
-LORA = PeftSettings.from_flags(lora_rank=2, lora_alpha=6,
+LORA = methods.from_flags(lora_rank=2, lora_alpha=6,
                                lora_targets="query|value|intermediate")
-ADAPTERS = PeftSettings.from_flags(adapter_size=4)
+ADAPTERS = methods.from_flags(adapter_size=4)
 
 
 def test_fold_lora_against_numpy():
@@ -23,7 +22,7 @@ def test_fold_lora_against_numpy():
     weights = {f"{p}/kernel": rng.normal(size=(6, 6)), f"{p}/bias": rng.normal(size=6),
                f"{p}/lora_A": rng.normal(size=(6, 2)), f"{p}/lora_B": rng.normal(size=(2, 6)),
                "bert/pooler/dense/kernel": rng.normal(size=(6, 6))}
-    folded = merging.fold_lora(weights, LORA)
+    folded = lora.fold_lora(weights, LORA)
     assert sorted(folded) == sorted(n for n in weights if "lora" not in n)
     np.testing.assert_allclose(folded[f"{p}/kernel"], weights[f"{p}/kernel"]
                                + 3.0 * weights[f"{p}/lora_A"] @ weights[f"{p}/lora_B"],

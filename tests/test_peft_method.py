@@ -1,24 +1,28 @@
-"""official/peft/settings.py: the flags of the parameter-efficient methods, checked up front."""
+"""official/peft/method.py and the flags of the methods' table (official/peft/methods.py): each
+method's settings, checked up front, and their record."""
 
 import pytest
 
-from official.peft.settings import (ADAPTERS, DEFAULT_LORA_TARGETS, DEFAULT_TRAIN_POOLER, LORA,
-                                    PeftSettings)
+from official.peft import methods
+from official.peft.lora import DEFAULT_LORA_TARGETS
+from official.peft.method import DEFAULT_TRAIN_POOLER
+
+ADAPTERS, LORA = "adapters", "lora"
 
 
 def test_no_method_is_full_fine_tuning():
-    assert PeftSettings.from_flags() is None
+    assert methods.from_flags() is None
 
 
 def test_the_flags_of_each_method():
-    adapters = PeftSettings.from_flags(adapter_size=64)
+    adapters = methods.from_flags(adapter_size=64)
     assert (adapters.method, adapters.adapter_size, adapters.train_pooler) == (
         ADAPTERS, 64, DEFAULT_TRAIN_POOLER)
-    lora = PeftSettings.from_flags(lora_rank=8, train_pooler=False)
+    lora = methods.from_flags(lora_rank=8, train_pooler=False)
     assert (lora.method, lora.lora_rank, lora.lora_alpha, lora.lora_targets, lora.train_pooler) \
         == (LORA, 8, 8.0, DEFAULT_LORA_TARGETS, False)
     assert lora.lora_scale == 1.0
-    assert PeftSettings.from_flags(lora_rank=8, lora_alpha=32).lora_scale == 4.0
+    assert methods.from_flags(lora_rank=8, lora_alpha=32).lora_scale == 4.0
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -32,15 +36,15 @@ def test_the_flags_of_each_method():
 ])
 def test_bad_flags_are_one_line_errors_naming_the_flag(flags, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        PeftSettings.from_flags(**flags)
+        methods.from_flags(**flags)
 
 
 def test_the_record_round_trip_and_differences():
-    lora = PeftSettings.from_flags(lora_rank=8, lora_targets="query")
-    assert PeftSettings.from_dict(lora.to_dict()) == lora
+    lora = methods.from_flags(lora_rank=8, lora_targets="query")
+    assert methods.from_dict(lora.to_dict()) == lora
     assert "adapter_size" not in lora.to_dict()
-    other = PeftSettings.from_flags(lora_rank=4, lora_targets="query")
+    other = methods.from_flags(lora_rank=4, lora_targets="query")
     assert lora.differences(other) == ["lora_rank (8 vs 4)", "lora_alpha (8.0 vs 4.0)"]
-    adapters = PeftSettings.from_flags(adapter_size=64)
+    adapters = methods.from_flags(adapter_size=64)
     assert "method (lora vs adapters)" in lora.differences(adapters)
     assert not lora.differences(lora)

@@ -8,11 +8,10 @@ from official.configs import BertConfig, preset
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier, BertSpanLabeler, BertTokenClassifier
 from official.peft import methods
-from official.peft.settings import PeftSettings
 from official.training.optimization import decay_exempt_variables
 
-ADAPTERS = PeftSettings.from_flags(adapter_size=8)
-LORA = PeftSettings.from_flags(lora_rank=4)
+ADAPTERS = methods.from_flags(adapter_size=8)
+LORA = methods.from_flags(lora_rank=4)
 MODELS = {"classifier": lambda encoder: BertClassifier(encoder, 3),
           "span": BertSpanLabeler, "token": lambda encoder: BertTokenClassifier(encoder, 5)}
 
@@ -46,7 +45,7 @@ def trained_names(model):
 @pytest.mark.parametrize("train_pooler", [True, False])
 def test_adapters_train_adapters_layer_norms_pooler_and_head(tiny_config, train_pooler):
     model = BertClassifier(build_encoder(tiny_config), 2)
-    methods.apply(model, PeftSettings.from_flags(adapter_size=8, train_pooler=train_pooler))
+    methods.apply(model, methods.from_flags(adapter_size=8, train_pooler=train_pooler))
     trained = trained_names(model)
     layers = tiny_config.num_hidden_layers
     assert sum("/adapters/" in name for name in trained) == layers * 2 * 4
@@ -58,7 +57,7 @@ def test_adapters_train_adapters_layer_norms_pooler_and_head(tiny_config, train_
 
 def test_lora_trains_its_matrices_on_the_query_and_value_blocks_by_default(tiny_config):
     model = BertClassifier(build_encoder(tiny_config), 2)
-    methods.apply(model, PeftSettings.from_flags(lora_rank=4, train_pooler=False))
+    methods.apply(model, methods.from_flags(lora_rank=4, train_pooler=False))
     for block in model.encoder.transformer_layers:
         assert block.attention.qkv.lora_blocks == (0, 2)  # query and value, not key
         assert not block.intermediate_dense.lora_blocks
@@ -71,7 +70,7 @@ def test_lora_trains_its_matrices_on_the_query_and_value_blocks_by_default(tiny_
 
 def test_lora_targets_are_a_regular_expression_over_original_kernel_names(tiny_config):
     model = BertClassifier(build_encoder(tiny_config), 2)
-    methods.apply(model, PeftSettings.from_flags(
+    methods.apply(model, methods.from_flags(
         lora_rank=2, lora_targets=r"layer_1/attention/self/key|intermediate"))
     first, second = model.encoder.transformer_layers
     assert not first.attention.qkv.lora_blocks and second.attention.qkv.lora_blocks == (1,)
@@ -80,9 +79,9 @@ def test_lora_targets_are_a_regular_expression_over_original_kernel_names(tiny_c
 
 
 @pytest.mark.parametrize("settings, message", [
-    (PeftSettings.from_flags(lora_rank=2, lora_targets="LayerNorm"),
+    (methods.from_flags(lora_rank=2, lora_targets="LayerNorm"),
      "finds none of the encoder's projection matrices"),
-    (PeftSettings.from_flags(lora_rank=2, lora_targets="pooler", train_pooler=True),
+    (methods.from_flags(lora_rank=2, lora_targets="pooler", train_pooler=True),
      "names the pooler, which --peft_train_pooler trains whole"),
 ])
 def test_targets_that_cannot_be_used_are_refused(tiny_config, settings, message):
@@ -93,7 +92,7 @@ def test_targets_that_cannot_be_used_are_refused(tiny_config, settings, message)
 def test_a_method_applies_once(tiny_config):
     model = BertClassifier(build_encoder(tiny_config), 2)
     methods.apply(model, ADAPTERS)
-    with pytest.raises(ValueError, match="already has adapters or LoRA"):
+    with pytest.raises(ValueError, match="already has a parameter-efficient method"):
         methods.apply(model, LORA)
 
 
@@ -114,8 +113,8 @@ def test_adapter_64_and_rank_8_train_under_4_percent(config):
     expected = {"adapters": 2 * layers * (2 * h * 64 + 64 + h) + 2 * h * (2 * layers + 1),
                 "lora": layers * 2 * (h * 8 + 8 * h)}
     base = None
-    for name, settings in (("adapters", PeftSettings.from_flags(adapter_size=64)),
-                           ("lora", PeftSettings.from_flags(lora_rank=8, train_pooler=True))):
+    for name, settings in (("adapters", methods.from_flags(adapter_size=64)),
+                           ("lora", methods.from_flags(lora_rank=8, train_pooler=True))):
         model = BertClassifier(build_encoder(config), 2)
         base = base or parameters(model.encoder.weights)
         methods.apply(model, settings)
@@ -143,5 +142,5 @@ def test_weight_decay_follows_the_originals_exclusions(tiny_config, settings):
 @pytest.mark.parametrize("kind", ["span", "token"])
 def test_a_head_that_never_reads_the_pooler_leaves_it_frozen(tiny_config, kind):
     model = MODELS[kind](build_encoder(tiny_config))
-    methods.apply(model, PeftSettings.from_flags(lora_rank=2, train_pooler=True))
+    methods.apply(model, methods.from_flags(lora_rank=2, train_pooler=True))
     assert not [name for name in trained_names(model) if name.startswith("bert/pooler/")]

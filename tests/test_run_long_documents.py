@@ -194,7 +194,7 @@ def test_serving_memory_does_not_grow_with_the_text(tmp_path):
 def test_a_windows_run_distils_into_a_windows_student(runs, toy, tmp_path):
     out = tmp_path / "student"
     succeeded(run_module(
-        "run_scripts.run_distillation", "--task=classifier", "--task_name=tsv",
+        "run_scripts.run_classifier", "--task_name=tsv",
         f"--data_dir={toy['data']}", f"--output_dir={out}", f"--vocab_file={toy['vocab']}",
         f"--teacher_checkpoint={runs['windows']}", "--student_layers=0", "--max_seq_length=16",
         "--train_batch_size=16", "--learning_rate=2e-3", "--num_train_epochs=1", "--do_train",

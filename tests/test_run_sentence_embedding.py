@@ -118,3 +118,48 @@ def test_a_bad_line_is_one_error_naming_it(toy, tmp_path):
         f"--vocab_file={toy / 'vocab.txt'}", f"--bert_config_file={toy / 'bert_config.json'}",
         f"--output_dir={tmp_path / 'out'}", f"--max_seq_length={MAX_SEQ_LENGTH}", "--do_train"),
         f"{bad}:2: 1 tab-separated columns")
+
+
+def test_a_rerun_with_another_pooling_is_refused(toy, trained):
+    """The checkpoints were trained for mean pooling (their sentence_encoder.json): resuming
+    them under another would train another encoder on top."""
+    refused(run(toy, trained, "--do_train", "--pooling=cls"),
+            f"{trained / 'sentence_encoder.json'}: the checkpoints in {trained} were made with",
+            '"pooling": "mean"', '"pooling": "cls"')
+
+
+def test_a_teachers_vectors_teach_a_3_layer_student_what_its_pairs_do_not(toy, tmp_path):
+    """Distillation into a sentence encoder (sentence-transformers' MSELoss on the teacher's
+    vectors). A 4-layer teacher learns the toy (a<t> goes with p<t>). The students, 3 layers
+    from the same random start, see only pairs that never link a<t> to p<t> (a query with
+    another query of its topic, a passage with another passage): trained on them alone, the
+    student ranks the dev passages at about chance; taught the teacher's vectors of the same
+    texts beside them, it learns which passage a query goes with."""
+    teacher_config = toy / "teacher_config.json"
+    BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=64).to_json_file(str(teacher_config))
+    student_config = toy / "student_config.json"
+    BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=64).to_json_file(str(student_config))
+    teacher = tmp_path / "teacher"
+    succeeded(run(toy, teacher, "--do_train", "--do_eval", f"--bert_config_file={teacher_config}",
+                  "--learning_rate=2e-3", "--num_train_epochs=6"))
+    assert float(eval_results(teacher / "best" / "eval_results.txt")["mrr_at_10"]) >= 0.9
+
+    rng = random.Random(1)
+    sides = [toy_pair(rng, t) for t in range(TOPICS) for _ in range(10)]
+    same_side = [(a, b) for (a, _), (b, _) in zip(sides[::2], sides[1::2])]
+    same_side += [(a, b) for (_, a), (_, b) in zip(sides[::2], sides[1::2])]
+    rng.shuffle(same_side)
+    (tmp_path / "same_side.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in same_side))
+    student = ("--do_train", "--do_eval", f"--train_file={tmp_path / 'same_side.tsv'}",
+               f"--bert_config_file={student_config}", "--num_train_epochs=6")
+    succeeded(run(toy, tmp_path / "alone", *student))
+    # The vectors' squared errors are small numbers beside the ranking loss: --alpha_soft=10.
+    succeeded(run(toy, tmp_path / "distilled", *student, f"--teacher_checkpoint={teacher}",
+                  "--alpha_soft=10", "--alpha_hard=1"))
+
+    alone, distilled = (float(eval_results(tmp_path / name / "best" / "eval_results.txt")
+                              ["mrr_at_10"]) for name in ("alone", "distilled"))
+    assert alone < 0.4 and distilled >= alone + 0.4, (alone, distilled)
+    assert (tmp_path / "distilled" / "best" / "sentence_encoder.json").exists()

@@ -145,15 +145,15 @@ def test_evaluate_ranks_the_dev_positives_by_cosine():
         SentenceEmbeddingTask().evaluate(dict(outputs, pair_index=np.array([0, 2, 1])), records)
 
 
-def test_prediction_writes_the_metrics_and_each_querys_top_10(tmp_path):
+def test_prediction_gives_the_metrics_and_writes_each_querys_top_10(tmp_path):
     pairs = [Pair("a", "x", None, 1), Pair("b", "y", None, 2)]
     embeddings = np.array([[[1, 0], [1, 0.1]], [[0, 1], [0.1, 1]]], np.float32)
     records = Records("unused", {}, 2, 2, "dev.tsv", examples=pairs)
-    scores = SentenceEmbeddingTask().write_predictions(
-        {"embeddings": embeddings, "pair_index": np.arange(2)}, records, str(tmp_path), 7)
+    task = SentenceEmbeddingTask()
+    scores = task.write_predictions(
+        {"embeddings": embeddings, "pair_index": np.arange(2)}, records, str(tmp_path))
     assert scores["mrr_at_10"] == 1.0
-    results = (tmp_path / "retrieval_results.txt").read_text()
-    assert "mrr_at_10 = 1.0" in results and "global_step = 7" in results
+    assert task.results_file == "retrieval_results.txt"  # where the run writes them
     lines = (tmp_path / "retrieval_rankings.tsv").read_text().splitlines()
     assert lines[0] == "query\trank\tcosine\trelevant\tdocument"
     assert [line.split("\t")[:2] + line.split("\t")[3:] for line in lines[1:]] == [
@@ -168,9 +168,21 @@ def test_task_settings_are_checked_and_recorded_for_the_export():
     task = SentenceEmbeddingTask("cls", 20.0, 64)
     assert task.serving_spec()["export_type"] == "sentence_encoder"
     assert '"pooling": "cls"' in task.files()["sentence_encoder.json"]
-    assert task.soft_targets(None, {}) == {}
-    with pytest.raises(ValueError, match="--export_type=sentence_encoder"):
-        task.serving_module(None, None, None)
+
+
+def test_a_distillation_matches_every_real_texts_vector():
+    """The soft target: each real text's vector (a missing hard negative left out), matched by
+    mean squared error over its dimensions, averaged over the global batch's real texts."""
+    mask = np.zeros((2, 3, 4), np.int32)
+    mask[:, :2, :2] = 1
+    mask[0, 2, :3] = 1  # the first pair's hard negative; the second has none
+    features = {"input_word_ids": mask, "input_mask": mask}
+    task = SentenceEmbeddingTask()
+    vectors = np.arange(2 * 3 * 5, dtype=np.float32).reshape(2, 3, 5)
+    target = task.soft_targets({"embeddings": vectors}, features)["embeddings"]
+    assert target.kind == "vector" and target.normalizer == "texts"
+    np.testing.assert_array_equal(target.weights, [[1, 1, 1], [1, 1, 0]])
+    assert float(task.normalizers(features)["texts"]) == 5.0
 
 
 # ---- the model ----------------------------------------------------------------------------------

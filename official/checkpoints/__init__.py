@@ -20,15 +20,41 @@ import tensorflow as tf
 from official.checkpoints import tf1, tf2, training
 from official.checkpoints.errors import CheckpointError, CheckpointMismatchError
 from official.configs import BertConfig
-from official.modeling.encoder import BertEncoder
+from official.modeling.encoder import encoder_of
 
 # Config fields that shape training, not what the weights compute: a fine-tuning may change them.
 _TRAINING_ONLY_FIELDS = ("hidden_dropout_prob ", "attention_probs_dropout_prob ",
                          "initializer_range ")
 
-__all__ = ["CheckpointError", "CheckpointMismatchError", "folder_format",
-           "load_init_checkpoint", "read_config_and_weights", "read_weights",
-           "resolve_checkpoint", "weights_for"]
+CONFIG_FILE, VOCAB_FILE = "bert_config.json", "vocab.txt"  # beside a checkpoint, as released
+
+__all__ = ["CONFIG_FILE", "CheckpointError", "CheckpointMismatchError", "VOCAB_FILE", "beside",
+           "config_beside", "folder_format", "load_init_checkpoint", "read_config_and_weights",
+           "read_weights", "resolve_checkpoint", "weights_for"]
+
+
+def beside(path: str, name: str) -> str | None:
+    """The file `name` in the folder of the checkpoint `path` (a prefix, or a folder holding
+    checkpoints), None when there is none: where the original's releases, convert_checkpoint and
+    the training loop keep bert_config.json and vocab.txt."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    candidate = os.path.join(folder, name)
+    return candidate if os.path.isfile(candidate) else None
+
+
+def config_beside(path: str) -> tuple[str, BertConfig]:
+    """(file, config) of the bert_config.json beside the checkpoint `path`.
+
+    Raises:
+      CheckpointError: no such file (naming the checkpoint and the folder looked in).
+      ConfigError: the file is not a config.
+    """
+    config_file = beside(path, CONFIG_FILE)
+    if config_file is None:
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        raise CheckpointError(f"{path}: no {CONFIG_FILE} beside the checkpoint (in "
+                              f"{folder or '.'}); pass --bert_config_file")
+    return config_file, BertConfig.from_json_file(config_file)
 
 
 def resolve_checkpoint(path: str) -> str:
@@ -126,5 +152,5 @@ def load_init_checkpoint(path: str, model: keras.Model) -> None:
       CheckpointError: no readable checkpoint at `path`, or a folder config that differs.
       CheckpointMismatchError: its variables do not fit the model (names and shapes listed).
     """
-    config = (model if isinstance(model, BertEncoder) else model.encoder).config
+    config = encoder_of(model).config
     tf1.assign(model, weights_for(path, config), source=path)

@@ -29,7 +29,8 @@ from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
 
-CONFIG_FILE, VOCAB_FILE, CHECKPOINT_NAME = "bert_config.json", "vocab.txt", "bert_model.ckpt"
+CONFIG_FILE, VOCAB_FILE = checkpoints.CONFIG_FILE, checkpoints.VOCAB_FILE
+CHECKPOINT_NAME = "bert_model.ckpt"
 _ADAPTER_WEIGHTS = "/adapters/weights1"  # [hidden, units]
 
 
@@ -39,13 +40,6 @@ class Bundle:
     config: BertConfig
     weights: tf1.Weights
     vocab_file: str | None = None
-
-
-def _beside(path: str, filename: str) -> str | None:
-    """`filename` in the directory `path` or in the directory of checkpoint prefix `path`."""
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
-    candidate = os.path.join(directory, filename)
-    return candidate if os.path.isfile(candidate) else None
 
 
 def read(input_format: str, path: str, bert_config_file: str | None = None,
@@ -58,7 +52,7 @@ def read(input_format: str, path: str, bert_config_file: str | None = None,
 def _read_checkpoint(input_format: str, path: str, bert_config_file: str | None,
                      vocab_file: str | None) -> Bundle:
     prefix = checkpoints.resolve_checkpoint(path)  # a missing checkpoint is named first
-    bert_config_file = bert_config_file or _beside(path, CONFIG_FILE)
+    bert_config_file = bert_config_file or checkpoints.beside(path, CONFIG_FILE)
     if not bert_config_file:
         raise CheckpointError(f"{path}: no {CONFIG_FILE} beside the checkpoint; "
                               "pass --bert_config_file")
@@ -69,7 +63,7 @@ def _read_checkpoint(input_format: str, path: str, bert_config_file: str | None,
         raise CheckpointError(f"{path}: a {'tf2' if found else 'tf1'} checkpoint, "
                               f"not {input_format}")
     return Bundle(BertConfig.from_json_file(bert_config_file), weights,
-                  vocab_file or _beside(path, VOCAB_FILE))
+                  vocab_file or checkpoints.beside(path, VOCAB_FILE))
 
 
 def _read_tf1(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:

@@ -15,11 +15,11 @@ flags override both.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 
-from official.atomic_files import open_atomically
+from official import records
 from official.checkpoints.errors import CheckpointError
+from official.modeling.sentence_pooling import POOLINGS
 
 RECORD_FILE = "sentence_encoder.json"
 MODULES_FILE = "modules.json"
@@ -32,14 +32,17 @@ _POOLING_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": 
 @dataclasses.dataclass(frozen=True)
 class SentenceSettings:
     """pooling (mean, cls, max), normalize (unit-length vectors), max_seq_length; None: not
-    said (the default, or what another source says)."""
+    said (the default, or what another source says). Its record is `records.to_json` of it."""
     pooling: str | None = None
     normalize: bool | None = None
     max_seq_length: int | None = None
 
-    def to_json(self) -> str:
-        """The text of a `sentence_encoder.json` record."""
-        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
+    def __post_init__(self):
+        if self.pooling is not None and self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got "
+                             f"{self.pooling!r}")
+        if self.max_seq_length is not None and self.max_seq_length < 2:
+            raise ValueError(f"max_seq_length must be at least 2, got {self.max_seq_length}")
 
     def over(self, other: SentenceSettings | None) -> SentenceSettings:
         """These settings, with `other`'s where these say nothing."""
@@ -49,12 +52,16 @@ class SentenceSettings:
                                   zip(dataclasses.astuple(self), dataclasses.astuple(other))))
 
 
+# What a text's vector is when nothing says otherwise: sentence-transformers' mean pooling, not
+# normalised, rows of 128 tokens.
+DEFAULT_SETTINGS = SentenceSettings("mean", False, 128)
+
+
 def _json(path: str) -> object:
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise CheckpointError(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from None
+        return records.read_json(path)
+    except ValueError as e:
+        raise CheckpointError(str(e)) from None
 
 
 def read_folder(directory: str) -> SentenceSettings | None:
@@ -90,21 +97,20 @@ def read_folder(directory: str) -> SentenceSettings | None:
 
 
 def read_record(directory: str) -> SentenceSettings | None:
-    """The `sentence_encoder.json` a conversion wrote in `directory`; None if none."""
-    path = os.path.join(directory, RECORD_FILE)
-    if not os.path.isfile(path):
-        return None
-    values = _json(path)
+    """The `sentence_encoder.json` a conversion or a run wrote in `directory`; None if none.
+
+    Raises:
+      CheckpointError: the file is not such a record (naming the file and the field).
+    """
     try:
-        return SentenceSettings(**values)
-    except TypeError as e:
-        raise CheckpointError(f"{path}: not a sentence-encoder record ({e})") from None
+        return records.read(os.path.join(directory, RECORD_FILE), SentenceSettings)
+    except ValueError as e:
+        raise CheckpointError(str(e)) from None
 
 
 def write_record(directory: str, settings: SentenceSettings) -> str:
     path = os.path.join(directory, RECORD_FILE)
-    with open_atomically(path) as f:
-        f.write(settings.to_json())
+    records.write(path, settings)
     return path
 
 

@@ -29,7 +29,7 @@ import tensorflow as tf
 from absl import logging
 
 from official.checkpoints.errors import CheckpointMismatchError
-from official.modeling.encoder import BertEncoder
+from official.modeling.encoder import BertEncoder, encoder_of
 
 Weights = dict[str, np.ndarray]
 
@@ -151,17 +151,13 @@ def _head_entries(model: keras.Model) -> dict[str, dict[str, _Entry]]:
     return heads
 
 
-def _encoder_of(model: keras.Model) -> BertEncoder:
-    return model if isinstance(model, BertEncoder) else model.encoder
-
-
 def original_names(model: keras.Model) -> dict[str, keras.Variable]:
     """{original name: the Keras variable holding it} for the encoder and pretraining heads.
 
     The fused QKV kernel and bias each appear under three names (query, key, value). The
     optimiser uses this to apply the original's weight-decay exclusions, which match on names.
     """
-    entries = dict(_encoder_entries(_encoder_of(model)))
+    entries = dict(_encoder_entries(encoder_of(model)))
     for head in _head_entries(model).values():
         entries.update(head)
     return {name: entry.variable for name, entry in entries.items()}
@@ -169,7 +165,7 @@ def original_names(model: keras.Model) -> dict[str, keras.Variable]:
 
 def weights_of(model: keras.Model) -> Weights:
     """The model's encoder (and pretraining heads, if any) under the original names."""
-    entries = dict(_encoder_entries(_encoder_of(model)))
+    entries = dict(_encoder_entries(encoder_of(model)))
     for head in _head_entries(model).values():
         entries.update(head)
     weights = {}
@@ -194,7 +190,7 @@ def assign(model: keras.Model, weights: Weights, source: str) -> None:
     Raises:
       CheckpointMismatchError: naming `source` and listing the offending names and shapes.
     """
-    entries = dict(_encoder_entries(_encoder_of(model)))
+    entries = dict(_encoder_entries(encoder_of(model)))
     checked_prefixes = [ENCODER_PREFIX]
     for prefix, head in _head_entries(model).items():
         if any(name.startswith(prefix) for name in weights):

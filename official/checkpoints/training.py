@@ -33,13 +33,13 @@ import keras
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
+from official import checkpoints
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
 
-CONFIG_FILE = "bert_config.json"
 TRAINED_ENCODER = "encoder_trained"  # the root of an adapted encoder's trained variables
 _OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
@@ -145,15 +145,17 @@ def assert_matched(status, prefix: str) -> None:
 
 def is_training_checkpoint(prefix: str) -> bool:
     """True for a checkpoint written by the training loop (its encoder is a root object)."""
-    return _has_root(prefix, "encoder")
+    return has_root(prefix, "encoder")
 
 
 def is_peft_checkpoint(prefix: str) -> bool:
     """True for a parameter-efficient run's checkpoint (an `encoder_trained` root)."""
-    return _has_root(prefix, TRAINED_ENCODER)
+    return has_root(prefix, TRAINED_ENCODER)
 
 
-def _has_root(prefix: str, name: str) -> bool:
+def has_root(prefix: str, name: str) -> bool:
+    """True when the object-based checkpoint at `prefix` has a root object `name` (read from its
+    object graph, not from variable names: see `saved_heads`)."""
     graph = _object_graph(prefix)
     return graph is not None and any(child.local_name == name
                                      for child in graph.nodes[0].children)
@@ -165,11 +167,8 @@ def read(prefix: str) -> tf1.Weights:
     Raises:
       CheckpointError: no bert_config.json beside the checkpoint, or the checkpoint does not fit it.
     """
-    config_path = os.path.join(os.path.dirname(prefix), CONFIG_FILE)
-    if not os.path.exists(config_path):
-        raise CheckpointError(f"{prefix}: a training checkpoint needs the {CONFIG_FILE} written "
-                              f"beside it, and {config_path} does not exist")
-    encoder = build_encoder(BertConfig.from_json_file(config_path))
+    config_path, config = checkpoints.config_beside(prefix)
+    encoder = build_encoder(config)
     has_pretraining_heads = "masked_lm" in saved_heads(prefix)
     model = BertPretrainer(encoder) if has_pretraining_heads else encoder
     heads = ({"masked_lm": model.masked_lm, "next_sentence": model.next_sentence}

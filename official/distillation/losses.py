@@ -2,6 +2,8 @@
 
     soft_cross_entropy   T^2 * -sum_c softmax(t/T)_c log softmax(s/T)_c per row (Hinton et al.)
     squared_error        (s - t)^2 per row: a regression's soft target is the teacher's score
+    mean_squared_error   mean over the last axis of (s - t)^2 per row: a vector's (a sentence
+                         encoder's), as sentence-transformers' MSELoss
     hidden_mse           mean over the teacher's width of (proj(h_s) - h_t)^2, summed over real
                          tokens and mapped layers
     attention_kl         KL(teacher || student) of each head's attention over the keys, summed
@@ -45,6 +47,19 @@ def squared_error(student_scores: tf.Tensor, teacher_scores: tf.Tensor,
     return tf.reduce_sum(weights * tf.square(difference))
 
 
+def mean_squared_error(student: tf.Tensor, teacher: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
+    """sum over rows of weights * mean over the last axis of (student - teacher)^2.
+
+    Args:
+      student, teacher: float [..., dims], the same shape.
+      weights: float32 [...], the rows that count.
+    Returns a float32 scalar sum (divide by the weights' sum for the mean over rows and dims).
+    """
+    difference = tf.cast(student, tf.float32) - tf.stop_gradient(tf.cast(teacher, tf.float32))
+    return tf.reduce_sum(tf.cast(weights, tf.float32)
+                         * tf.reduce_mean(tf.square(difference), axis=-1))
+
+
 def hidden_mse(student_layers: Sequence[tf.Tensor], teacher_layers: Sequence[tf.Tensor],
                token_mask: tf.Tensor) -> tf.Tensor:
     """sum over layer pairs and real tokens of the mean squared difference over the width.
@@ -55,12 +70,9 @@ def hidden_mse(student_layers: Sequence[tf.Tensor], teacher_layers: Sequence[tf.
       token_mask: [batch, seq_len], 1 for real tokens, 0 for padding.
     Returns a float32 scalar sum (divide by real tokens x layers for the mean).
     """
-    mask = tf.cast(token_mask, tf.float32)
     total = tf.constant(0.0)
     for student, teacher in zip(student_layers, teacher_layers, strict=True):
-        difference = (tf.cast(student, tf.float32)
-                      - tf.stop_gradient(tf.cast(teacher, tf.float32)))
-        total += tf.reduce_sum(mask * tf.reduce_mean(tf.square(difference), axis=-1))
+        total += mean_squared_error(student, teacher, token_mask)
     return total
 
 

@@ -1,10 +1,10 @@
 """The teacher, the student, and the one model that trains the student beside the teacher.
 
-    teacher_config(path) -> (file, config)
-                        the bert_config.json beside a fine-tuning's checkpoint
-    load_teacher(path, build_model, dtype) -> (model, config)
-                        a fine-tuned model as its output_dir holds it (best/ when kept; a
-                        parameter-efficient run on its base), frozen, with its dropout off
+    load_teacher(teacher, build_model, dtype) -> (model, config)
+                        the teacher as the task's model, frozen, with its dropout off: a
+                        fine-tuned model (a parameter-efficient run on its base); any
+                        checkpoint's encoder for a model without heads (a sentence encoder);
+                        any checkpoint with a masked-LM head for a pretrainer
     copy_teacher_layers(student, teacher, layers)
                         the student made of the teacher: embeddings, the listed layers, pooler
                         and task heads copied bit for bit (DistilBERT's initialisation)
@@ -22,62 +22,56 @@ no optimiser slots) and never saved in the student's checkpoints: a run reloads 
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Callable, Sequence
 
 import keras
 
 from official import checkpoints
-from official.checkpoints import tf1
+from official.checkpoints import finetuned, tf1, training
 from official.checkpoints.errors import CheckpointError
-from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
-from official.export.restoring import restore_finetuned
 from official.modeling import initializers
 from official.modeling.encoder import BertEncoder, build_encoder
+from official.modeling.models import BertPretrainer
 from official.peft import artifact
 
 
-def teacher_config(path: str, pretrained: bool = False) -> tuple[str, BertConfig]:
-    """(the file, the config) of the fine-tuned model at `path` (an output_dir, its best/, or
-    a checkpoint prefix in one) or, `pretrained`, of a pretraining checkpoint (the original's
-    release, run_pretraining's output_dir): the bert_config.json beside its checkpoint.
+def load_teacher(teacher: str | finetuned.Source,
+                 build_model: Callable[[BertEncoder], keras.Model],
+                 dtype=None) -> tuple[keras.Model, BertConfig]:
+    """The teacher (resolved once by `finetuned.resolve_source`, or its path: a fine-tuning
+    output_dir, best/ when kept; a checkpoint; a folder with its own config) as the model
+    `build_model`
+    (the task's) makes of its config, its weights loaded, dropout off and frozen; and its
+    config. A `BertPretrainer` (general distillation) reads any checkpoint with a masked-LM
+    head; a model without heads (a sentence encoder) any checkpoint's encoder; any other model a
+    fine-tuning output of its task.
 
     Raises:
-      CheckpointError: no checkpoint there, or no bert_config.json beside it.
+      CheckpointError: a checkpoint without this task's head, or without a masked-LM head for a
+        pretrainer.
     """
-    prefix = (checkpoints.resolve_checkpoint(path) if pretrained
-              else artifact.find_run(path)[0])
-    config_path = os.path.join(os.path.dirname(prefix), CONFIG_FILE)
-    if not os.path.isfile(config_path):
-        raise CheckpointError(f"{prefix}: the teacher's {CONFIG_FILE} is not beside it "
-                              f"({config_path})")
-    return config_path, BertConfig.from_json_file(config_path)
-
-
-def load_teacher(path: str, build_model: Callable[[BertEncoder], keras.Model], dtype=None,
-                 pretrained: bool = False) -> tuple[keras.Model, BertConfig]:
-    """The model at `path` (see `teacher_config`), built by `build_model` (the task's), its
-    weights loaded, dropout off and frozen; and its config. `pretrained`: a `BertPretrainer`
-    (general distillation), read from any pretraining checkpoint with a masked-LM head.
-
-    Raises:
-      CheckpointError: what `teacher_config` raises; a checkpoint without this task's head.
-    """
-    _, config = teacher_config(path, pretrained)
-    inference = dataclasses.replace(config, hidden_dropout_prob=0.0,
+    if isinstance(teacher, str):
+        teacher = finetuned.resolve_source(teacher)
+    inference = dataclasses.replace(teacher.config, hidden_dropout_prob=0.0,
                                     attention_probs_dropout_prob=0.0)
-    teacher = build_model(build_encoder(inference, dtype=dtype))
-    if pretrained:
-        weights = checkpoints.weights_for(path, config)
+    model = build_model(build_encoder(inference, dtype=dtype))
+    checkpoint = teacher.checkpoint
+    trained_here = checkpoint is not None and (
+        checkpoint.is_partial or training.is_training_checkpoint(checkpoint.prefix))
+    if isinstance(model, BertPretrainer):
+        weights = checkpoints.weights_for(teacher.weights, teacher.config)
         if not any(name.startswith(tf1.MASKED_LM_PREFIX) for name in weights):
-            raise CheckpointError(f"{path} has no masked-LM head ({tf1.MASKED_LM_PREFIX}*): a "
-                                  "pretraining distillation's teacher gives its predictions")
-        tf1.assign(teacher, weights, source=path)
+            raise CheckpointError(f"{teacher.path} has no masked-LM head "
+                                  f"({tf1.MASKED_LM_PREFIX}*): a pretraining distillation's "
+                                  "teacher gives its predictions")
+        tf1.assign(model, weights, source=teacher.path)
+    elif model.checkpoint_items["heads"] or trained_here:
+        artifact.restore(model, checkpoint or finetuned.resolve(teacher.path))
     else:
-        restore_finetuned(teacher, path)
-    teacher.trainable = False
-    return teacher, config
+        checkpoints.load_init_checkpoint(teacher.weights, model)
+    model.trainable = False
+    return model, teacher.config
 
 
 def copy_teacher_layers(student: keras.Model, teacher: keras.Model,
@@ -86,20 +80,23 @@ def copy_teacher_layers(student: keras.Model, teacher: keras.Model,
     to the teacher's weights.
 
     Raises:
-      ValueError: a teacher with adapters or LoRA (its layers are not plain BERT layers: merge
-        it first, convert_checkpoint --peft_checkpoint).
+      ValueError: a teacher whose layers are not plain BERT layers (a parameter-efficient run
+        with adapters or LoRA: merge it first, convert_checkpoint --peft_checkpoint).
     """
-    if teacher.encoder.adapted:
-        raise ValueError("--student_layers copies the teacher's layers, and this teacher is a "
-                         "parameter-efficient run: merge it into a checkpoint first "
-                         "(convert_checkpoint --peft_checkpoint) and fine-tune from that, or "
-                         "give the student its own --student_bert_config_file")
+    plain = student.encoder.transformer_layers[0]
+    if any(len(layer.weights) != len(plain.weights)
+           for layer in teacher.encoder.transformer_layers):
+        raise ValueError(f"--student_layers copies the teacher's layers, and this teacher's "
+                         f"have variables a BERT layer has not ({teacher.encoder.adapted_by}): "
+                         "merge it into a checkpoint first (convert_checkpoint "
+                         "--peft_checkpoint) and fine-tune from that, or give the student its "
+                         "own --bert_config_file")
     pairs = [(student.encoder.embeddings, teacher.encoder.embeddings),
              (student.encoder.pooler, teacher.encoder.pooler)]
     pairs += [(student.encoder.transformer_layers[i], teacher.encoder.transformer_layers[j])
               for i, j in enumerate(layers)]
-    pairs += [(head, teacher.checkpoint_heads[name])
-              for name, head in student.checkpoint_heads.items()]
+    heads = teacher.checkpoint_items["heads"]
+    pairs += [(head, heads[name]) for name, head in student.checkpoint_items["heads"].items()]
     for target, source in pairs:
         for to, value in zip(target.weights, source.weights, strict=True):
             to.assign(value)
@@ -168,7 +165,7 @@ class DistillationModel(keras.Model):
     def checkpoint_items(self) -> dict:
         """The student's encoder and heads, and the projection a resumed run needs; never the
         teacher."""
-        heads = dict(self.student.checkpoint_heads)
+        heads = dict(self.student.checkpoint_items["heads"])
         if self.hidden_projection is not None:
             heads["hidden_projection"] = self.hidden_projection
         return {"encoder": self.student.encoder, "heads": heads}
@@ -184,8 +181,15 @@ def _view(model: keras.Model, layers: Sequence[int], hidden: bool, attention: bo
           last: bool, name: str) -> keras.Model:
     """A functional model on `model`'s layers: {"outputs": its outputs, "hidden_<i>": the
     output of its layer layers[i], "attention_<i>": that layer's attention probabilities,
-    "last": its last layer}."""
+    "last": its last layer}. A model not built as `encoder.forward` then heads (a sentence
+    encoder's pairs) is called whole: its outputs alone."""
     inputs = _inputs_like(model)
+    if not hasattr(model, "head_outputs"):
+        if hidden or attention or last:
+            raise ValueError(f"--alpha_hidden, --alpha_attention and --alpha_cos read the "
+                             f"encoder's layers under a task head; {type(model).__name__} is "
+                             "distilled by its outputs (--alpha_soft)")
+        return keras.Model(inputs, {"outputs": model(inputs)}, name=name)
     encoded = model.encoder.forward(
         inputs, per_layer_outputs=hidden, attention_probs=attention,
         last_layer_positions="all" if hidden or attention or last

@@ -1,11 +1,16 @@
 """`DistillationSettings`: what a distillation's flags say, checked before any data or model work.
 
-    --teacher_checkpoint       a fine-tuning output_dir (its best/ when kept) or a checkpoint in
-                               one; a parameter-efficient run is read with its base
+Every training entry point takes these flags; --teacher_checkpoint makes its run a distillation.
+
+    --teacher_checkpoint       a fine-tuning output_dir of the same task (its best/ when kept) or
+                               a checkpoint in one; a parameter-efficient run is read with its
+                               base; for a sentence encoder any checkpoint, a Hugging Face or
+                               sentence-transformers folder too; for run_pretraining any
+                               checkpoint with a masked-LM head
     --student_layers=0,2,4     the student is the teacher's embeddings, these layers (in this
                                order), pooler and head (DistilBERT's initialisation), or
-    --student_bert_config_file any size, initialised by --init_checkpoint (a pretrained compact
-                               BERT, as in Turc et al. 2019) or at random
+    --bert_config_file         the student of any size, initialised by --init_checkpoint (a
+                               pretrained compact BERT, as in Turc et al. 2019) or at random
     --temperature=T            the softmax temperature of the soft targets (default 2)
     --alpha_soft, --alpha_hard the weights of the soft loss (cross-entropy against the teacher's
                                probabilities at T, times T^2; squared error to the teacher's
@@ -17,8 +22,9 @@
     --alpha_cos                1 - cosine of the student's and the teacher's last layer, per real
                                token (DistilBERT; through the projection when the widths differ)
 
-General (pretraining) distillation takes DistilBERT's names: --alpha_ce is alpha_soft (over the
-masked positions' vocabulary), --alpha_mlm alpha_hard (the masked-LM loss alone).
+General (pretraining) distillation takes DistilBERT's names and defaults: --alpha_ce is
+alpha_soft (over the masked positions' vocabulary, default 5), --alpha_mlm alpha_hard (the
+masked-LM loss alone, default 2).
 
 Student layer i is matched to teacher layer `layer_map[i]`: the listed layers with
 --student_layers, otherwise every (L_teacher / L_student)-th layer, ending at the last (TinyBERT's
@@ -31,6 +37,11 @@ import dataclasses
 import math
 
 from official.configs import BertConfig
+from official.settings_parsing import int_list
+
+# The flags of the soft and hard weights: a fine-tuning's, and DistilBERT's for pretraining.
+_WEIGHT_FLAGS = {False: ("alpha_soft", "alpha_hard"), True: ("alpha_ce", "alpha_mlm")}
+_PRETRAINING_DEFAULTS = {"alpha_soft": 5.0, "alpha_hard": 2.0}  # DistilBERT's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,17 +85,33 @@ class DistillationSettings:
             raise ValueError("--student_layers names no layer")
 
     @classmethod
-    def from_flags(cls, teacher_checkpoint: str | None, student_layers: str | None,
-                   **losses: float) -> "DistillationSettings":
-        """The settings of the flags' values; `student_layers` as written ("0,2,4")."""
-        layers = None
-        if student_layers is not None:
-            try:
-                layers = tuple(int(part) for part in student_layers.split(","))
-            except ValueError:
-                raise ValueError(f"--student_layers={student_layers!r} is not a comma-separated "
-                                 "list of layer numbers") from None
-        return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers, **losses)
+    def from_flags(cls, teacher_checkpoint: str | None, student_layers: str | None = None,
+                   pretraining: bool = False, **values: float | None
+                   ) -> "DistillationSettings | None":
+        """The settings of the flags' values (None: not given), or None when no distillation is
+        asked for (no flag given). `student_layers` as written ("0,2,4"); `values` by field
+        name (alpha_soft, alpha_hard, temperature, ...); `pretraining` names the soft and hard
+        weights --alpha_ce and --alpha_mlm in messages and takes DistilBERT's defaults.
+
+        Raises:
+          ValueError: one line naming the flag (a distillation flag without
+            --teacher_checkpoint too).
+        """
+        soft, hard = _WEIGHT_FLAGS[pretraining]
+        given = {name: value for name, value in values.items() if value is not None}
+        if not teacher_checkpoint:
+            flags = ["--student_layers"] * (student_layers is not None) + [
+                "--" + {"alpha_soft": soft, "alpha_hard": hard, "alpha_cosine": "alpha_cos"}
+                .get(name, name) for name in given]
+            if flags:
+                raise ValueError(f"--teacher_checkpoint is needed: {', '.join(flags)} "
+                                 "distil a teacher into this run's model")
+            if teacher_checkpoint is None:
+                return None
+        layers = None if student_layers is None else int_list(student_layers, "--student_layers")
+        defaults = _PRETRAINING_DEFAULTS if pretraining else {}
+        return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers,
+                   **{**defaults, **given})
 
     def student_config(self, teacher: BertConfig) -> BertConfig:
         """The student's config when it is made of teacher layers: the teacher's with fewer.

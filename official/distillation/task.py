@@ -1,12 +1,15 @@
 """`DistillationTask`: any fine-tuning task, its student taught by a fine-tuned teacher.
 
-It is a `FinetuningTask` (official/tasks/base.py) wrapped around the task being distilled, so
-`finetuning.run` trains, evaluates, keeps best/ and predicts as for any task. What changes is the
-model (`DistillationModel`: student beside teacher) and the loss, a weighted sum of
+It is a `FinetuningTask` (official/tasks/base.py) wrapped around the task being distilled (by
+the distillation's adaptation, official/distillation/adaptation.py), so `finetuning.run` trains,
+evaluates, keeps best/ and predicts as for any task. What changes is the model
+(`DistillationModel`: student beside teacher) and the loss, a weighted sum of
 
     alpha_hard       the task's own loss on the labels
-    alpha_soft       the mean over the task's `soft_targets` of soft cross-entropy at temperature
-                     T (times T^2) against the teacher's, or squared error for a regression score
+    alpha_soft       the mean over the task's `soft_targets` of each one's match to the teacher's:
+                     soft cross-entropy at temperature T (times T^2) for a distribution, squared
+                     error for a regression's score, mean squared error for a vector (a sentence
+                     encoder's)
     alpha_hidden     hidden-state MSE per real token and mapped layer
     alpha_attention  attention KL per real query, head and mapped layer
     alpha_cosine     1 - cosine of the last layers per real token (DistilBERT)
@@ -14,7 +17,8 @@ model (`DistillationModel`: student beside teacher) and the loss, a weighted sum
 each normalised over the whole global batch as the task's loss is. Evaluation, prediction files,
 best/ and the export are the task's own, on the student alone: a distillation's output_dir is a
 fine-tuning output_dir of the student. Wrapped around the `PretrainingTask` (general
-distillation, official/training/pretraining.py) it is a pretraining output_dir of the student.
+distillation, official/training/pretraining.py) it trains the masked LM alone, as DistilBERT
+did, and its output_dir is a pretraining output_dir of the student.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ import keras
 import tensorflow as tf
 
 from official.distillation import losses
+from official.checkpoints.finetuned import Source
 from official.distillation.model import DistillationModel, copy_teacher_layers, load_teacher
 from official.distillation.settings import DistillationSettings
 from official.modeling.encoder import BertEncoder
-from official.modeling.models import BertPretrainer
 from official.tasks.base import FinetuningTask, Records
+from official.tasks.pretraining import PretrainingTask
 
 _TOKENS = "distillation_tokens"  # real tokens: the hidden and attention losses' denominator
 
@@ -38,15 +43,26 @@ class DistillationTask:
     """`task` distilled from the teacher `settings.teacher_checkpoint` names.
 
     Args:
-      task: the task being distilled (ClassificationTask, SquadTask, NerTask; PretrainingTask
-        for general distillation, whose teacher is any checkpoint with a masked-LM head).
+      task: the task being distilled (any fine-tuning task; PretrainingTask for general
+        distillation, whose teacher is any checkpoint with a masked-LM head: its next-sentence
+        loss is dropped).
       settings: the losses, their weights and the student's make-up.
+      teacher: settings.teacher_checkpoint resolved (`finetuned.resolve_source`); None resolves
+        it when the model is built.
     """
 
-    def __init__(self, task: FinetuningTask, settings: DistillationSettings):
+    def __init__(self, task: FinetuningTask, settings: DistillationSettings,
+                 teacher: Source | None = None):
+        if isinstance(task, PretrainingTask):
+            task = PretrainingTask(next_sentence=False)
         self.task = task
         self.settings = settings
+        self.teacher = teacher
         self._layers = self._heads = 0  # the layer map's length and the heads: build_model's
+
+    @property
+    def results_file(self) -> str | None:
+        return self.task.results_file
 
     @property
     def best_metric(self) -> str:
@@ -62,13 +78,13 @@ class DistillationTask:
 
         Raises:
           ValueError: a teacher that does not fit (another task's head, a missing checkpoint),
-            a student of another vocabulary, or an attention loss across different head counts.
+            a student of another vocabulary or whose outputs are shaped otherwise (a sentence
+            encoder of another width), or an attention loss across different head counts.
         """
         settings = self.settings
         student = self.task.build_model(encoder)
-        teacher, teacher_config = load_teacher(
-            settings.teacher_checkpoint, self.task.build_model, encoder.dtype_policy,
-            pretrained=isinstance(student, BertPretrainer))
+        teacher, teacher_config = load_teacher(self.teacher or settings.teacher_checkpoint,
+                                               self.task.build_model, encoder.dtype_policy)
         config = encoder.config
         if config.vocab_size != teacher_config.vocab_size:
             raise ValueError(f"the student's vocab_size {config.vocab_size} is not the "
@@ -79,6 +95,12 @@ class DistillationTask:
             raise ValueError(f"--alpha_attention matches heads one to one, and the student has "
                              f"{config.num_attention_heads} attention heads, the teacher "
                              f"{teacher_config.num_attention_heads}")
+        shapes = [keras.tree.map_structure(lambda t: tuple(t.shape), model.output)
+                  for model in (student, teacher)]
+        if shapes[0] != shapes[1]:
+            raise ValueError(f"the student's outputs {shapes[0]} are not shaped as the "
+                             f"teacher's {shapes[1]}: a teacher of another task, or a sentence "
+                             "encoder of another hidden_size")
         layer_map = settings.layer_map(config.num_hidden_layers, teacher_config.num_hidden_layers)
         self._layers, self._heads = len(layer_map), config.num_attention_heads
         if settings.student_layers is not None:
@@ -108,8 +130,10 @@ class DistillationTask:
         soft = tf.constant(0.0)
         for name, target in student_targets.items():
             teacher = teacher_targets[name]
-            if target.regression:
+            if target.kind == "score":
                 total = losses.squared_error(target.logits, teacher.logits, target.weights)
+            elif target.kind == "vector":
+                total = losses.mean_squared_error(target.logits, teacher.logits, target.weights)
             else:
                 total = losses.soft_cross_entropy(target.logits, teacher.logits, target.weights,
                                                   s.temperature)
@@ -156,17 +180,14 @@ class DistillationTask:
     def evaluate(self, outputs: Mapping, records: Records) -> dict[str, float]:
         return self.task.evaluate(outputs, records)
 
-    def write_predictions(self, outputs: Mapping, records: Records, output_dir: str | None,
-                          step: int) -> dict[str, float]:
-        return self.task.write_predictions(outputs, records, output_dir, step)
+    def write_predictions(self, outputs: Mapping, records: Records,
+                          output_dir: str | None) -> dict[str, float]:
+        return self.task.write_predictions(outputs, records, output_dir)
 
     def serving_spec(self) -> dict:
         return self.task.serving_spec()
 
-    def files(self) -> dict[str, str]:
+    def files(self) -> dict[str, str | None]:
         """The task's own records (a classifier's long_documents.json): the student reads
         documents as the task does."""
-        return self.task.files() if hasattr(self.task, "files") else {}
-
-    def serving_module(self, model: keras.Model, tokenizer, options) -> tf.Module:
-        return self.task.serving_module(model, tokenizer, options)
+        return self.task.files()

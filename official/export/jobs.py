@@ -19,8 +19,10 @@
 A parameter-efficient run (official/peft) exports as any other run: `init_checkpoint` is the
 run (its record names its base), or the base with the run as `peft_checkpoint`.
 
-A fine-tuning task's export is its own: the model its `build_model` makes, loaded from the
-fine-tuning output (best/ when kept), in the module its `serving_module` makes.
+A fine-tuning task's export is built from its serving spec (the task's `serving_spec()`, which a
+PEFT run records; else the one the flags say) by its entry in `TASK_SERVING`: the model the
+task's `build_model` makes, loaded from the fine-tuning output (best/ when kept), in its serving
+module. The tasks themselves know nothing of serving.
 
 The task's labels come with the options (the entry point reads them from data_prep: the
 library does not import it).
@@ -29,7 +31,6 @@ library does not import it).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from typing import Callable, Sequence
 
@@ -37,25 +38,23 @@ import keras
 import tensorflow as tf
 
 from official import checkpoints
-from official.checkpoints import sentence_transformers
-from official.checkpoints.errors import CheckpointError
+from official.checkpoints import finetuned, sentence_transformers
 from official.checkpoints.sentence_transformers import SentenceSettings
-from official.checkpoints.training import CONFIG_FILE
 from official.configs import BertConfig
 from official.export import multitask, restoring, saving
+from official.export.classifier import ClassifierExport
 from official.export.encoder import HubEncoder
+from official.export.ner import NerExport
 from official.export.preprocessing import BertPreprocessor
 from official.export.sentence_encoder import SentenceEncoderExport
+from official.export.squad import SquadExport
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSentenceEncoder
 from official.output_paths import check_output_dir
-from official.training import output_dir
-from official.peft import artifact, merging
-from official.peft.settings import LORA
-from official.tasks import long_doc_settings
+from official.peft import artifact, merging, methods
 from official.tasks.base import FinetuningTask
 from official.tasks.classification import ClassificationTask
-from official.tasks.long_doc_settings import LongDocSettings
+from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
 from official.tasks.ner import NerTask
 from official.tasks.squad import SquadTask
 from official.tasks.squad_settings import SquadSettings
@@ -115,17 +114,14 @@ def _config(options: ExportOptions, weights: str | None = None) -> BertConfig:
     path = options.bert_config_file
     weights = weights or options.peft_checkpoint or options.init_checkpoint
     if path is None and weights:
-        directory = weights if os.path.isdir(weights) else os.path.dirname(weights)
-        path = os.path.join(directory, CONFIG_FILE)
-        if not os.path.exists(path):
-            raise ValueError(f"no --bert_config_file given and no {CONFIG_FILE} beside "
-                             f"{weights}")
+        path = checkpoints.beside(weights, checkpoints.CONFIG_FILE)
+        if path is None:
+            raise ValueError(f"no --bert_config_file given and no {checkpoints.CONFIG_FILE} "
+                             f"beside {weights}")
     if path is None:
         raise ValueError(f"export_type={options.export_type} needs --bert_config_file")
     config = BertConfig.from_json_file(path)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"max_seq_length={options.max_seq_length} is more than the "
-                         f"max_position_embeddings={config.max_position_embeddings} of {path}")
+    config.check_seq_length(options.max_seq_length, path, flag="max_seq_length")
     vocab.check_fits(options.vocab_file, config.vocab_size, path)
     return config
 
@@ -148,92 +144,135 @@ def _encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     return HubEncoder(encoder, tokenizer, pretrainer)
 
 
-def _classifier_task(options: ExportOptions) -> ClassificationTask:
-    """The classifier, reading documents as options.long_doc, else as the run recorded."""
-    long_doc = options.long_doc
-    run = options.peft_checkpoint or options.init_checkpoint
-    if long_doc is None and run:
-        try:
-            long_doc = long_doc_settings.read_record(
-                os.path.dirname(output_dir.finetuned_checkpoint(run)))
-        except CheckpointError:
-            pass  # no checkpoint: restoring says so, naming the path
-    return ClassificationTask(None, options.labels, long_doc=long_doc or LongDocSettings())
-
-
 def _sentence_encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     """Any checkpoint's encoder pooled into sentence vectors; a Hugging Face folder's own
     config.json is its config."""
     if not options.init_checkpoint:
         raise ValueError("export_type=sentence_encoder needs --init_checkpoint")
     settings = options.sentence.over(sentence_transformers.settings_of(options.init_checkpoint))
-    settings = settings.over(SentenceSettings("mean", False, 128))
+    settings = settings.over(sentence_transformers.DEFAULT_SETTINGS)
     config = checkpoints.read_config_and_weights(options.init_checkpoint)[0]
     if config is None:
         config = _config(dataclasses.replace(options, max_seq_length=settings.max_seq_length))
-    elif settings.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"max_seq_length={settings.max_seq_length} is more than the "
-                         f"max_position_embeddings={config.max_position_embeddings} of "
-                         f"{options.init_checkpoint}")
+    else:
+        config.check_seq_length(settings.max_seq_length, options.init_checkpoint,
+                                flag="max_seq_length")
     encoder, _ = restoring.pretrained_encoder(config, options.init_checkpoint)
     model = BertSentenceEncoder(encoder, settings.pooling, settings.normalize)
     return SentenceEncoderExport(model, tokenizer, settings.max_seq_length, options.jit_compile)
 
 
-def _ner_task(options: ExportOptions) -> NerTask:
-    if not options.labels:
-        raise ValueError("export_type=ner needs the tag set (labels)")
-    return NerTask(options.labels)
+# ---- the exports of fine-tuning tasks, from their serving specs ----------------------------------
+
+def _long_doc(spec: dict) -> LongDocSettings:
+    return LongDocSettings(**spec.get("long_doc", {}))
 
 
-# A fine-tuning export type -> its task, from the options (labels, SQuAD settings).
-_TASKS: dict[str, Callable[[ExportOptions], FinetuningTask]] = {
-    "classifier": _classifier_task,
-    "squad": lambda options: SquadTask(options.squad or SquadSettings()),
-    "ner": _ner_task,
+@dataclasses.dataclass(frozen=True)
+class TaskServing:
+    """How a fine-tuning task's export is built from its serving spec (`serving_spec()` with its
+    max_seq_length: official/tasks/base.py).
+
+    Attributes:
+      task: the task of a spec, whose `build_model` makes the model the run trained.
+      module: (the fine-tuned model, tokenizer, spec, options) -> the module serving raw text.
+    """
+    task: Callable[[dict], FinetuningTask]
+    module: Callable[[keras.Model, FullTokenizer, dict, "ExportOptions"], tf.Module]
+
+
+# A fine-tuning export type -> how its task and serving module are built: adding a task's export
+# is its module in official/export/ and an entry here.
+TASK_SERVING: dict[str, TaskServing] = {
+    "classifier": TaskServing(
+        task=lambda spec: ClassificationTask(spec.get("task_name"), spec["labels"],
+                                             pair=spec.get("pair", False),
+                                             long_doc=_long_doc(spec)),
+        # Text (pairs) -> probabilities and label, documents read as the run read them;
+        # --jit_compile compiles the model's part with XLA.
+        module=lambda model, tokenizer, spec, options: ClassifierExport(
+            model, tokenizer, spec["labels"], spec["max_seq_length"], spec.get("pair", False),
+            options.jit_compile, _long_doc(spec), options.window_batch_size)),
+    "ner": TaskServing(
+        task=lambda spec: NerTask(spec["labels"]),
+        # Sentences -> entities with their character offsets.
+        module=lambda model, tokenizer, spec, options: NerExport(
+            model, tokenizer, spec["labels"], spec["max_seq_length"])),
+    "squad": TaskServing(
+        task=lambda spec: SquadTask(SquadSettings(**spec["squad"])),
+        # Question + context -> the best answer, its score and offsets.
+        module=lambda model, tokenizer, spec, options: SquadExport(
+            model, tokenizer, dataclasses.replace(SquadSettings(**spec["squad"]),
+                                                  max_seq_length=spec["max_seq_length"]))),
 }
 
 
-def _restored(task: FinetuningTask, config: BertConfig, run: str,
-              base: str | None) -> keras.Model:
-    """The task's model with the fine-tuned weights of `run` (a parameter-efficient run on
-    `base`, or on the base its record names)."""
+def _spec(options: ExportOptions) -> dict:
+    """The serving spec the flags say, as a fine-tuning task records it (a classifier's reading
+    of long documents from the flags, else from the run's long_documents.json)."""
+    spec: dict = {"export_type": options.export_type, "max_seq_length": options.max_seq_length}
+    if options.export_type == "squad":
+        spec["squad"] = dataclasses.asdict(options.squad or SquadSettings())
+    elif options.export_type == "ner":
+        if not options.labels:
+            raise ValueError("export_type=ner needs the tag set (labels)")
+        spec["labels"] = list(options.labels)
+    else:
+        spec.update(labels=None if options.labels is None else list(options.labels),
+                    pair=options.pair)
+        long_doc = options.long_doc
+        if long_doc is None:
+            run = finetuned.resolve(options.peft_checkpoint or options.init_checkpoint)
+            long_doc = run.record(RECORD_FILE, LongDocSettings)
+        if long_doc is not None:
+            spec["long_doc"] = dataclasses.asdict(long_doc)
+    return spec
+
+
+def _served(spec: dict, config: BertConfig, run: finetuned.Finetuned, base: str | None,
+            tokenizer: FullTokenizer, options: ExportOptions, pool: dict | None = None
+            ) -> tf.Module:
+    """The serving module of `spec`'s task with the fine-tuned weights of `run` (a
+    parameter-efficient run on `base`, or on the base its record names). A method that folds
+    (LoRA, BitFit) is served folded into a plain model: the speed of the base; adapters stay in
+    the graph. With `pool`, the frozen weights are shared with the models before it
+    (multitask)."""
+    serving = TASK_SERVING[spec["export_type"]]
+    task = serving.task(spec)
     model = task.build_model(build_encoder(config))
-    restoring.restore_finetuned(model, run, base)
-    return model
+    record = artifact.restore(model, run, base)
+    if pool is not None:
+        multitask.share_frozen(model, pool)
+    elif record is not None and methods.method_of(record.settings).fold is not None:
+        model = merging.merged_model(model, task.build_model(build_encoder(config)),
+                                     record.settings)
+    return serving.module(model, tokenizer, spec, options)
 
 
-def _finetuned(kind: str) -> Callable[[ExportOptions, FullTokenizer], tf.Module]:
-    """The export of a fine-tuning task: its model (`task.build_model`) with the fine-tuned
-    weights of options.init_checkpoint (or of options.peft_checkpoint on that base), in its
-    serving module (`task.serving_module`). A LoRA run is served with LoRA folded into the
-    base's matrices (official/peft/merging.py): the speed of the base; adapters stay in the
-    graph."""
-    def build(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
-        config = _model_config(options)
-        task = _TASKS[kind](options)
-        run = options.peft_checkpoint or options.init_checkpoint
-        model = _restored(task, config, run,
-                          options.init_checkpoint if options.peft_checkpoint else None)
-        _, record = artifact.find_run(run)
-        if record is not None and record.settings.method == LORA:
-            model = merging.merged_model(model, task.build_model(build_encoder(config)),
-                                         record.settings)
-        return task.serving_module(model, tokenizer, options)
-    return build
+def _finetuned(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
+    """The export of a fine-tuning task: its model with the fine-tuned weights of
+    options.init_checkpoint (or of options.peft_checkpoint on that base), in its serving
+    module."""
+    config = _model_config(options)
+    run = finetuned.resolve(options.peft_checkpoint or options.init_checkpoint)
+    return _served(_spec(options), config, run,
+                   options.init_checkpoint if options.peft_checkpoint else None, tokenizer,
+                   options)
 
 
-def _named_runs(entries: Sequence[str]) -> dict[str, tuple[str, artifact.PeftRecord]]:
-    """{signature name: (run path, its record)} of --peft_checkpoints entries ("PATH" or
-    "NAME=PATH"; a name defaults to the run's task name, lower-cased, [a-z0-9_] only)."""
-    runs: dict[str, tuple[str, artifact.PeftRecord]] = {}
+def _named_runs(entries: Sequence[str]
+                ) -> dict[str, tuple[str, finetuned.Finetuned, artifact.PeftRecord]]:
+    """{signature name: (run path, its checkpoint, its record)} of --peft_checkpoints entries
+    ("PATH" or "NAME=PATH"; a name defaults to the run's task name, lower-cased, [a-z0-9_]
+    only)."""
+    runs: dict[str, tuple[str, finetuned.Finetuned, artifact.PeftRecord]] = {}
     for entry in entries:
         name, _, path = entry.rpartition("=")
-        _, record = artifact.find_run(path)
+        run, record = artifact.find_run(path)
         if record is None:
             raise ValueError(f"--peft_checkpoints: {path} is not a parameter-efficient run (no "
                              f"{artifact.PEFT_FILE})")
-        if record.task.get("export_type") not in _TASKS or \
+        if record.task.get("export_type") not in TASK_SERVING or \
                 not isinstance(record.task.get("max_seq_length"), int):
             raise ValueError(f"--peft_checkpoints: {path}'s {artifact.PEFT_FILE} says no task "
                              f"an export can rebuild ({record.task}): export it alone, with "
@@ -243,11 +282,11 @@ def _named_runs(entries: Sequence[str]) -> dict[str, tuple[str, artifact.PeftRec
             raise ValueError(f"--peft_checkpoints: {path} needs a signature name of its own "
                              f"(its task is {record.task.get('task_name')!r}): write NAME={path}")
         first = next(iter(runs.values()), None)
-        if first is not None and record.base_fingerprint != first[1].base_fingerprint:
+        if first is not None and record.base_fingerprint != first[2].base_fingerprint:
             raise ValueError(f"--peft_checkpoints: {path} and {first[0]} were trained on "
                              f"different bases ({record.base_checkpoint}, "
-                             f"{first[1].base_checkpoint}): one SavedModel shares one base")
-        runs[name] = (path, record)
+                             f"{first[2].base_checkpoint}): one SavedModel shares one base")
+        runs[name] = (path, run, record)
     return runs
 
 
@@ -259,23 +298,18 @@ def _multitask(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
         raise ValueError("export_type=multitask needs --peft_checkpoints")
     pool: dict = {}
     exports = {}
-    for name, (path, record) in _named_runs(options.peft_checkpoints).items():
+    for name, (path, run, record) in _named_runs(options.peft_checkpoints).items():
         spec = record.task
-        task_options = dataclasses.replace(
-            options, export_type=spec["export_type"], labels=spec.get("labels"),
-            pair=spec.get("pair", False), max_seq_length=spec["max_seq_length"],
-            squad=SquadSettings(**spec["squad"]) if "squad" in spec else None,
-            long_doc=LongDocSettings(**spec.get("long_doc", {})))
-        task = _TASKS[spec["export_type"]](task_options)
-        model = _restored(task, _config(task_options, path), path, options.init_checkpoint)
-        multitask.share_frozen(model, pool)
-        exports[name] = task.serving_module(model, tokenizer, task_options)
+        config = _config(dataclasses.replace(options, max_seq_length=spec["max_seq_length"]),
+                         path)
+        exports[name] = _served(spec, config, run, options.init_checkpoint, tokenizer, options,
+                                pool)
     return multitask.MultiTaskExport(exports)
 
 
 # export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry.
 EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
-    **{kind: _finetuned(kind) for kind in _TASKS},
+    **{kind: _finetuned for kind in TASK_SERVING},
     "multitask": _multitask,
     "encoder": _encoder,
     "sentence_encoder": _sentence_encoder,
@@ -300,8 +334,8 @@ def _check_peft_flags(options: ExportOptions) -> None:
     if options.peft_checkpoints and options.export_type != "multitask":
         raise ValueError(f"--peft_checkpoints is for export_type=multitask, not "
                          f"{options.export_type} (one run: --peft_checkpoint)")
-    if options.peft_checkpoint and options.export_type not in _TASKS:
-        raise ValueError(f"--peft_checkpoint is for export_type {', '.join(_TASKS)}, not "
+    if options.peft_checkpoint and options.export_type not in TASK_SERVING:
+        raise ValueError(f"--peft_checkpoint is for export_type {', '.join(TASK_SERVING)}, not "
                          f"{options.export_type}")
 
 

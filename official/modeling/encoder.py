@@ -72,6 +72,9 @@ class BertEncoder(keras.Model):
             kernel_initializer=initializers.truncated_normal(initializer_range), dtype=dtype,
             name="pooler")
 
+        # The parameter-efficient method that froze the base weights (official/peft sets it).
+        self.adapted_by: str | None = None
+
         # Functional model: the Hub outputs, from `forward`, the one path through the layers.
         inputs = encoder_inputs()
         outputs = self.forward(inputs, per_layer_outputs=True)
@@ -136,15 +139,9 @@ class BertEncoder(keras.Model):
 
     @property
     def adapted(self) -> bool:
-        """True once adapters or LoRA were added to it (official/peft): its trainable variables
-        are then a parameter-efficient run's, and the rest is the base checkpoint's."""
-        projections = [self.pooler]
-        for block in self.transformer_layers:
-            if block.attention_adapter is not None:
-                return True
-            projections += [block.attention.qkv, block.attention.output_dense,
-                            block.intermediate_dense, block.output_dense]
-        return any(layer.lora_blocks for layer in projections)
+        """True once a parameter-efficient method (official/peft) froze its base: its trainable
+        variables are then the run's, and the rest is the base checkpoint's."""
+        return self.adapted_by is not None
 
     def get_config(self):
         config = super().get_config()
@@ -154,6 +151,12 @@ class BertEncoder(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def encoder_of(model: keras.Model) -> BertEncoder:
+    """The encoder of `model`: the model itself, or the `encoder` every model of
+    official/modeling/models.py is built on."""
+    return model if isinstance(model, BertEncoder) else model.encoder
 
 
 def build_encoder(config: BertConfig, dtype=None) -> BertEncoder:

@@ -1,11 +1,16 @@
-"""Parameter-efficient fine-tuning: Houlsby adapters and LoRA on a frozen encoder.
+"""Parameter-efficient fine-tuning: a frozen encoder, a few trained variables per task.
 
-    settings    PeftSettings: the method and its sizes, from the fine-tuning flags
-    methods     apply(model, settings): what is inserted, what trains
-    artifact    a run's record (peft_config.json: base fingerprint, task) and loading its base
-    adaptation  the fine-tuning run's adapt hook, and reconciling flags with an output_dir
-    merging     LoRA folded into the base's matrices (exports, convert_checkpoint)
+    method      what a method is (PeftMethod: settings, flags, insert, trains, fold) and the
+                settings every method shares (PeftSettings: train_pooler, the record's fields)
+    adapters    Houlsby adapters         lora    LoRA         bitfit    BitFit (bias terms)
+    methods     METHODS, the table (a new method is a module and one line there); from_flags;
+                apply(model, settings): what is inserted, what trains
+    artifact    a run's record (peft_config.json: base fingerprint, task), loading its base,
+                restoring any fine-tuning output
+    adaptation  the seam (official/adaptation.py): the run's adapt hook and record, and
+                reconciling the flags with an output_dir
+    merging     a run folded into the base's matrices (exports, convert_checkpoint)
 
-The layers themselves are official/modeling/adapter.py and lora.py; the checkpoints of a PEFT
-run (its trained variables alone) are official/checkpoints/training.py's.
+The layers adapters and LoRA insert are official/modeling/adapter.py and lora.py; the checkpoints
+of a PEFT run (its trained variables alone) are official/checkpoints/training.py's.
 """

@@ -1,15 +1,15 @@
-"""Parameter-efficient fine-tuning as the generic fine-tuning run drives it.
+"""Parameter-efficient fine-tuning as the generic fine-tuning run drives it (official/adaptation.py).
 
-    resolve(options, task) -> (options, PeftAdaptation | None)
-        reconciles the flags (options.peft) with what output_dir already holds, before any model
-        or data work: a rerun resumes a PEFT run only with the same method and sizes; a run that
+    resolve(settings, options, task) -> (options, PeftAdaptation | None)
+        reconciles the flags' settings with what output_dir already holds, before any model or
+        data work: a rerun resumes a PEFT run only with the same method and sizes; a run that
         only evaluates or predicts on a PEFT output_dir takes its method (and its base, when no
         --init_checkpoint is given) from its record; a PEFT run into a fully fine-tuned
         output_dir, or the reverse, is refused
     PeftAdaptation
-        the run's `adapt(model)` hook (official/training/job_setup.py): after --init_checkpoint
-        is loaded, fingerprints the base (checked against a resumed run's record), then applies
-        the method; `files()` is the record the run writes into output_dir and best/
+        `adapt(model)`: after --init_checkpoint is loaded, fingerprints the base (checked against
+        a resumed run's record), then applies the method; `files()` is the record the run writes
+        into output_dir and best/
 """
 
 from __future__ import annotations
@@ -17,21 +17,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import TYPE_CHECKING
+from typing import Any
 
 import keras
 from absl import logging
 
+from official.adaptation import Adaptation, Leftover
+from official.checkpoints import finetuned
 from official.peft import artifact, methods
-from official.peft.settings import PeftSettings
-from official.training import output_dir as output_dirs
-
-if TYPE_CHECKING:  # official/training/finetuning imports this module
-    from official.tasks.base import FinetuningTask
-    from official.training.finetuning import FinetuningOptions
+from official.peft.method import PeftSettings
 
 
-class PeftAdaptation:
+class PeftAdaptation(Adaptation):
     """Applies `settings` to the fine-tuning model, recording the base it started from.
 
     Args:
@@ -46,14 +43,14 @@ class PeftAdaptation:
         self.settings = settings
         self.output_dir = output_dir
         self.base_checkpoint = base_checkpoint
-        self.task = task
+        self.task_spec = task
         self.record: artifact.PeftRecord | None = None
 
-    def __call__(self, model: keras.Model) -> None:
+    def adapt(self, model: keras.Model) -> None:
         record = artifact.PeftRecord(self.settings, self.base_checkpoint,
-                                     artifact.fingerprint(model), self.task)
+                                     artifact.fingerprint(model), self.task_spec)
         earlier = (artifact.read_record(self.output_dir)
-                   if output_dirs.has_checkpoint(self.output_dir) else None)
+                   if finetuned.has_checkpoint(self.output_dir) else None)
         if earlier is not None:
             artifact.check_base(earlier, record.base_fingerprint, self.base_checkpoint,
                                 self.output_dir)
@@ -64,16 +61,17 @@ class PeftAdaptation:
         logging.info("%s: training %s of %s parameters (%.2f%%)", self.settings.describe(),
                      f"{trained:,}", f"{total:,}", 100.0 * trained / total)
 
-    def files(self) -> dict[str, str]:
-        """{file name: text}: what the run writes beside its checkpoints (and into best/)."""
+    def files(self) -> dict[str, str | None]:
         if self.record is None:
             raise ValueError("the adaptation has not been applied yet")
         return {artifact.PEFT_FILE: self.record.to_json()}
 
 
-def resolve(options: FinetuningOptions, task: FinetuningTask
-            ) -> tuple[FinetuningOptions, PeftAdaptation | None]:
-    """(options, adaptation) for a fine-tuning run; adaptation None for full fine-tuning. See
+def resolve(settings: PeftSettings | None, options: Any, task: Any
+            ) -> tuple[Any, Adaptation | None]:
+    """(options, adaptation) for a fine-tuning run with `settings` (None: no method asked for);
+    adaptation None for full fine-tuning. `options` are the run's FinetuningOptions
+    (official/training/finetuning.py); the returned ones name the base as init_checkpoint. See
     the module docstring.
 
     Raises:
@@ -83,9 +81,8 @@ def resolve(options: FinetuningOptions, task: FinetuningTask
     directory = options.output_dir
     # A record counts once checkpoints stand beside it (a run killed before its first save
     # leaves nothing to resume).
-    earlier = (artifact.read_record(directory) if output_dirs.has_checkpoint(directory)
-               else None)
-    settings = options.peft
+    has_checkpoint = finetuned.has_checkpoint(directory)
+    earlier = artifact.read_record(directory) if has_checkpoint else None
     if earlier is not None:
         if settings is None and options.do_train:
             raise ValueError(
@@ -97,20 +94,18 @@ def resolve(options: FinetuningOptions, task: FinetuningTask
                 f"flags differ in {', '.join(earlier.settings.differences(settings))}: nothing "
                 f"was changed; use another --output_dir, or the same flags to resume")
         settings = earlier.settings
-    elif settings is not None and output_dirs.has_checkpoint(directory):  # no record there
+    elif settings is not None and has_checkpoint:  # no record there
         raise ValueError(f"{directory} holds a full fine-tuning's checkpoints: a "
                          f"parameter-efficient run ({settings.describe()}) needs another "
                          f"--output_dir")
     if settings is None:
-        return options, None
+        stale = os.path.isfile(os.path.join(directory, artifact.PEFT_FILE))
+        return options, Leftover(artifact.PEFT_FILE) if stale else None
     base = options.init_checkpoint or (earlier.base_checkpoint if earlier else None)
     if not base:
-        raise ValueError("a parameter-efficient fine-tuning (--adapter_size, --lora_rank) "
-                         "needs --init_checkpoint: the base it adapts")
-    if not hasattr(task, "serving_spec"):
-        raise ValueError(f"{type(task).__name__} has no serving_spec(): a parameter-efficient "
-                         "run records what its export rebuilds the task from")
-    options = dataclasses.replace(options, peft=settings, init_checkpoint=base)
+        raise ValueError(f"a parameter-efficient fine-tuning ({settings.describe()}) needs "
+                         "--init_checkpoint: the base it adapts")
+    options = dataclasses.replace(options, init_checkpoint=base)
     spec = dict(task.serving_spec(), max_seq_length=options.max_seq_length)
     # The record names the base for later runs, exports and merges, from any directory.
     recorded = base if "://" in base else os.path.abspath(base)

@@ -1,57 +1,94 @@
-"""Applying a parameter-efficient method to a model: what is inserted and what trains.
+"""The parameter-efficient methods, one row each, and what applying one does to a model.
 
-    apply(model, settings)        inserts adapters or LoRA into the model's encoder, then leaves
-                                  trainable only what the method trains:
-        adapters   the adapters (2 per layer), every LayerNorm (adapter-bert's choice: the
-                   adapters change each layer's output distribution, and the LayerNorms follow
-                   it), the pooler if settings.train_pooler, the task head
-        lora       the LoRA matrices, the pooler if settings.train_pooler, the task head
-                   (the pooler only under a head that reads it: never a span or token head's)
-    lora_targets(encoder, regex)  the projection matrices a --lora_targets expression names
+    METHODS                     name -> PeftMethod (official/peft/method.py): adding a method is
+                                its module and one line here
+    from_flags(**values)        the method the flags' values ask for, checked; None for full
+                                fine-tuning
+    from_dict(values, source)   a record's settings (peft_config.json)
+    method_of(settings)         the row of a method's settings
+    apply(model, settings)      inserts the method into the model's encoder, then leaves
+                                trainable only what it trains
 
-Everything else of the encoder is frozen (trainable = False): the optimiser builds no slots for
-it, weight decay never touches it, the training checkpoints do not hold it
-(official/checkpoints/training.py) and it stays bit-identical to the base checkpoint. The task head
-is never frozen: it is new.
+| method   | inserted                                   | trains (besides the head)          | folds |
+|----------|--------------------------------------------|------------------------------------|-------|
+| adapters | two bottleneck adapters per layer          | adapters, every LayerNorm          | no    |
+| lora     | A, B beside each targeted matrix           | the LoRA matrices                  | yes   |
+| bitfit   | nothing                                    | every bias and LayerNorm beta      | yes   |
+
+With `train_pooler` the pooler trains whole too, under a head that reads it; a head that never
+reads the pooler (span, token) leaves every pooler variable frozen. Everything else of the
+encoder is frozen (trainable = False): the optimiser builds no slots for it, weight decay never
+touches it, the training checkpoints do not hold it (official/checkpoints/training.py) and it
+stays bit-identical to the base checkpoint. The task head is never frozen: it is new.
 """
 
 from __future__ import annotations
 
-import re
+import dataclasses
+from typing import Any
 
 import keras
 
+from official import records
 from official.checkpoints import tf1
-from official.modeling.encoder import BertEncoder
-from official.peft.settings import ADAPTERS, PeftSettings
+from official.modeling.encoder import encoder_of
+from official.peft import adapters, bitfit, lora
+from official.peft.method import PeftMethod, PeftSettings
 
-# Original-name parts of what trains besides the inserted variables: adapters train every
-# LayerNorm; either method may train the pooler.
-_LAYER_NORM = "/LayerNorm/"
+METHODS: dict[str, PeftMethod] = {m.name: m for m in (adapters.METHOD, lora.METHOD,
+                                                       bitfit.METHOD)}
 _POOLER = "bert/pooler/"
+POOLER_FLAG = "peft_train_pooler"  # the flag of PeftSettings.train_pooler, shared by all
 
 
-def encoder_of(model: keras.Model) -> BertEncoder:
-    return model if isinstance(model, BertEncoder) else model.encoder
-
-
-def lora_targets(encoder: BertEncoder, targets: str) -> dict[str, tuple[keras.layers.Dense,
-                                                                         int | None]]:
-    """{original matrix name: (its layer, its QKV block or None)} of every projection whose
-    original kernel name (`<matrix>/kernel`) the regular expression `targets` finds.
+def from_flags(train_pooler: bool | None = None, **values: Any) -> PeftSettings | None:
+    """The settings of the method whose flags `values` gives (by flag name; None or a flag's
+    default: not given); None for full fine-tuning. A method's flag without its switch, two
+    methods, or --peft_train_pooler without a method are errors, not ignored.
 
     Raises:
-      ValueError: it finds none (the message shows the names it is matched against).
+      ValueError: one line naming the flag.
     """
-    pattern = re.compile(targets)
-    found = {name: place for name, place in tf1.projections(encoder).items()
-             if pattern.search(f"{name}/kernel")}
-    if not found:
-        raise ValueError(f"--lora_targets={targets!r} finds none of the encoder's projection "
-                         f"matrices (names like bert/encoder/layer_0/attention/self/query/kernel, "
-                         f".../attention/output/dense/kernel, .../intermediate/dense/kernel, "
-                         f".../output/dense/kernel, bert/pooler/dense/kernel)")
-    return found
+    unknown = set(values) - {flag.name for m in METHODS.values() for flag in m.flags}
+    if unknown:
+        raise TypeError(f"not a flag of a parameter-efficient method: {', '.join(unknown)}")
+    chosen = [m for m in METHODS.values() if values.get(m.flags[0].name)]
+    if len(chosen) > 1:
+        raise ValueError(f"--{chosen[0].flags[0].name} and --{chosen[1].flags[0].name} are two "
+                         "methods: give one")
+    for method in METHODS.values():
+        if method in chosen:
+            continue
+        for flag in method.flags[1:]:
+            if values.get(flag.name) is not None:
+                raise ValueError(f"--{flag.name} is a {method.title} setting: "
+                                 f"it needs --{method.flags[0].name}")
+    if not chosen:
+        if train_pooler is not None:
+            raise ValueError(f"--{POOLER_FLAG} needs a parameter-efficient method "
+                             f"({', '.join('--' + m.flags[0].name for m in METHODS.values())})")
+        return None
+    method = chosen[0]
+    return method.settings.from_flags(
+        **{flag.name: values.get(flag.name, flag.default) for flag in method.flags},
+        train_pooler=method.settings.train_pooler if train_pooler is None else train_pooler)
+
+
+def method_of(settings: PeftSettings) -> PeftMethod:
+    return METHODS[settings.method]
+
+
+def from_dict(values: dict, source: str = "the record") -> PeftSettings:
+    """The settings a record's `to_dict()` holds, every field checked (official/records.py).
+
+    Raises:
+      ValueError: an unknown method, or a field unknown, missing or of the wrong type.
+    """
+    values = dict(values)
+    name = values.pop("method", None)
+    if name not in METHODS:
+        raise ValueError(f"{source}: method {name!r} is not one of {', '.join(METHODS)}")
+    return records.from_dict(METHODS[name].settings, values, source)
 
 
 def apply(model: keras.Model, settings: PeftSettings) -> None:
@@ -59,44 +96,24 @@ def apply(model: keras.Model, settings: PeftSettings) -> None:
     base weights) and freezes what the method does not train.
 
     Raises:
-      ValueError: the encoder is adapted already, --lora_targets finds no projection, or it
-        names the pooler while --peft_train_pooler trains it whole.
+      ValueError: the encoder has a method already, or the method's own checks (a
+        --lora_targets that finds no projection, or names the pooler that trains whole).
     """
     encoder = encoder_of(model)
-    pooler = settings.train_pooler and getattr(model, "reads_pooler", True)
     if encoder.adapted:
-        raise ValueError(f"{encoder.name} already has adapters or LoRA")
-    if settings.method == ADAPTERS:
-        for block in encoder.transformer_layers:
-            block.add_adapters(settings.adapter_size)
-    else:
-        targets = lora_targets(encoder, settings.lora_targets)
-        if pooler and any(name.startswith(_POOLER) for name in targets):
-            raise ValueError(f"--lora_targets={settings.lora_targets!r} names the pooler, which "
-                             "--peft_train_pooler trains whole: drop one")
-        layers: dict[int, tuple[keras.layers.Dense, list[int | None]]] = {}
-        for layer, part in targets.values():
-            layers.setdefault(id(layer), (layer, []))[1].append(part)
-        for layer, parts in layers.values():
-            fused = parts[0] is not None  # blocks of the QKV kernel, or a whole kernel
-            layer.add_lora(settings.lora_rank, settings.lora_alpha, parts if fused else [0],
-                           num_blocks=len(tf1.QKV_NAMES) if fused else 1)
-    _freeze_all_but_trained(encoder, settings, pooler)
-
-
-def _trains(name: str, settings: PeftSettings, pooler: bool) -> bool:
-    """Whether the encoder variable of original name `name` trains under `settings` (the
-    pooler's when `pooler`)."""
-    if "/adapters/" in name or "/lora_" in name:
-        return True
-    if name.startswith(_POOLER):
-        return pooler
-    return settings.method == ADAPTERS and _LAYER_NORM in name
-
-
-def _freeze_all_but_trained(encoder: BertEncoder, settings: PeftSettings, pooler: bool) -> None:
-    trained = {id(variable) for name, variable in tf1.original_names(encoder).items()
-               if _trains(name, settings, pooler)}
+        raise ValueError(f"{encoder.name} already has a parameter-efficient method "
+                         f"({encoder.adapted_by}): one applies")
+    reads_pooler = getattr(model, "reads_pooler", True)
+    effective = dataclasses.replace(settings, train_pooler=settings.train_pooler and reads_pooler)
+    method = method_of(settings)
+    method.insert(encoder, effective)
+    trained = set()
+    for name, variable in tf1.original_names(encoder).items():
+        pooler = name.startswith(_POOLER)
+        if (method.trains(name, effective) and (reads_pooler or not pooler)) or \
+                (pooler and effective.train_pooler):
+            trained.add(id(variable))
     for variable in encoder.variables:
         if variable.trainable and id(variable) not in trained:
             variable.trainable = False
+    encoder.adapted_by = settings.method

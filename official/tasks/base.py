@@ -5,7 +5,9 @@
                                        of its head (the model's `checkpoint_items`), its loss (the
                                        Trainer's additive-stats Task protocol), the metrics of
                                        predicted outputs with the one that picks best/, its
-                                       prediction files, and its serving module (official/export/)
+                                       prediction files, its records, what a distillation matches
+                                       (`soft_targets`) and what an export rebuilds it from
+                                       (`serving_spec`, read by official/export/)
     TaskData        (data_prep/)       reads and checks the splits it is asked for, then writes
                                        (or reuses) their records
     Records                            one split's records as the run reads them
@@ -49,6 +51,10 @@ class Records:
       examples: what the task needs besides the model's outputs to score or write the split's
         predictions (SQuAD's examples, features and gold answers; NER's sentences); None when
         the records carry all of it.
+      documents: a record is a document holding all its windows (a classifier's
+        --long_doc=windows): a batch's rows are whole documents' windows, which a replica's
+        slice of the batch would cut apart, so the split is evaluated and predicted on one
+        replica.
     """
     path: str
     spec: Mapping[str, tf.io.FixedLenFeature]
@@ -57,23 +63,26 @@ class Records:
     source: str
     reused: bool = False
     examples: Any = None
+    documents: bool = False
 
 
 class SoftTarget(NamedTuple):
     """One output a distillation matches to the teacher's (official/distillation/).
 
     Attributes:
-      logits: float [..., classes] (a softmax over the last axis), or [...] scores when
-        `regression`.
+      logits: what is matched: float [..., classes] logits (a softmax over the last axis) for
+        "distribution", [...] scores for "score", [..., dims] vectors for "vector".
       weights: float32 [...], which rows count (0 for padding, for a word's later pieces).
       normalizer: the key of the task's `normalizers` that sums `weights` over the global
         batch (the soft loss is a mean, as the task's own).
-      regression: match the scores by squared error instead of soft cross-entropy.
+      kind: how it is matched: "distribution", soft cross-entropy at the temperature (Hinton
+        et al.); "score", squared error (a regression's score); "vector", mean squared error
+        over the last axis (sentence-transformers' MSELoss, distilling an embedding).
     """
     logits: Any
     weights: Any
     normalizer: str
-    regression: bool = False
+    kind: str = "distribution"
 
 
 class TaskData(Protocol):
@@ -106,14 +115,13 @@ class FinetuningTask(Protocol):
       best_metric: the key of `evaluate`'s metrics that picks output_dir/best/ (higher is better).
       keep: the record features `predict` keeps beside the model's outputs (ids that tie a row
         back to its example, gold labels) for `evaluate` and `write_predictions`.
-
-    A task may also have `files()`, {file name: text}: records of what its checkpoints' model
-    reads (the classifier's long_documents.json), written beside them and into best/, and
-    compared with an earlier run's before any work (official/training/output_dir.py).
+      results_file: where the run writes the test split's scores (eval_results.txt's format)
+        when `write_predictions` returns any; None: the task has none.
     """
 
     best_metric: str
     keep: tuple[str, ...]
+    results_file: str | None
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         """The task's model on `encoder`; its `checkpoint_items` name every root it trains.
@@ -139,16 +147,18 @@ class FinetuningTask(Protocol):
         the `keep` features)."""
 
     def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
-                          output_dir: str | None, step: int) -> dict[str, float]:
+                          output_dir: str | None) -> dict[str, float]:
         """The test split's predictions: written into `output_dir` (None on the workers that
         write nothing: only the chief writes), and returned scored when the split has gold
-        answers ({} when it has none)."""
+        answers ({} when it has none; the run writes them into `results_file`)."""
+
+    def files(self) -> dict[str, str | None]:
+        """{file name: text} of what the checkpoints' model reads besides its weights (a
+        classifier's long_documents.json, a sentence encoder's sentence_encoder.json), written
+        beside them and into best/ and compared with an earlier run's before any work; a name
+        with None: a record of this task that this run does not write. {} for none."""
 
     def serving_spec(self) -> dict:
         """What an export needs to rebuild this task, as JSON values: {"export_type": a key of
         official/export/jobs.EXPORT_TYPES, "task_name": its name, and its labels or settings};
         a parameter-efficient run keeps it in its record (official/peft/artifact.py)."""
-
-    def serving_module(self, model: keras.Model, tokenizer, options) -> tf.Module:
-        """The export of the fine-tuned `model` that serves raw text (official/export/), for
-        `official.export.jobs.ExportOptions` (max_seq_length, and what the export reads)."""

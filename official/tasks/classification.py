@@ -30,14 +30,13 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from official.records import to_json
 from official.atomic_files import open_atomically
-from official.export.classifier import ClassifierExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertClassifier, BertDocumentClassifier
 from official.tasks import glue_metrics
 from official.tasks.base import Records, SoftTarget
 from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
-from official.text.tokenizer import FullTokenizer
 
 TEST_RESULTS_FILE = "test_results.tsv"
 
@@ -61,6 +60,7 @@ class ClassificationTask:
     """
 
     keep = ("label_ids", "is_real_example")
+    results_file = None  # GLUE's test labels are hidden
 
     def __init__(self, task_name: str | None, labels: Sequence[str] | None,
                  submission_file: str | None = None, pair: bool = False,
@@ -87,23 +87,15 @@ class ClassificationTask:
         spec = {"export_type": "classifier", "task_name": self.task_name,
                 "labels": self.labels, "pair": self.pair}
         if self.long_doc.long_doc != "truncate":
-            spec["long_doc"] = json.loads(self.long_doc.to_json())
+            spec["long_doc"] = json.loads(to_json(self.long_doc))
         return spec
 
-    def files(self) -> dict[str, str]:
+    def files(self) -> dict[str, str | None]:
         """long_documents.json, the reading of long documents the export serves (none for
         truncate, the original's)."""
         if self.long_doc.long_doc == "truncate":
-            return {}
-        return {RECORD_FILE: self.long_doc.to_json()}
-
-    def serving_module(self, model: BertClassifier | BertDocumentClassifier,
-                       tokenizer: FullTokenizer, options) -> ClassifierExport:
-        """Text (pairs, when options.pair) -> probabilities and label, documents read as this
-        task's long_doc says; options.jit_compile compiles the model's part with XLA."""
-        return ClassifierExport(model, tokenizer, self.labels, options.max_seq_length,
-                                options.pair, options.jit_compile, self.long_doc,
-                                options.window_batch_size)
+            return {RECORD_FILE: None}
+        return {RECORD_FILE: to_json(self.long_doc)}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's real examples (the loss is a mean over the whole global batch's) and
@@ -124,7 +116,7 @@ class ClassificationTask:
             logits = logits["logits"]
         rows = tf.ones(tf.shape(logits)[:1], tf.float32)
         if self.regression:
-            return {"logits": SoftTarget(logits[:, 0], rows, "rows", regression=True)}
+            return {"logits": SoftTarget(logits[:, 0], rows, "rows", kind="score")}
         return {"logits": SoftTarget(logits, rows, "rows")}
 
     def loss_and_stats(self, outputs, features: Mapping[str, tf.Tensor],
@@ -167,7 +159,7 @@ class ClassificationTask:
                                   outputs["is_real_example"])
 
     def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
-                          output_dir: str | None, step: int) -> dict[str, float]:
+                          output_dir: str | None) -> dict[str, float]:
         """test_results.tsv (the original's probabilities) and the submission file (label
         strings, or scores for regression); GLUE's test labels are hidden, so no scores."""
         if output_dir is None:

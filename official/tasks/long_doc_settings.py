@@ -26,8 +26,6 @@ its export serves documents as it was trained and a rerun with other settings is
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 
 RECORD_FILE = "long_documents.json"
 MODES = ("truncate", "head_tail", "windows")
@@ -60,6 +58,25 @@ class LongDocSettings:
     @property
     def windows(self) -> bool:
         return self.long_doc == "windows"
+
+    @classmethod
+    def from_flags(cls, long_doc: str = "truncate", doc_stride: int | None = None,
+                   max_windows: int | None = None, head_tokens: int | None = None,
+                   window_pool: str | None = None, window_loss: str | None = None, *,
+                   max_seq_length: int, pair: bool = False,
+                   gradient_accumulation_steps: int = 1) -> LongDocSettings:
+        """The flags' settings, `resolved` for the run's max_seq_length and task (`pair`).
+
+        Raises:
+          ValueError: what `resolved` raises; windows with gradient accumulation (micro-batches
+            are slices of a batch's rows: they would cut documents' windows apart).
+        """
+        settings = cls(long_doc, doc_stride, max_windows, head_tokens, window_pool,
+                       window_loss).resolved(max_seq_length, pair)
+        if settings.windows and gradient_accumulation_steps > 1:
+            raise ValueError("--gradient_accumulation_steps must be 1 with --long_doc=windows "
+                             "(a batch is documents; raise --train_batch_size instead)")
+        return settings
 
     def resolved(self, max_seq_length: int, pair: bool = False) -> LongDocSettings:
         """The settings with every default filled in for max_seq_length.
@@ -105,26 +122,3 @@ class LongDocSettings:
                              f"{loss!r}")
         return dataclasses.replace(self, doc_stride=stride, max_windows=max_windows,
                                    window_pool=pool, window_loss=loss)
-
-    def to_json(self) -> str:
-        """The record's text: the settings that are not None."""
-        return json.dumps({k: v for k, v in dataclasses.asdict(self).items() if v is not None},
-                          indent=2, sort_keys=True) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str, source: str) -> LongDocSettings:
-        try:
-            values = json.loads(text)
-            return cls(**values)
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{source}: not a long-document record ({e})") from None
-
-
-def read_record(directory: str) -> LongDocSettings | None:
-    """The settings a run recorded in `directory` (a fine-tuning output_dir or its best/), None
-    when it read documents as the original (truncate) and wrote none."""
-    path = os.path.join(directory, RECORD_FILE)
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return LongDocSettings.from_json(f.read(), path)

@@ -41,13 +41,10 @@ import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import open_atomically
-from official.export.ner import NerExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertTokenClassifier
 from official.tasks.base import Records, SoftTarget
 from official.tasks.ner_metrics import entity_scores
-from official.text.tokenizer import FullTokenizer
-from official.training.trainer import write_eval_results
 
 TEST_PREDICTIONS_FILE = "test_predictions.txt"
 TEST_RESULTS_FILE = "test_results.txt"
@@ -74,6 +71,7 @@ class NerTask:
 
     best_metric = "f1"
     keep = PREDICT_FEATURES
+    results_file = TEST_RESULTS_FILE
 
     def __init__(self, labels: Sequence[str] = ()):
         self.labels = list(labels)
@@ -84,10 +82,8 @@ class NerTask:
     def serving_spec(self) -> dict:
         return {"export_type": "ner", "task_name": "ner", "labels": self.labels}
 
-    def serving_module(self, model: BertTokenClassifier, tokenizer: FullTokenizer,
-                       options) -> NerExport:
-        """Sentences -> entities with their character offsets."""
-        return NerExport(model, tokenizer, self.labels, options.max_seq_length)
+    def files(self) -> dict[str, str | None]:
+        return {}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """This batch's share of the loss denominator: float32 scalars that add across batches."""
@@ -134,12 +130,13 @@ class NerTask:
         return evaluate(outputs, [s.tags for s in records.examples], self.labels)[0]
 
     def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
-                          output_dir: str | None, step: int) -> dict[str, float]:
+                          output_dir: str | None) -> dict[str, float]:
+        """test_predictions.txt (conlleval's input); the entity scores (CoNLL's test files
+        carry gold tags)."""
         sentences = records.examples
         scores, tags = evaluate(outputs, [s.tags for s in sentences], self.labels)
         if output_dir is not None:
             write_tagged_words(sentences, tags, os.path.join(output_dir, TEST_PREDICTIONS_FILE))
-            write_eval_results(os.path.join(output_dir, TEST_RESULTS_FILE), scores, step)
         logging.info("test %s: precision %.4f  recall %.4f  f1 %.4f", records.source,
                      scores["precision"], scores["recall"], scores["f1"])
         return scores

@@ -61,13 +61,13 @@ import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import open_atomically
+from official.records import to_json
 from official.checkpoints import sentence_transformers
 from official.checkpoints.sentence_transformers import SentenceSettings
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSentenceEncoder
 from official.modeling.sentence_pooling import POOLINGS
 from official.tasks.base import Records, SoftTarget
-from official.training.trainer import write_eval_results
 
 # sentence-transformers' MultipleNegatives(Symmetric)RankingLoss default.
 DEFAULT_SCALE = 20.0
@@ -129,6 +129,12 @@ class PairEncoder(keras.Model):
     @property
     def checkpoint_items(self) -> dict:
         return {"encoder": self.encoder, "heads": {}}
+
+
+def _real_texts(features: Mapping[str, tf.Tensor]) -> tf.Tensor:
+    """float32 [batch, texts]: 1 for a text the record holds (its [CLS] is real), 0 for a
+    missing hard negative."""
+    return tf.cast(features["input_mask"][:, :, 0] > 0, tf.float32)
 
 
 def symmetric_ranking_loss(embeddings: tf.Tensor, valid: tf.Tensor,
@@ -238,9 +244,11 @@ class SentenceEmbeddingTask:
 
     best_metric = f"mrr_at_{TOP_K}"
     keep = ("pair_index",)
+    results_file = RESULTS_FILE
 
-    def __init__(self, pooling: str = "mean", scale: float = DEFAULT_SCALE,
+    def __init__(self, pooling: str | None = None, scale: float = DEFAULT_SCALE,
                  max_seq_length: int = 128):
+        pooling = pooling or sentence_transformers.DEFAULT_SETTINGS.pooling
         if pooling not in POOLINGS:
             raise ValueError(f"--pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
         if not scale > 0:
@@ -250,34 +258,35 @@ class SentenceEmbeddingTask:
     def build_model(self, encoder: BertEncoder) -> PairEncoder:
         return PairEncoder(encoder, self.pooling)
 
-    def files(self) -> dict[str, str]:
+    def files(self) -> dict[str, str | None]:
         """sentence_encoder.json: the pooling the sentence_encoder export applies (vectors not
         normalised, as trained; its --normalize flag may ask for unit vectors)."""
         settings = SentenceSettings(self.pooling, False, self.max_seq_length)
-        return {sentence_transformers.RECORD_FILE: settings.to_json()}
+        return {sentence_transformers.RECORD_FILE: to_json(settings)}
 
     def serving_spec(self) -> dict:
         return {"export_type": "sentence_encoder", "task_name": "sentence_embedding",
                 "pooling": self.pooling, "normalize": False}
 
-    def serving_module(self, model, tokenizer, options):
-        raise ValueError("a sentence embedding run is exported by export_saved_model "
-                         "--export_type=sentence_encoder --init_checkpoint=<its output_dir>/best")
-
     def soft_targets(self, outputs, features) -> dict[str, SoftTarget]:
-        """None: distilling embeddings (matching a teacher's vectors or its in-batch scores) is
-        not supported."""
-        return {}
+        """Every real text's vector, matched to the teacher's by mean squared error over its
+        dimensions (sentence-transformers' MSELoss, with which it distils a smaller encoder
+        from a bigger one): anchors, positives and hard negatives alike."""
+        return {"embeddings": SoftTarget(outputs["embeddings"], _real_texts(features), "texts",
+                                         kind="vector")}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """The global batch's pairs (the loss is a mean over pairs) and its real texts (a
+        distillation's soft loss is a mean over texts)."""
         pairs = tf.cast(tf.shape(features["input_word_ids"])[0], tf.float32)
-        return {"pairs": pairs, "examples": pairs}
+        return {"pairs": pairs, "examples": pairs,
+                "texts": tf.reduce_sum(_real_texts(features))}
 
     def loss_and_stats(self, outputs, features: Mapping[str, tf.Tensor],
                        normalizers: Mapping[str, tf.Tensor]) -> tuple[tf.Tensor, dict]:
         """This batch's part of the global loss: sum of its pairs' losses / the global pairs."""
-        valid = features["input_mask"][:, :, 0] > 0  # a real text's [CLS]
-        loss, correct = symmetric_ranking_loss(outputs["embeddings"], valid, self.scale)
+        loss, correct = symmetric_ranking_loss(outputs["embeddings"], _real_texts(features) > 0,
+                                               self.scale)
         pairs = tf.cast(tf.shape(loss)[0], tf.float32)
         stats = {"loss_sum": tf.reduce_sum(loss), "correct": tf.reduce_sum(correct),
                  "pairs": pairs, "examples": pairs}
@@ -306,14 +315,13 @@ class SentenceEmbeddingTask:
         return retrieval_metrics(scores, relevant)
 
     def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
-                          output_dir: str | None, step: int) -> dict[str, float]:
-        """The dev file ranked again (there is no test split): retrieval_results.txt and
-        retrieval_rankings.tsv (query, rank, cosine, 1 when relevant, document) for each
-        query's top 10."""
+                          output_dir: str | None) -> dict[str, float]:
+        """The dev file ranked again (there is no test split): retrieval_rankings.tsv (query,
+        rank, cosine, 1 when relevant, document) for each query's top 10, and the metrics (the
+        run writes them to retrieval_results.txt)."""
         queries, corpus, relevant, scores = self._ranked(outputs, records)
         metrics = retrieval_metrics(scores, relevant)
         if output_dir is not None:
-            write_eval_results(os.path.join(output_dir, RESULTS_FILE), metrics, step)
             with open_atomically(os.path.join(output_dir, RANKINGS_FILE)) as f:
                 f.write("query\trank\tcosine\trelevant\tdocument\n")
                 for q, query in enumerate(queries):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from typing import Any, Mapping
 
 import keras
@@ -33,15 +32,12 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from official.export.squad import SquadExport
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSpanLabeler
 from official.tasks import squad_decoding, squad_metrics
 from official.tasks.base import Records, SoftTarget
 from official.tasks.squad_decoding import RawResult, SquadPredictions
 from official.tasks.squad_settings import SquadSettings
-from official.text.tokenizer import FullTokenizer
-from official.training.trainer import write_eval_results
 
 # The evaluation figure that chooses the best checkpoint (the same key in v1.1 and v2.0).
 BEST_METRIC = "f1"
@@ -82,6 +78,7 @@ class SquadTask:
 
     best_metric = BEST_METRIC
     keep = ("unique_ids",)
+    results_file = PREDICT_RESULTS_FILE
 
     def __init__(self, settings: SquadSettings = SquadSettings(), do_lower_case: bool = True):
         self.settings = settings
@@ -94,12 +91,8 @@ class SquadTask:
         return {"export_type": "squad", "task_name": "squad",
                 "squad": dataclasses.asdict(self.settings)}
 
-    def serving_module(self, model: BertSpanLabeler, tokenizer: FullTokenizer,
-                       options) -> SquadExport:
-        """Question + context -> the best answer, its score and offsets, windows and decoding
-        by these settings at options.max_seq_length."""
-        return SquadExport(model, tokenizer, dataclasses.replace(
-            self.settings, max_seq_length=options.max_seq_length))
+    def files(self) -> dict[str, str | None]:
+        return {}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """The batch's rows, a float32 scalar that adds across batches."""
@@ -152,10 +145,10 @@ class SquadTask:
                         self.settings.null_score_diff_threshold)
 
     def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
-                          output_dir: str | None, step: int) -> dict[str, float]:
+                          output_dir: str | None) -> dict[str, float]:
         """predictions.json, nbest_predictions.json (and null_odds.json for 2.0); with gold
-        answers, their scores in predict_results.txt and as JSON on stdout, as the official
-        evaluation prints them."""
+        answers, their scores (the run writes them to predict_results.txt) and as JSON on
+        stdout, as the official evaluation prints them."""
         split: SquadSplit = records.examples
         predictions = self.decode(outputs, split)
         metrics = ({} if split.gold is None else
@@ -165,7 +158,6 @@ class SquadTask:
         for path in squad_decoding.write_prediction_files(predictions, output_dir):
             logging.info("Wrote %s", path)
         if metrics:
-            write_eval_results(os.path.join(output_dir, PREDICT_RESULTS_FILE), metrics, step)
             logging.info("%s: %s", records.source,
                          "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
             print(json.dumps(metrics), flush=True)

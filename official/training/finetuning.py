@@ -1,12 +1,13 @@
 """Fine-tuning, the same for every task: `run(options, task, data)`, and the job it drives.
 
-    run(options, task, data, adapt)    what run_classifier, run_squad and run_ner do with their
-                                       task (official/tasks/base.py): checks, data, training
-                                       with per-epoch evaluation and best/, prediction
+    run(options, task, data, adaptations)
+                       what every fine-tuning entry point does with its task
+                       (official/tasks/base.py), adapted by any method (official/adaptation.py):
+                       checks, data, training with per-epoch evaluation and best/, prediction
     FinetuningOptions  the flags the fine-tuning entry points share (the original's names and
                        defaults, plus run_pretraining's strategy, dtype, XLA and seed)
-    FinetuningRun      job_setup's checks, strategy and model (+ --init_checkpoint, then
-                       `adapt`), made before any data work; then an optimiser and a Trainer:
+    FinetuningRun      job_setup's checks, strategy and model (+ --init_checkpoint, then the
+                       adaptations), made before any data work; then an optimiser and a Trainer:
         .check_train_size(examples, source)    the updates they make (an error if none)
         .train(dataset_fn, examples, source, evaluate, metric)
                                                an epoch's end: checkpoint, evaluate(), and the
@@ -18,9 +19,12 @@
 The number of updates is the original's `int(num_examples / train_batch_size * num_train_epochs)`
 with `warmup_proportion` of them warming up; `num_examples` is the train split's
 `Records.num_examples`, the count the task's data side says the original used. output_dir (and
-output_dir/best) hold training checkpoints with a bert_config.json beside them, so either is an
---init_checkpoint for any job; a parameter-efficient run's hold only what it trained, read with
-its base (official/peft).
+output_dir/best) hold training checkpoints with a bert_config.json and the task's and the
+adaptation's records beside them, so either is an --init_checkpoint for any job (a
+parameter-efficient run's hold only what it trained, read with its base: official/peft).
+
+Neither this module nor the loop it drives names a task or an adaptation method: the task's
+protocol says what to build, train and write; the adaptations' hooks say how it is changed.
 """
 
 from __future__ import annotations
@@ -30,22 +34,20 @@ import json
 import math
 import os
 import shutil
-from typing import Callable
+from typing import Callable, Sequence
 
-import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from official.checkpoints.training import CONFIG_FILE
-from official.configs import BertConfig
-from official.peft import adaptation
-from official.peft.settings import PeftSettings
+from official.adaptation import Adaptation
+from official.checkpoints import finetuned
+from official.checkpoints import CONFIG_FILE
+from official.checkpoints.finetuned import BEST_DIR
 from official.tasks.base import SPLITS, FinetuningTask, TaskData
 from official.training import job_setup, output_dir
 from official.training.distribution import is_chief
 from official.training.finetuning_input import record_dataset
-from official.training.output_dir import BEST_DIR
 from official.training.record_errors import naming_bad_records
 from official.training.trainer import EVAL_RESULTS_FILE, DatasetFn, Trainer, write_eval_results
 
@@ -65,7 +67,6 @@ class FinetuningOptions(job_setup.TrainingOptions):
     warmup_proportion: float = 0.1
     steps_per_loop: int = 100
     allow_untrained_head: bool = False  # evaluate or predict with no fine-tuned checkpoint
-    peft: PeftSettings | None = None  # a parameter-efficient method (official/peft); None: full
 
 
 def num_train_steps(options: FinetuningOptions, num_train_examples: int) -> int:
@@ -90,21 +91,19 @@ class FinetuningRun:
 
     Args:
       options: the shared flags.
-      task: the task's model (`task.build_model`) and loss (a `official.training.trainer.Task`).
-      adapt: what an adaptation method does to the model once --init_checkpoint is loaded
-        (`job_setup.set_up`).
-      config: the model's config when it is not options.bert_config_file's (a distillation's
-        student made of its teacher's layers).
+      task: the task's model (`task.build_model`) and loss (a `official.training.trainer.Task`),
+        as the adaptations made it.
+      adaptations: the adaptation methods' hooks (official/adaptation.py): the config, what
+        they do to the model once --init_checkpoint is loaded, the files they write.
 
     Raises:
-      ValueError: bad options, config, vocab or checkpoint; evaluating or predicting without
-        training from an output_dir that holds no fine-tuned checkpoint (unless
-        options.allow_untrained_head).
+      ValueError: bad options, config, vocab or checkpoint; task records that differ from those
+        of the checkpoints in output_dir; evaluating or predicting without training from an
+        output_dir that holds no fine-tuned checkpoint (unless options.allow_untrained_head).
     """
 
     def __init__(self, options: FinetuningOptions, task: FinetuningTask,
-                 adapt: Callable[[keras.Model], None] | None = None,
-                 config: BertConfig | None = None):
+                 adaptations: Sequence[Adaptation] = ()):
         if not (options.do_train or options.do_eval or options.do_predict):
             raise ValueError("at least one of do_train, do_eval or do_predict must be True")
         if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
@@ -120,10 +119,12 @@ class FinetuningRun:
                 f"{'--init_checkpoint' if options.init_checkpoint else 'random'} weights anyway")
         self.options = options
         self.task = task
-        self._adapt = adapt
-        output_dir.check_task_records(options.output_dir, self._task_files())
+        self._adaptations = tuple(adaptations)
+        for name, text in task.files().items():
+            finetuned.check_record(options.output_dir, name, text)
         self._job = job_setup.set_up(options, task.build_model,
-                                     job_setup.checked_config(options, config), adapt)
+                                     job_setup.checked_config(options, self._adaptations),
+                                     self._adaptations)
         self.config, self.model = self._job.config, self._job.model
         self.is_chief = is_chief(self._job.strategy)
         self._trainer: Trainer | None = None
@@ -208,17 +209,12 @@ class FinetuningRun:
                                     self.options.loop_options(steps))
         return self._trainer
 
-    def _task_files(self) -> dict[str, str]:
-        """What the task writes beside the checkpoints (its `files`, when it has any: the
-        classifier's long_documents.json)."""
-        return dict(self.task.files()) if hasattr(self.task, "files") else {}
-
-    def _files(self) -> dict[str, str]:
-        """What the task and the adaptation method (PEFT's record) write beside the
-        checkpoints."""
-        files = self._task_files()
-        if isinstance(self._adapt, job_setup.Adaptation):
-            files.update(self._adapt.files())
+    def _files(self) -> dict[str, str | None]:
+        """The records the task and the adaptations write beside the checkpoints (None: a file
+        of theirs this run does not write)."""
+        files = dict(self.task.files())
+        for adaptation in self._adaptations:
+            files.update(adaptation.files())
         return files
 
     # ---- results -----------------------------------------------------------------------------
@@ -266,7 +262,7 @@ class FinetuningRun:
         prefix_name = os.path.basename(checkpoint_prefix)
         # The weights alone: best/ is read to evaluate, predict and export, never to resume.
         self._loop(1).write_weights(os.path.join(staging, prefix_name))
-        for name in (CONFIG_FILE, *self._files()):
+        for name in (CONFIG_FILE, *(n for n, text in self._files().items() if text is not None)):
             shutil.copy2(os.path.join(folder, name), staging)
         write_eval_results(os.path.join(staging, EVAL_RESULTS_FILE), metrics, step)
         with open(os.path.join(staging, _BEST_RECORD), "w", encoding="utf-8") as f:
@@ -286,37 +282,35 @@ class FinetuningRun:
 # ---- the run every fine-tuning entry point makes ---------------------------------------------
 
 def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
-        adapt: Callable[[keras.Model], None] | None = None,
-        config: BertConfig | None = None) -> dict[str, dict[str, float]]:
+        adaptations: Sequence[Adaptation] = ()) -> dict[str, dict[str, float]]:
     """Trains, evaluates and predicts as options.do_train, do_eval and do_predict say.
 
+    `adaptations` are the methods resolved for this run (official/adaptation.py; the options
+    are those their `resolve` returned): each may wrap the task, change the config, adapt the
+    model and write records.
+
     The order makes a mistake cost no work: the options, config, vocab, output_dir and
-    --init_checkpoint are checked first (`FinetuningRun`; a parameter-efficient method of
-    options.peft, or the one a PEFT output_dir holds, is the `adapt` of `official.peft.adaptation`
-    unless another is given); then every split asked for is read and
+    --init_checkpoint are checked first (`FinetuningRun`); then every split asked for is read and
     checked (`data.read`) and the training updates counted; only then are records written. With
     --do_eval while training, the dev split is evaluated at each epoch's end and best/ kept by
     `task.best_metric`; --do_eval alone evaluates the checkpoint a finished run left; --do_predict
-    predicts the test split from best/ (else the newest checkpoint), the chief writing the files.
+    predicts the test split from best/ (else the newest checkpoint), the chief writing the files
+    (the task's, and its scores in `task.results_file` when the split has answers).
 
     Returns:
       {"dev": the last dev metrics, "test": the test split's scores}, for the parts that ran
       ("test" when the test data has answers).
     """
-    if adapt is None:
-        options, adapt = adaptation.resolve(options, task)
-    elif options.peft is not None:
-        raise ValueError("an adaptation method (adapt) and a parameter-efficient one "
-                         "(options.peft) cannot both apply")
-    job = FinetuningRun(options, task, adapt, config)
+    for adaptation in adaptations:
+        task = adaptation.task(task)
+    job = FinetuningRun(options, task, adaptations)
     asked = (options.do_train, options.do_eval, options.do_predict)
     splits = [split for split, wanted in zip(SPLITS, asked) if wanted]
     train_count = data.read(splits)
     if train_count is not None:
         job.check_train_size(train_count, data.source("train"))
     records = {split: data.records(split) for split in splits}
-    documents = [split for split in splits if split != "train" and any(
-        isinstance(feature, tf.io.RaggedFeature) for feature in records[split].spec.values())]
+    documents = [split for split in splits if split != "train" and records[split].documents]
     if documents and job.strategy.num_replicas_in_sync > 1:
         # A replica's slice of a batch of documents would cut their windows from them.
         raise ValueError(f"{records[documents[0]].source}: documents read in windows are "
@@ -356,8 +350,10 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
             job.restore()
             scores = task.write_predictions(predict("test", options.predict_batch_size),
                                             records["test"],
-                                            options.output_dir if job.is_chief else None,
-                                            job.step)
+                                            options.output_dir if job.is_chief else None)
             if scores:
                 results["test"] = scores
+                if job.is_chief and task.results_file:
+                    write_eval_results(os.path.join(options.output_dir, task.results_file),
+                                       scores, job.step)
     return results

@@ -1,13 +1,15 @@
 """What every training job sets up the same way: checks, seed, strategy, model, weights, optimiser.
 
-    checked_config(options) -> BertConfig    everything that can be checked before data work:
-                    the config of options.bert_config_file, max_seq_length and the vocab checked
-                    against it, and it against the config of checkpoints in output_dir
-    set_up(options, build_model, config, adapt) -> Job
+    checked_config(options, adaptations) -> BertConfig
+                    everything that can be checked before data work: the config of
+                    options.bert_config_file (as the adaptations make it), max_seq_length and
+                    the vocab checked against it, and it against the config of checkpoints in
+                    output_dir
+    set_up(options, build_model, config, adaptations) -> Job
         strategy    from --distribution_strategy
         model       build_model(encoder) in the strategy's scope, --init_checkpoint loaded (a
                     checkpoint of the wrong shape fails here, before any record is written),
-                    then adapt(model): the one hook of an adaptation method (adapters, LoRA)
+                    then each adaptation's `adapt(model)` (official/adaptation.py)
     create_optimizer(options, job, num_train_steps, num_warmup_steps)
                     the original's AdamWeightDecay (or LAMB), float16 loss scaling when asked;
                     made once the data has said how many updates there are
@@ -19,12 +21,13 @@ run_pretraining (official/training/pretraining.py) and the fine-tuning jobs
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable, Sequence
 
 import keras
 import tensorflow as tf
 
 from official import checkpoints
+from official.adaptation import Adaptation
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.output_paths import check_output_dir
@@ -74,19 +77,6 @@ class TrainingOptions:
             jit_compile=self.jit_compile)
 
 
-@runtime_checkable
-class Adaptation(Protocol):
-    """An adaptation method with files of its own (official/peft's PeftAdaptation); a plain
-    callable `adapt(model)` is one without."""
-
-    def __call__(self, model: keras.Model) -> None:
-        """Adapts the model: runs in the strategy's scope, after --init_checkpoint is loaded."""
-
-    def files(self) -> dict[str, str]:
-        """{file name: text} a training run writes beside its bert_config.json and into best/
-        (once `__call__` has run)."""
-
-
 @dataclasses.dataclass(frozen=True)
 class Job:
     config: BertConfig
@@ -94,40 +84,42 @@ class Job:
     model: keras.Model
 
 
-def checked_config(options: TrainingOptions, config: BertConfig | None = None) -> BertConfig:
-    """The config (options.bert_config_file's, unless `config` is given: a distillation's
+def checked_config(options: TrainingOptions,
+                   adaptations: Sequence[Adaptation] = ()) -> BertConfig:
+    """The config of options.bert_config_file as the adaptations make it (a distillation's
     student made of its teacher's layers), once the options that need no data or model are
     checked against it.
 
     Raises:
-      ValueError: a bad dtype; an output_dir that cannot be written; an unreadable config; a
-        max_seq_length beyond the config's positions; a vocab larger than its vocab_size; an
-        output_dir holding checkpoints of another config.
+      ValueError: a bad dtype; no config file; an output_dir that cannot be written; an
+        unreadable config; a max_seq_length beyond the config's positions; a vocab larger than
+        its vocab_size; an output_dir holding checkpoints of another config.
     """
     if options.dtype not in DTYPE_POLICIES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
     check_output_dir(options.output_dir)
-    config = config or BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"--max_seq_length={options.max_seq_length} is more than the "
-                         f"max_position_embeddings={config.max_position_embeddings} of "
-                         f"{options.bert_config_file}")
+    source = options.bert_config_file
+    config = BertConfig.from_json_file(source) if source else None
+    for adaptation in adaptations:
+        config, source = adaptation.config(config, source)
+    if config is None:
+        raise ValueError("--bert_config_file is needed: the model's architecture")
+    config.check_seq_length(options.max_seq_length, source)
     if options.vocab_file:
-        vocab.check_fits(options.vocab_file, config.vocab_size, options.bert_config_file)
-    output_dir.check_config(options.output_dir, config, options.bert_config_file)
+        vocab.check_fits(options.vocab_file, config.vocab_size, source)
+    output_dir.check_config(options.output_dir, config, source)
     return config
 
 
 def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.Model],
-           config: BertConfig | None = None,
-           adapt: Callable[[keras.Model], None] | None = None) -> Job:
-    """Seeds everything, builds the strategy, then the model in its scope with --init_checkpoint
-    loaded; `config` is `checked_config(options)`, made here when not given. Nothing is written.
+           config: BertConfig, adaptations: Sequence[Adaptation] = ()) -> Job:
+    """Seeds everything, builds the strategy, then the model of `config` (`checked_config`'s)
+    in its scope with --init_checkpoint loaded. Nothing is written.
 
-    `adapt(model)` runs last, in the scope: after the pretrained weights are in (an adaptation
-    method starts from them) and before any optimiser exists (it sees only the variables left
-    trainable), on every run, so a run that only predicts builds the same variables its
-    checkpoint holds.
+    Each adaptation's `adapt(model)` runs last, in the scope: after the pretrained weights are
+    in (an adaptation method starts from them) and before any optimiser exists (it sees only the
+    variables left trainable), on every run, so a run that only predicts builds the same
+    variables its checkpoint holds.
 
     On a CPU-only machine deterministic ops are switched on for the whole process, so the same
     flags and seed give the same weights.
@@ -136,7 +128,6 @@ def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.
       ValueError: what `checked_config` raises; checkpoint errors (also ValueErrors) from
         --init_checkpoint.
     """
-    config = config or checked_config(options)
     keras.utils.set_random_seed(options.seed)
     if not tf.config.list_physical_devices("GPU"):
         tf.config.experimental.enable_op_determinism()
@@ -146,8 +137,8 @@ def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.
         model = build_model(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
         if options.init_checkpoint:
             checkpoints.load_init_checkpoint(options.init_checkpoint, model)
-        if adapt is not None:
-            adapt(model)
+        for adaptation in adaptations:
+            adaptation.adapt(model)
     return Job(config, strategy, model)
 
 

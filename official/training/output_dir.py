@@ -2,10 +2,9 @@
 left there.
 
     check_config(output_dir, config, config_file)   refuses a rerun with another architecture
-    has_checkpoint(output_dir)                       a checkpoint there, or in its best/
-    finetuned_checkpoint(path)                       its best/ checkpoint, else its newest
-    claim(output_dir, config, files)                 leftovers removed, bert_config.json (and an
-                                                     adaptation method's record) written
+    claim(output_dir, config, files)                 leftovers removed, bert_config.json and the
+                                                     run's records written (records it does not
+                                                     write, removed)
     remove_interrupted_writes(output_dir)            what a SIGKILL mid-write leaves behind
 
 A rerun of the same command into an output_dir resumes from its checkpoints, which were made for
@@ -17,9 +16,10 @@ What a SIGKILL leaves: TensorFlow's checkpoint saver writes `model.ckpt-N_temp/`
 into `model.ckpt-N.*` (a kill in between leaves the folder: ~1.3 GB at BERT-Base with Adam
 slots), and its state file is written as `checkpoint.tmp<hex>` then renamed; best/ is swapped in
 through `best.tmp/` and `best.old/` (official/training/finetuning.py); every other writer writes
-a `*.tmp` file and renames it (official/atomic_files.py). A parameter-efficient run's record
-(`peft_config.json`) is written before its first checkpoint: a run stopped before that leaves one
-with nothing beside it, which the next claim removes unless that run writes its own.
+a `*.tmp` file and renames it (official/atomic_files.py). The records of the task and of an
+adaptation method (official/adaptation.py) are written before the first checkpoint: a run stopped
+before that leaves one with nothing beside it, which the next claim removes when its method or
+task names it as a file that run does not write.
 """
 
 from __future__ import annotations
@@ -29,60 +29,16 @@ import os
 import re
 import shutil
 
-import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import TEMP_SUFFIX, open_atomically
-from official import checkpoints
-from official.checkpoints.training import CONFIG_FILE
+from official.checkpoints import CONFIG_FILE
+from official.checkpoints.finetuned import BEST_DIR, has_checkpoint
 from official.configs import BertConfig, ConfigError
-from official.tasks import long_doc_settings
-
-BEST_DIR = "best"  # output_dir/best: the best checkpoint by the task's metric
-# The records adaptation methods write beside the checkpoints (official/peft/artifact.py).
-ADAPTATION_RECORDS = ("peft_config.json",)
-# The records tasks write beside the checkpoints: what the checkpoints' model reads
-# (official/tasks/long_doc_settings.py), so a rerun must say the same.
-TASK_RECORDS = (long_doc_settings.RECORD_FILE,)
 # TensorFlow's saver: `<prefix>_temp/`; official/checkpoints/tf1.write: `<prefix>_temp_<hex>/`.
 _CHECKPOINT_TEMP_DIR = re.compile(r".+\.ckpt(-\d+)?_temp(_[0-9a-f]+)?$")
 # TensorFlow's CheckpointManager writes the `checkpoint` state file as `checkpoint.tmp<hex>`.
 _STATE_TEMP_FILE = re.compile(r"checkpoint\.tmp[0-9a-f]+$")
-
-
-def has_checkpoint(output_dir: str) -> bool:
-    """True when output_dir (or its best/) holds a checkpoint a job would resume or restore."""
-    return any(os.path.isdir(d) and tf.train.latest_checkpoint(d)
-               for d in (output_dir, os.path.join(output_dir, BEST_DIR)))
-
-
-def finetuned_checkpoint(path: str) -> str:
-    """The checkpoint prefix of a fine-tuning output: `path/best/` when there is one, else the
-    newest checkpoint of `path` (or `path` itself, a prefix)."""
-    best = os.path.join(path, BEST_DIR)
-    if os.path.isdir(best) and tf.train.latest_checkpoint(best):
-        path = best
-    return checkpoints.resolve_checkpoint(path)
-
-
-def check_task_records(output_dir: str, files: dict[str, str]) -> None:
-    """Raises ValueError when output_dir's checkpoints were made with a task record
-    (TASK_RECORDS) other than the one in `files` (none: the task writes none), naming the file
-    and both settings."""
-    if not has_checkpoint(output_dir):
-        return
-    for name in TASK_RECORDS:
-        path = os.path.join(output_dir, name)
-        written = None
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                written = f.read()
-        if written != files.get(name):
-            def said(text):
-                return " ".join(text.split()) if text else "nothing (the default)"
-            raise ValueError(f"{path}: the checkpoints in {output_dir} were made with "
-                             f"{said(written)}; these flags say {said(files.get(name))}: "
-                             "give the same flags, or another --output_dir")
 
 
 def check_config(output_dir: str, config: BertConfig, config_file: str) -> None:
@@ -128,19 +84,19 @@ def remove_interrupted_writes(output_dir: str) -> None:
             os.unlink(path)
 
 
-def claim(output_dir: str, config: BertConfig, files: dict[str, str] | None = None) -> None:
+def claim(output_dir: str, config: BertConfig, files: dict[str, str | None] | None = None) -> None:
     """Before the first save: makes output_dir, clears an interrupted run's leftovers, writes the
-    bert_config.json the checkpoints will be read with and `files` ({name: text}: an adaptation
-    method's record). (The chief alone calls it.)"""
+    bert_config.json the checkpoints will be read with and `files` ({name: text}: the task's and
+    an adaptation method's records; a name with None is one this run does not write, removed if
+    a run stopped before its first save left it). (The chief alone calls it.)"""
     os.makedirs(output_dir, exist_ok=True)
     remove_interrupted_writes(output_dir)
     config.to_json_file(os.path.join(output_dir, CONFIG_FILE))
-    for name in set(ADAPTATION_RECORDS + TASK_RECORDS) - set(files or {}):
-        # Left by an adapted run stopped before its first save (a run that saved one refuses
-        # another method up front: official/peft/adaptation.py, `check_task_records`).
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(output_dir, name))
     for name, text in (files or {}).items():
-        with open_atomically(os.path.join(output_dir, name)) as f:
-            f.write(text)
-
+        path = os.path.join(output_dir, name)
+        if text is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        else:
+            with open_atomically(path) as f:
+                f.write(text)

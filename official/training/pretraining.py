@@ -10,10 +10,11 @@ for run_classifier, run_squad, extract_features and convert_checkpoint.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Sequence
 
 from absl import logging
 
+from official.adaptation import Adaptation
 from official.configs import BertConfig
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
@@ -21,7 +22,7 @@ from official.training import job_setup, output_dir
 from official.training.pretraining_input import (DynamicMasking, check_records,
                                                  expand_input_files, pretraining_dataset)
 from official.training.record_errors import naming_bad_records
-from official.training.trainer import Task, Trainer
+from official.training.trainer import Trainer
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -39,13 +40,12 @@ class PretrainingOptions(job_setup.TrainingOptions):
 
 
 def run(options: PretrainingOptions,
-        distill: Callable[[PretrainingTask], Task] | None = None,
-        config: BertConfig | None = None) -> dict[str, dict[str, float]]:
+        adaptations: Sequence[Adaptation] = ()) -> dict[str, dict[str, float]]:
     """Trains and/or evaluates; returns {"train": last logged metrics, "eval": eval metrics}.
 
-    `distill` wraps the pretraining task in a distillation (official/distillation/task.py),
-    whose `build_model` makes the model: the student beside its teacher; `config` is then the
-    student's when it is not options.bert_config_file's (made of the teacher's layers).
+    `adaptations` are the methods resolved for this run (official/adaptation.py): a general
+    distillation's wraps the pretraining task (the student beside its teacher) and may make the
+    config (the student of the teacher's layers).
 
     Raises:
       ValueError: bad options or input (one line naming the flag or file); checkpoint errors are
@@ -55,23 +55,26 @@ def run(options: PretrainingOptions,
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of do_train or do_eval must be True")
     input_files = expand_input_files(options.input_file)
-    config = job_setup.checked_config(options, config)
-    masking = _dynamic_masking(options, config) if options.dynamic_masking else None
+    config = job_setup.checked_config(options, adaptations)
+    config_name = options.bert_config_file or "the model's config"
+    masking = _dynamic_masking(options, config, config_name) if options.dynamic_masking else None
     objective = data_objective(input_files)
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq,
-                  config.vocab_size, options.bert_config_file)
-    # A distillation trains the masked LM alone, as DistilBERT did.
-    task = PretrainingTask(next_sentence=objective != "none" and distill is None)
-    if distill is not None:
-        task = distill(task)
-    job = job_setup.set_up(options, task.build_model, config)
+                  config.vocab_size, config_name)
+    task = PretrainingTask(next_sentence=objective != "none")
+    for adaptation in adaptations:
+        task = adaptation.task(task)
+    job = job_setup.set_up(options, task.build_model, config, adaptations)
     strategy = job.strategy
     optimizer = job_setup.create_optimizer(options, job, options.num_train_steps,
                                            options.num_warmup_steps)
     trainer = Trainer(strategy, job.model, optimizer, task,
                       options.loop_options(options.num_train_steps))
     if trainer.is_chief:
-        output_dir.claim(options.output_dir, config)
+        files = {}
+        for adaptation in adaptations:
+            files.update(adaptation.files())
+        output_dir.claim(options.output_dir, config, files)
     results = {}
 
     def dataset_fn(is_training):
@@ -86,7 +89,7 @@ def run(options: PretrainingOptions,
     with naming_bad_records(input_files, options.bert_config_file):
         if options.do_train:
             logging.info("Pretraining %s on %d file(s) (objective %s) with %d replica(s)",
-                         options.bert_config_file, len(input_files), objective,
+                         config_name, len(input_files), objective,
                          strategy.num_replicas_in_sync)
             results["train"] = trainer.train(dataset_fn(True))
         elif not trainer.restore_model():
@@ -98,7 +101,8 @@ def run(options: PretrainingOptions,
     return results
 
 
-def _dynamic_masking(options: PretrainingOptions, config: BertConfig) -> DynamicMasking:
+def _dynamic_masking(options: PretrainingOptions, config: BertConfig,
+                     config_name: str) -> DynamicMasking:
     if not options.vocab_file:
         raise ValueError("dynamic_masking needs --vocab_file (for the ids of [MASK], [CLS], "
                          "[SEP])")
@@ -108,6 +112,6 @@ def _dynamic_masking(options: PretrainingOptions, config: BertConfig) -> Dynamic
         raise ValueError(f"{options.vocab_file}: no {', '.join(missing)} token")
     if len(vocab) != config.vocab_size:
         raise ValueError(f"{options.vocab_file} has {len(vocab)} tokens but "
-                         f"{options.bert_config_file} says vocab_size={config.vocab_size}")
+                         f"{config_name} says vocab_size={config.vocab_size}")
     return DynamicMasking(vocab_size=config.vocab_size, mask_id=vocab["[MASK]"],
                           special_ids=(0, vocab["[CLS]"], vocab["[SEP]"]))

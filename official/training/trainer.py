@@ -47,7 +47,7 @@ import tensorflow as tf
 from absl import logging
 
 from official import console
-from official.checkpoints.training import (assert_matched, check_holds, model_roots,
+from official.checkpoints.training import (assert_matched, check_holds, has_root, model_roots,
                                           random_states)
 from official.modeling import dropout
 from official.training.distribution import is_chief
@@ -252,7 +252,7 @@ class Trainer:
         # The default strategy hands back a plain tf.data.Dataset, whose iterator can be saved;
         # a distributed one cannot (nor can a checkpoint written without one supply it).
         keep_iterator = (isinstance(dataset, tf.data.Dataset)
-                         and (latest is None or _has_root(latest, "iterator")))
+                         and (latest is None or has_root(latest, "iterator")))
         # The dropout seed generators' states: without them a resumed run would draw other
         # dropout masks than an uninterrupted one.
         roots = dict(model_roots(self.model), optimizer=self.optimizer, step=self.step,
@@ -470,11 +470,6 @@ def write_eval_results(path: str, metrics: Mapping[str, float], step: int) -> No
         for name in sorted(values):
             f.write(f"{name} = {values[name]}\n")
     os.replace(tmp, path)
-
-
-def _has_root(checkpoint_prefix: str, root: str) -> bool:
-    return any(name.startswith(root + "/")
-               for name, _ in tf.train.list_variables(checkpoint_prefix))
 
 
 def _to_next_multiple(step: int, every: int) -> int:
