@@ -15,8 +15,10 @@ $(STAMP): requirements.txt requirements-dev.txt build-constraints.txt
 
 venv: $(STAMP)
 
-# Two workers, each test file in one of them (its module fixtures are made once).
+# The lint (ruff.toml), then two workers, each test file in one of them (its module fixtures are
+# made once).
 test: $(STAMP)
+	$(PY) -m ruff check .
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n 2 --dist loadfile
 
 # `make demo FRESH=1` starts over; otherwise finished stages are reused.

@@ -160,8 +160,8 @@ def probe(args: argparse.Namespace) -> None:
         print(f"{key}={value}", flush=True)
 
     try:
-        import tensorflow as tf
         import keras
+        import tensorflow as tf
         import tensorflow_text  # noqa: F401  (the tokenizer's ops, in every step)
     except Exception as e:  # ImportError, or a broken install's OSError / AttributeError
         emit("status", "notf")
@@ -479,7 +479,7 @@ def serve(args: argparse.Namespace) -> int:
             continue
         serving = tf.saved_model.load(path).signatures["serving_default"]
 
-        def call(rows):
+        def call(rows, serving=serving):
             out = serving(text_a=tf.constant([a for a, _ in rows]),
                           text_b=tf.constant([b for _, b in rows]))
             return out["probabilities"].numpy()

@@ -26,10 +26,10 @@ epochs; and 5 epochs, the PEFT runs' budget); adapters of 64 units adapter-bert'
 3e-4, 5 epochs); LoRA of rank 8 (alpha 8, query and value) Hu et al.'s learning rate for
 RoBERTa-base (5e-4), 5 epochs; BitFit the largest of Ben Zaken et al.'s searched learning rates
 (1e-3; bias terms move little at small ones), 5 epochs. Each PEFT method runs with the pooler
-trained and frozen, the measurement behind official/peft/method.DEFAULT_TRAIN_POOLER. The issue's targets: each PEFT
-method within 1.0 point of full fine-tuning's dev accuracy, at most 4% of the parameters trained,
-an artifact of at most 5% of the base checkpoint, a step time of at most 0.85x and a peak RSS below
-full fine-tuning's.
+trained and frozen, the measurement behind official/peft/method.DEFAULT_TRAIN_POOLER. The
+issue's targets: each PEFT method within 1.0 point of full fine-tuning's dev accuracy, at most 4%
+of the parameters trained, an artifact of at most 5% of the base checkpoint, a step time of at
+most 0.85x and a peak RSS below full fine-tuning's.
 """
 
 from __future__ import annotations
@@ -46,8 +46,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.finetune_glue import (limited_data_dir, majority_accuracy, minilm_checkpoint,
-                                 read_results, train_limits)
+from bench.finetune_glue import (
+    limited_data_dir,
+    majority_accuracy,
+    minilm_checkpoint,
+    read_results,
+    train_limits,
+)
 from bench.process_tree import run_measured
 from bench.rounds import load_average, ratios, round_medians, time_in_rounds
 from official.configs import BertConfig

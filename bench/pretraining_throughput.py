@@ -46,8 +46,8 @@ from official.configs import BertConfig, preset
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertPretrainer
 from official.tasks.pretraining import PretrainingTask
-from official.training.optimization import create_optimizer, decay_exempt_variables
 from official.training.job_setup import DTYPE_POLICIES
+from official.training.optimization import create_optimizer, decay_exempt_variables
 from official.training.trainer import LoopOptions, Trainer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -431,7 +431,7 @@ def print_table(sizes: list[str], runs: Runs, peak: float) -> dict:
         seq_s = {key[1:]: [BATCH / m for m in per_round]
                  for key, (_, per_round) in runs.items() if key[0] == size}
 
-        def faster(*keys):
+        def faster(*keys, seq_s=seq_s):
             return [max(in_round) for in_round in zip(*(seq_s[key] for key in keys))]
 
         keras_hub = faster(("keras-hub", "float32", False), ("keras-hub", "float32", True))

@@ -18,8 +18,7 @@ import os
 import sys
 import time
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from official.text.tokenizer import FullTokenizer
 from tests.reference_bert import import_original

@@ -1,1 +1,2 @@
-"""Offline data making: text corpora and task files in, the TFRecords and features training reads out."""
+"""Offline data making: text corpora and task files in, the TFRecords and features training reads
+out."""

@@ -57,8 +57,15 @@ from absl import logging
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from data_prep import corpus_shards
-from data_prep.fast_generation import (CHUNK_BYTES, ChunkProcessor, ShardStats, chunks,
-                                       remove_earlier_output, special_ids, summary_dict)
+from data_prep.fast_generation import (
+    CHUNK_BYTES,
+    ChunkProcessor,
+    ShardStats,
+    chunks,
+    remove_earlier_output,
+    special_ids,
+    summary_dict,
+)
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.pretraining_shards import shard_path, write_summary

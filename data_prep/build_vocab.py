@@ -14,9 +14,7 @@ corpus has too few pieces seen --min_piece_count times or more (wordpiece_vocab.
 
 import sys
 
-from absl import app
-from absl import flags
-from absl import logging
+from absl import app, flags, logging
 
 from data_prep.corpus_shards import expand_input_files
 from data_prep.input_errors import InputError

@@ -55,11 +55,32 @@ The records, one `tf.train.Example` per feature (a window):
 Padding records (`pad_to_multiple`) are all 0: they weigh nothing and predict no word. A reader
 parses `sentence_index` and `first_word` as scalars (`FixedLenFeature([], tf.int64)`).
 
-Example:
-    tokenizer = FullTokenizer("cased_L-12_H-768_A-12/vocab.txt", do_lower_case=False)
-    sentences = read_conll("conll2003/eng.testa")
-    features = convert_sentences(sentences, LABELS, 128, tokenizer)
-    ...  # predict: official.tasks.ner.NerTask writes "word gold predicted" per word
+Example (the first lines of eng.train, in IOB1; the repo ships the uncased vocab, where a cased
+model would take its own with do_lower_case False; rows of max_seq_length 8, so the first
+sentence's nine words take two windows):
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "eng.train"), "w") as f:
+    ...     _ = f.write("-DOCSTART- -X- O O\\n\\n"
+    ...                 "EU NNP I-NP I-ORG\\nrejects VBZ I-VP O\\nGerman JJ I-NP I-MISC\\n"
+    ...                 "call NN I-NP O\\nto TO I-VP O\\nboycott VB I-VP O\\n"
+    ...                 "British JJ I-NP I-MISC\\nlamb NN I-NP O\\n. . O O\\n\\n"
+    ...                 "Peter NNP I-NP I-PER\\nBlackburn NNP I-NP I-PER\\n")
+    >>> sentences = read_conll(os.path.join(folder, "eng.train"))
+    >>> [(s.words[:3], s.tags[:3], s.line) for s in sentences]
+    [(('EU', 'rejects', 'German'), ('B-ORG', 'O', 'B-MISC'), 3),
+     (('Peter', 'Blackburn'), ('B-PER', 'I-PER'), 13)]
+    >>> tokenizer = FullTokenizer("data/vocab/uncased_vocab.txt", do_lower_case=True)
+    >>> features = convert_sentences(sentences, LABELS, 8, tokenizer)
+    >>> [(f.sentence_index, f.first_word) for f in features]
+    [(0, 0), (0, 6), (1, 0)]
+    >>> tokenizer.convert_ids_to_tokens(features[0].input_ids)
+    ['[CLS]', 'eu', 'rejects', 'german', 'call', 'to', 'boycott', '[SEP]']
+    >>> features[0].label_weights
+    [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+    >>> [LABELS[i] for i, w in zip(features[0].label_ids, features[0].label_weights) if w]
+    ['B-ORG', 'O', 'B-MISC', 'O', 'O', 'O']
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations

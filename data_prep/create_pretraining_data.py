@@ -8,7 +8,7 @@ Two generators behind one set of flags:
                         --num_workers processes (data_prep/fast_generation.py), or with
                         --runner by an Apache Beam pipeline (data_prep/beam_pipeline.py).
 
-Example:
+Usage (a command line, not a doctest):
   python -m data_prep.create_pretraining_data --reproduce_original \\
       --input_file='corpus/*.txt' --output_file=/tmp/pretraining.tfrecord \\
       --vocab_file=data/vocab/uncased_vocab.txt --max_seq_length=128 --dupe_factor=5
@@ -34,9 +34,7 @@ import signal
 import sys
 from typing import Callable
 
-from absl import app
-from absl import flags
-from absl import logging
+from absl import app, flags, logging
 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import OptionsError, PretrainingDataOptions

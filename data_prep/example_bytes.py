@@ -96,9 +96,25 @@ class ExampleSerializer:
     All rows are laid out in one byte buffer with array operations (no per-row Python beyond
     slicing the result into records).
 
-    Example:
-        serializer = ExampleSerializer(["input_ids", "next_sentence_labels"], ["masked_lm_weights"])
-        records = serializer.serialize({"input_ids": ids, ...})  # list of bytes, one per row
+    Example (a batch of two rows; each record reads back as a `tf.train.Example` whose
+    deterministic serialisation is the same bytes):
+        >>> import tensorflow as tf
+        >>> serializer = ExampleSerializer(["input_ids", "next_sentence_labels"],
+        ...                                ["masked_lm_weights"])
+        >>> records = serializer.serialize({
+        ...     "input_ids": np.array([[101, 2000, 102], [101, 300, 102]]),
+        ...     "next_sentence_labels": np.array([[0], [1]]),
+        ...     "masked_lm_weights": np.array([[1.0, 0.0], [0.5, 1.0]])})
+        >>> len(records), type(records[0]).__name__
+        (2, 'bytes')
+        >>> example = tf.train.Example.FromString(records[1])
+        >>> features = example.features.feature
+        >>> list(features["input_ids"].int64_list.value)
+        [101, 300, 102]
+        >>> list(features["masked_lm_weights"].float_list.value)
+        [0.5, 1.0]
+        >>> records[1] == example.SerializeToString(deterministic=True)
+        True
     """
 
     def __init__(self, int_features: list[str], float_features: list[str]):

@@ -52,8 +52,7 @@ import random
 import re
 import sys
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from data_prep.input_errors import InputError
 from official.atomic_files import open_atomically

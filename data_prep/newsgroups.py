@@ -38,8 +38,7 @@ import re
 import shutil
 import sys
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from data_prep import glue
 from data_prep.input_errors import InputError

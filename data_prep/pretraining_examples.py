@@ -75,10 +75,24 @@ def open_shard(path: str) -> Iterator[ShardWriter]:
     Records go to a temp name in the same folder, renamed on success and deleted on failure, so a
     reader never meets a truncated file.
 
-    Example:
-        with open_shard("/data/pretrain.tfrecord") as shard:
-            shard.write(make_example(ids, segments, positions, labels, 0,
-                                     max_seq_length=128, max_predictions_per_seq=20))
+    Example (one instance, [CLS] the cat [SEP] sat [SEP] with "cat" masked, padded to the
+    lengths given):
+        >>> import os, shutil, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> path = os.path.join(folder, "pretrain.tfrecord")
+        >>> with open_shard(path) as shard:
+        ...     shard.write(make_example([101, 1996, 103, 102, 2938, 102], [0, 0, 0, 0, 1, 1],
+        ...                              [2], [4937], 0, max_seq_length=8,
+        ...                              max_predictions_per_seq=2))
+        >>> shard.count, os.listdir(folder)
+        (1, ['pretrain.tfrecord'])
+        >>> record = next(iter(tf.data.TFRecordDataset(path))).numpy()
+        >>> features = tf.train.Example.FromString(record).features.feature
+        >>> list(features["input_ids"].int64_list.value)
+        [101, 1996, 103, 102, 2938, 102, 0, 0]
+        >>> list(features["masked_lm_weights"].float_list.value)
+        [1.0, 0.0]
+        >>> shutil.rmtree(folder)
     """
     with atomic_path(path) as tmp_path, tf.io.TFRecordWriter(tmp_path) as writer:
         yield ShardWriter(writer)

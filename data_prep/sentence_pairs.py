@@ -31,10 +31,27 @@ negative (2 otherwise; a dev file's are always 2, since the dev corpus is its po
                                                 is how the loss knows)
     pair_index  int64  [1]                      the pair's index in `read_pairs`' list
 
-Example:
-    tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
-    pairs = read_pairs("train.tsv")
-    write_tfrecord(pairs, 128, tokenizer, "train.tf_record", texts=texts_of(pairs))
+Example (two pairs, the second with a hard negative, so every record holds three rows; rows of
+max_seq_length 8, where the first pair's positive is cut and its missing negative is all 0):
+    >>> import os, shutil, tempfile
+    >>> tokenizer = FullTokenizer("data/vocab/uncased_vocab.txt", do_lower_case=True)
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "train.tsv"), "w") as f:
+    ...     _ = f.write("how old is the sun\\tthe sun is about 4.6 billion years old\\n"
+    ...                 "what is a puppet\\ta doll moved by hand\\ta puppy is a young dog\\n")
+    >>> pairs = read_pairs(os.path.join(folder, "train.tsv"))
+    >>> pairs[0].negative, pairs[1].negative, texts_of(pairs)
+    (None, 'a puppy is a young dog', 3)
+    >>> path = os.path.join(folder, "train.tf_record")
+    >>> write_tfrecord(pairs, 8, tokenizer, path, texts=texts_of(pairs))
+    2
+    >>> record = next(iter(tf.data.TFRecordDataset(path)))
+    >>> parsed = tf.io.parse_single_example(record, parse_spec(8, texts=3))
+    >>> parsed["input_mask"].numpy().tolist()
+    [[1, 1, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0]]
+    >>> tokenizer.convert_ids_to_tokens(parsed["input_ids"].numpy()[1].tolist())
+    ['[CLS]', 'the', 'sun', 'is', 'about', '4', '.', '[SEP]']
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations

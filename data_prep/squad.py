@@ -25,13 +25,24 @@ Prediction needs the features themselves, not only the records: `token_to_orig_m
 `token_is_max_context` take the model's logits back to the context's words
 (`official.tasks.squad_decoding`).
 
-Example:
-    tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
-    examples = read_squad_examples("dev-v1.1.json", is_training=False)
-    features = list(convert_examples_to_features(examples, tokenizer, max_seq_length=384,
-                                                 doc_stride=128, max_query_length=64,
-                                                 is_training=False))
-    write_features(features, "eval.tf_record", is_training=False)
+Example (the repo's sample of the SQuAD v1.1 dev set, two paragraphs of 55 questions, in
+windows of 128 tokens, one every 64: two windows a question):
+    >>> import os, shutil, tempfile
+    >>> tokenizer = FullTokenizer("data/vocab/uncased_vocab.txt", do_lower_case=True)
+    >>> examples = read_squad_examples("data/squad/dev-v1.1-sample.json", is_training=False)
+    >>> len(examples), examples[0].question_text, examples[0].doc_tokens[:4]
+    (55, 'Which NFL team represented the AFC at Super Bowl 50?', ['Super', 'Bowl', '50', 'was'])
+    >>> features = list(convert_examples_to_features(examples, tokenizer, max_seq_length=128,
+    ...                                              doc_stride=64, max_query_length=64,
+    ...                                              is_training=False))
+    >>> len(features), features[0].unique_id, len(features[0].input_ids)
+    (110, 1000000000, 128)
+    >>> " ".join(features[0].tokens[:17])
+    '[CLS] which nfl team represented the afc at super bowl 50 ? [SEP] super bowl 50 was'
+    >>> folder = tempfile.mkdtemp()
+    >>> write_features(features, os.path.join(folder, "eval.tf_record"), is_training=False)
+    110
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
@@ -43,9 +54,9 @@ import os
 import random
 from typing import Any, Iterable, Iterator, Sequence
 
-from absl import logging
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from data_prep import record_cache
 from data_prep.input_errors import InputError

@@ -23,16 +23,14 @@ import sys
 import time
 from typing import Sequence
 
-from absl import app
-from absl import flags
 import numpy as np
+from absl import app, flags
 
 from data_prep import glue
 from demo.stages import format_seconds
 from official.atomic_files import open_atomically
-from official.tasks import glue_metrics
 from official.checkpoints import finetuned
-from official.tasks import long_doc_settings
+from official.tasks import glue_metrics, long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 
 flags.DEFINE_string("output_dir", None, "run_demo's output_dir: the report goes there.")

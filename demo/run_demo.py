@@ -46,8 +46,7 @@ import os
 import sys
 import time
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from demo.stages import Pipeline, Stage, StageFailed, format_seconds, remove
 from official.atomic_files import open_atomically

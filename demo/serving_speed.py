@@ -18,10 +18,9 @@ import statistics
 import sys
 import time
 
-from absl import app
-from absl import flags
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the export's tokenizer uses)
+from absl import app, flags
 
 from demo.saved_models import newest_version
 

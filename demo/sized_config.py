@@ -8,8 +8,7 @@ the learner may stop short of the size asked for).
 import dataclasses
 import sys
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from official.configs import BertConfig
 from official.text.vocab import VocabError, load_vocab

@@ -25,7 +25,8 @@ ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "swish", "linear")
 
 
 class ConfigError(ValueError):
-    """A bert_config.json (or a dict meant to be one) is unusable; the message names what and where."""
+    """A bert_config.json (or a dict meant to be one) is unusable; the message names what and
+    where."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +63,7 @@ class BertConfig:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             expected = _FIELD_TYPES[field.name]
-            # bool is an int subclass in Python; a config saying `"hidden_size": true` is still wrong.
+            # bool is an int subclass in Python; a config saying `"hidden_size": true` is wrong.
             if isinstance(value, bool) or not isinstance(value, expected):
                 raise ConfigError(
                     f"{field.name} must be {_type_name(expected)}, got {value!r}")
@@ -191,7 +192,8 @@ def _preset(layers: int, hidden: int, vocab_size: int) -> BertConfig:
 
 def preset_names() -> list[str]:
     """Names accepted by `preset`: tiny..large and every `L{layers}_H{hidden}` size released."""
-    grid = [f"L{l}_H{h}" for l in (2, 4, 6, 8, 10, 12) for h in (128, 256, 512, 768)]
+    grid = [f"L{layers}_H{hidden}" for layers in (2, 4, 6, 8, 10, 12)
+            for hidden in (128, 256, 512, 768)]
     return list(_NAMED_SIZES) + grid + ["L24_H1024"]
 
 

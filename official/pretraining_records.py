@@ -6,8 +6,10 @@ repo's generators and by the original are interchangeable in both directions:
 
     input_ids             int64   [max_seq_length]           token ids, 0-padded
     input_mask            int64   [max_seq_length]           1 for real tokens, 0 for padding
-    segment_ids           int64   [max_seq_length]           0 = [CLS] A [SEP], 1 = B [SEP]; 0 padding
-    masked_lm_positions   int64   [max_predictions_per_seq]  where the predicted tokens are, 0-padded
+    segment_ids           int64   [max_seq_length]           0 = [CLS] A [SEP], 1 = B [SEP];
+                                                             0 padding
+    masked_lm_positions   int64   [max_predictions_per_seq]  where the predicted tokens are,
+                                                             0-padded
     masked_lm_ids         int64   [max_predictions_per_seq]  the original token there, 0-padded
     masked_lm_weights     float32 [max_predictions_per_seq]  1.0 per real prediction, 0.0 padding
     next_sentence_labels  int64   [1]                        the second-sentence label

@@ -17,9 +17,7 @@ official/embeddings/static_vectors.py and word_similarity.py.
 import json
 import os
 
-from absl import app
-from absl import flags
-from absl import logging
+from absl import app, flags, logging
 
 from official import checkpoints
 from official.atomic_files import open_atomically

@@ -40,9 +40,7 @@ needs `import tensorflow_text` (its ops); saved_model_cli's `run` too, e.g.
       --signature_def serving_default --input_exprs 'text_a=["a"];text_b=["b"]'
 """
 
-from absl import app
-from absl import flags
-from absl import logging
+from absl import app, flags, logging
 
 from data_prep import conll, glue
 from official.checkpoints.sentence_transformers import SentenceSettings

@@ -14,9 +14,7 @@ lists every token of the text once: [CLS] from the first window, [SEP] from the 
 official/tasks/feature_extraction.py.
 """
 
-from absl import app
-from absl import flags
-from absl import logging
+from absl import app, flags, logging
 
 from official import checkpoints
 from official.checkpoints import finetuned

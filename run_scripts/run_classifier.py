@@ -43,8 +43,7 @@ official/tasks/classification.py (model, loss, metrics, test files), and
 official/training/finetuning.py (the run every fine-tuning task shares).
 """
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from data_prep import glue
 from data_prep.classifier_features import ClassifierData

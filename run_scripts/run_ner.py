@@ -25,8 +25,7 @@ shares).
 
 import os
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from data_prep import conll
 from official.tasks.ner import NerTask

@@ -21,8 +21,7 @@ run_pretraining output_dir, the original's bert_model.ckpt) into a student of it
 """
 
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from official.training import pretraining
 from run_scripts import common_flags, entry_point

@@ -27,8 +27,7 @@ The halves: data_prep/sentence_pairs.py (files -> records), official/tasks/sente
 fine-tuning task shares).
 """
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from data_prep import sentence_pairs
 from official.tasks.sentence_embedding import DEFAULT_SCALE, SentenceEmbeddingTask

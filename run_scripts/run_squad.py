@@ -27,14 +27,12 @@ original skips it (SQuAD's own train set has a few).
 
 import os
 
-from absl import app
-from absl import flags
+from absl import app, flags
 
 from data_prep.squad import SquadData
 from official.tasks.squad import SquadTask
 from official.training.finetuning import FinetuningOptions
 from run_scripts import common_flags, entry_point
-
 
 flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
 flags.DEFINE_string(

@@ -57,10 +57,10 @@ def set_directly(pretrainer, weights: dict) -> None:
     for n, block in enumerate(enc.transformer_layers):
         p = f"bert/encoder/layer_{n}"
 
-        def pair(name):
+        def pair(name, p=p):
             return [weights[f"{p}/{name}/kernel"], weights[f"{p}/{name}/bias"]]
 
-        def norm(name):
+        def norm(name, p=p):
             return [weights[f"{p}/{name}/gamma"], weights[f"{p}/{name}/beta"]]
 
         q, k, v = (pair(f"attention/self/{part}") for part in ("query", "key", "value"))

@@ -19,6 +19,18 @@ def tiny_config():
 
 
 @pytest.fixture
+def files(tiny_config, tmp_path):
+    """The tiny config and a vocab of its 100 tokens as files: the `bert_config_file` and
+    `vocab_file` of a fine-tuning's options (tests/test_finetuning.py's `options`)."""
+    config_file = tmp_path / "bert_config.json"
+    tiny_config.to_json_file(str(config_file))
+    vocab_file = tmp_path / "vocab.txt"
+    vocab_file.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                                    + [f"w{i}" for i in range(95)]) + "\n")
+    return {"bert_config_file": str(config_file), "vocab_file": str(vocab_file)}
+
+
+@pytest.fixture
 def make_inputs(tiny_config):
     """`make_inputs(batch, seq_len)`: random ids, both segments, every row's tail padded."""
 

@@ -17,8 +17,8 @@ import os
 import sys
 import types
 
-from absl import flags
 import tensorflow as tf
+from absl import flags
 
 
 def import_original(module_name: str) -> types.ModuleType:

@@ -7,8 +7,7 @@ import pytest
 
 from official.modeling.adapter import BottleneckAdapter
 from official.modeling.transformer import TransformerBlock
-from tests.test_encoder import (attention_reference, gelu_tanh, layer_norm, randomize,
-                                weights_of)
+from tests.test_encoder import attention_reference, gelu_tanh, layer_norm, randomize, weights_of
 
 
 def adapter_reference(x, w):

@@ -145,7 +145,7 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
                                "--save_checkpoints_steps=1", "--iterations_per_loop=1")]
     # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*: kill the run
     # the moment such a folder is seen (a save happens at every step, so one is soon caught).
-    for attempt in range(5):
+    for _ in range(5):
         shutil.rmtree(out, ignore_errors=True)
         process = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)

@@ -114,7 +114,7 @@ def test_the_threshold_search_is_the_learners(text_file):
     for vocab_size, min_piece_count in [(120, 10), (200, 10), (400, 10), (400, 2), (60, 1)]:
         tried = []
         ours = wordpiece_vocab._learn(ordered, vocab_size, min_piece_count,
-                                      lambda t, n: tried.append((t, n)))
+                                      lambda t, n, tried=tried: tried.append((t, n)))
         assert ours.tokens == learner.learn(ordered, vocab_size,
                                             list(wordpiece_vocab.SPECIAL_TOKENS),
                                             lower_thresh=min_piece_count)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from official import configs
-from official.checkpoints import converter, keras_hub as keras_hub_format, tf1
+from official.checkpoints import converter, tf1
+from official.checkpoints import keras_hub as keras_hub_format
 from official.configs import ConfigError
 from official.modeling.encoder import build_encoder
 

@@ -148,7 +148,7 @@ def test_an_adapted_encoders_names_are_adapter_berts_and_loras(tiny_config, tmp_
     """The shapes written out by hand: adapter-bert's weights1 [H, m], biases1 [1, m],
     weights2 [m, H], biases2 [1, H]; LoRA's A [in, r] and B [r, out] beside each matrix."""
     from official.peft import methods
-    
+
     h, m, r = tiny_config.hidden_size, 6, 3
     adapted = build_encoder(tiny_config)
     methods.apply(adapted, methods.from_flags(adapter_size=m))

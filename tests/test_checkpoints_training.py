@@ -146,7 +146,7 @@ def test_a_checkpoint_without_the_models_head_is_refused(tiny_config, tmp_path):
 def test_an_adapted_model_saves_its_trained_variables_alone(tiny_config, tmp_path):
     """The `encoder_trained` root: the frozen encoder is the base's, never in the checkpoint."""
     from official.peft import methods
-    
+
     model = ClassificationTask("mrpc", ["0", "1"]).build_model(build_encoder(tiny_config))
     methods.apply(model, methods.from_flags(lora_rank=2, train_pooler=False))
     prefix = tf.train.Checkpoint(**model_roots(model)).write(str(tmp_path / "model.ckpt-1"))

@@ -169,8 +169,8 @@ def test_config_error_is_a_value_error():
 
 def count_by_formula(config):
     """Parameters of the encoder and pooler of the original BERT, counted weight by weight."""
-    V, H, L, I = (config.vocab_size, config.hidden_size, config.num_hidden_layers,
-                  config.intermediate_size)
+    V, H, L, I = (config.vocab_size, config.hidden_size,  # noqa: E741 (the paper's letters)
+                  config.num_hidden_layers, config.intermediate_size)
     P, T = config.max_position_embeddings, config.type_vocab_size
     embeddings = V * H + P * H + T * H + 2 * H            # three tables + LayerNorm
     per_layer = (4 * H * H + 4 * H                        # query, key, value, output dense
@@ -183,7 +183,8 @@ def count_by_formula(config):
 
 def test_preset_names():
     names = configs.preset_names()
-    grid = [f"L{l}_H{h}" for l in (2, 4, 6, 8, 10, 12) for h in (128, 256, 512, 768)]
+    grid = [f"L{layers}_H{hidden}" for layers in (2, 4, 6, 8, 10, 12)
+            for hidden in (128, 256, 512, 768)]
     assert len(names) == len(set(names)) == 24 + 6 + 1
     assert set(grid) <= set(names)
     assert {"tiny", "mini", "small", "medium", "base", "large", "L24_H1024"} <= set(names)

@@ -2,7 +2,8 @@
 --reproduce_original makes the original's records, and bad input fails with one line and no file.
 
 The runs start together (each spends seconds importing TensorFlow) and the tests read their
-results. Only the last stderr line is checked for errors: TensorFlow's C++ start-up notes come first.
+results. Only the last stderr line is checked for errors: TensorFlow's C++ start-up notes come
+first.
 """
 
 import os

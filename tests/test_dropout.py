@@ -69,7 +69,8 @@ def test_xla_draws_the_same_mask_as_the_plain_graph():
     masks = []
     for jit in (False, True):
         layer = Dropout(RATE, seed=7)
-        masks.append(tf.function(lambda t: layer(t, training=True), jit_compile=jit)(x).numpy())
+        masks.append(tf.function(lambda t, layer=layer: layer(t, training=True),
+                                 jit_compile=jit)(x).numpy())
     np.testing.assert_array_equal(masks[0], masks[1])
 
 

@@ -13,7 +13,6 @@ from official.modeling.encoder import BertEncoder, build_encoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
 from official.modeling.transformer import TransformerBlock
 
-
 # Independent numpy references (float64).
 
 def gelu_tanh(x):
@@ -429,7 +428,8 @@ def test_dropout_only_in_training(tiny_config, make_inputs, hidden_dropout, atte
         tiny_config, hidden_dropout_prob=hidden_dropout,
         attention_probs_dropout_prob=attention_dropout))
     inputs = make_inputs(2, 8)
-    run = lambda training: np_out(encoder(inputs, training=training))["sequence_output"]
+    def run(training):
+        return np_out(encoder(inputs, training=training))["sequence_output"]
 
     inference = run(False)
     np.testing.assert_array_equal(run(False), inference)

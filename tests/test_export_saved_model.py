@@ -19,14 +19,17 @@ import tensorflow as tf
 from data_prep.classifier_features import convert_examples
 from data_prep.conll import LABELS as NER_LABELS
 from data_prep.glue import InputExample
-from official.checkpoints import tf1, training
-from official.checkpoints import CONFIG_FILE
+from official.checkpoints import CONFIG_FILE, tf1, training
 from official.configs import BertConfig
 from official.export import jobs, saving
-from official.tasks.squad_settings import SquadSettings
 from official.modeling.encoder import build_encoder
-from official.modeling.models import (BertClassifier, BertPretrainer, BertSpanLabeler,
-                                      BertTokenClassifier)
+from official.modeling.models import (
+    BertClassifier,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
+from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
 from tests.cli import ENV
 
@@ -164,7 +167,7 @@ def served(tmp_path_factory):
 
 
 def test_versioned_export_dirs(served):
-    for kind, path in served["paths"].items():
+    for path in served["paths"].values():
         assert os.path.basename(path).isdigit(), path
         assert os.path.exists(os.path.join(path, "saved_model.pb"))
         assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]  # no leftovers

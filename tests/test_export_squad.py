@@ -14,10 +14,10 @@ import tensorflow as tf
 from data_prep.squad import SquadExample, convert_examples_to_features, split_context
 from official.configs import BertConfig
 from official.export.squad import SquadExport
-from official.tasks.squad_settings import SquadSettings
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSpanLabeler
 from official.tasks.squad_decoding import RawResult, decode_predictions
+from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
 
 VOCAB = os.path.join(os.path.dirname(__file__), "..", "data", "vocab", "uncased_vocab.txt")

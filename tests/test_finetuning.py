@@ -60,16 +60,6 @@ class LoggedData:
         return Records(path, SPEC, 16, 16, self.source(split))
 
 
-@pytest.fixture
-def files(tiny_config, tmp_path):
-    config_file = tmp_path / "bert_config.json"
-    tiny_config.to_json_file(str(config_file))
-    vocab_file = tmp_path / "vocab.txt"
-    vocab_file.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-                                    + [f"w{i}" for i in range(95)]) + "\n")
-    return {"bert_config_file": str(config_file), "vocab_file": str(vocab_file)}
-
-
 def options(files, output_dir, **flags):
     defaults = dict(max_seq_length=SEQ, train_batch_size=4, eval_batch_size=8,
                     num_train_epochs=1.0, learning_rate=1e-3, steps_per_loop=2,

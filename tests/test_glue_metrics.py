@@ -17,7 +17,8 @@ def _random_pairs(seeds=range(5), size=50, classes=2):
         yield rng.integers(0, classes, size), rng.integers(0, classes, size)
 
 
-# Edge cases: perfect, inverted, constant predictions, constant labels, no positives at all, one row.
+# Edge cases: perfect, inverted, constant predictions, constant labels, no positives at all, one
+# row.
 _EDGE_CASES = [
     ([0, 1, 1, 0], [0, 1, 1, 0]),
     ([0, 1, 1, 0], [1, 0, 0, 1]),

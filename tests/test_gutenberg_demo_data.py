@@ -71,7 +71,7 @@ def test_dev_and_test_come_from_documents_held_out_of_everything_else(tmp_path):
     assert (out / "authorship" / "labels.txt").read_text() == "milton\nausten\n"
     splits = {split: read_tsv(out / "authorship" / f"{split}.tsv")
               for split in ("train", "dev", "test")}
-    for split, rows in splits.items():
+    for rows in splits.values():
         assert collections.Counter(label for _, label in rows) == {
             "milton": len(rows) // 2, "austen": len(rows) // 2}
         for text, label in rows:

@@ -60,7 +60,7 @@ def test_iob1_to_iob2_keeps_chunks_and_starts_each_with_b(seed):
 @pytest.mark.parametrize("prefixes", ["BI", "BIES"])
 def test_scores_match_seqeval(seed, prefixes):
     gold, predicted = _random_corpus(seed, prefixes)
-    for gold_tags, predicted_tags in zip(gold, predicted):
+    for gold_tags in gold:
         assert [tuple(c) for c in get_chunks(gold_tags)] == [
             (kind, start, end + 1) for kind, start, end in get_entities(gold_tags)]
     scores = entity_scores(gold, predicted)

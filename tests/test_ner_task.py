@@ -12,6 +12,7 @@ import tensorflow as tf
 from official.tasks import ner
 
 LABELS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
+NUM_LABELS = len(LABELS)
 
 # Two sentences: 0 has 3 words, 1 has 5 words split into two windows (words 0-2, then 3-4).
 # Weights are 0 at [CLS], [SEP], a word's later pieces and padding; row 3 is a padding record.
@@ -62,7 +63,7 @@ def test_a_sentence_without_predictions_is_an_error():
         ner.word_label_ids(IDS, WEIGHTS, SENTENCE_INDEX, FIRST_WORD, LENGTHS + [1])
 
 
-def one_hot_logits(ids, num_labels=len(LABELS)):
+def one_hot_logits(ids, num_labels=NUM_LABELS):
     return np.eye(num_labels, dtype=np.float32)[np.minimum(ids, num_labels - 1)] * 5.0
 
 
@@ -133,7 +134,7 @@ def test_split_batches_add_up_to_the_whole_batch_loss():
     halves = [({k: v[i:i + 3] for k, v in features.items()}, logits[i:i + 3]) for i in (0, 3)]
     normalizers = {k: sum(task.normalizers(f)[k] for f, _ in halves)
                    for k in ("label_weight", "examples")}
-    parts = [task.loss_and_stats(l, f, normalizers)[0] for f, l in halves]
+    parts = [task.loss_and_stats(logits, f, normalizers)[0] for f, logits in halves]
     assert float(parts[0] + parts[1]) == pytest.approx(float(whole), rel=1e-6)
 
 

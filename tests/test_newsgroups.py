@@ -11,8 +11,7 @@ import os
 
 import pytest
 
-from data_prep import glue
-from data_prep import newsgroups
+from data_prep import glue, newsgroups
 from data_prep.input_errors import InputError
 from tests.test_glue import post
 

@@ -19,7 +19,7 @@ from official.peft import adaptation, artifact, methods
 from official.tasks.classification import ClassificationTask
 from official.training import finetuning
 from tests.peft_helpers import write_base
-from tests.test_finetuning import LoggedData, files, options  # noqa: F401 (files: a fixture)
+from tests.test_finetuning import LoggedData, options
 
 TASK = ClassificationTask("tsv", ["0", "1"])
 

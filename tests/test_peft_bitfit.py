@@ -26,7 +26,7 @@ from official.text.tokenizer import FullTokenizer
 from official.training import finetuning
 from tests.peft_helpers import write_base, write_run
 from tests.test_export_saved_model import VOCAB
-from tests.test_finetuning import LoggedData, files, options  # noqa: F401 (files: a fixture)
+from tests.test_finetuning import LoggedData, options
 from tests.test_peft_adaptation import Spy
 
 BITFIT = methods.from_flags(bitfit=True)
@@ -39,8 +39,9 @@ def bias_terms(config, pooler=True):
     for i in range(config.num_hidden_layers):
         layer = f"bert/encoder/layer_{i}"
         names |= {f"{layer}/attention/self/{m}/bias" for m in ("query", "key", "value")}
-        names |= {f"{layer}/attention/output/dense/bias", f"{layer}/attention/output/LayerNorm/beta",
-                  f"{layer}/intermediate/dense/bias", f"{layer}/output/dense/bias",
+        names |= {f"{layer}/attention/output/dense/bias",
+                  f"{layer}/attention/output/LayerNorm/beta", f"{layer}/intermediate/dense/bias",
+                  f"{layer}/output/dense/bias",
                   f"{layer}/output/LayerNorm/beta"}
     return names
 

@@ -15,10 +15,10 @@ import pytest
 import tensorflow as tf
 
 from official import checkpoints
+from official.checkpoints import tf1
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
-from official.checkpoints import tf1
 from tests.cli import ENV, REPO
 
 

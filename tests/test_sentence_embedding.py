@@ -13,8 +13,12 @@ from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSentenceEncoder
 from official.tasks import sentence_embedding
 from official.tasks.base import Records
-from official.tasks.sentence_embedding import (PairEncoder, SentenceEmbeddingTask,
-                                               retrieval_metrics, symmetric_ranking_loss)
+from official.tasks.sentence_embedding import (
+    PairEncoder,
+    SentenceEmbeddingTask,
+    retrieval_metrics,
+    symmetric_ranking_loss,
+)
 from official.text.tokenizer import FullTokenizer
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "dog", "ran", "a",

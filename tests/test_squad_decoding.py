@@ -18,8 +18,12 @@ import tensorflow as tf
 from data_prep import squad
 from official.tasks import squad_decoding
 from official.text.basic_tokenizer import BasicTokenizer
-from tests.test_squad_data import (original_run_squad, our_features, write_dev_subset,
-                                   write_hand_written)
+from tests.test_squad_data import (
+    original_run_squad,
+    our_features,
+    write_dev_subset,
+    write_hand_written,
+)
 
 
 @functools.cache

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from official.tasks import squad_metrics
-from official.tasks.squad_metrics import (evaluate_v1, evaluate_v2, exact_match, normalize_answer,
-                                          token_f1)
+from official.tasks.squad_metrics import (
+    evaluate_v1,
+    evaluate_v2,
+    exact_match,
+    normalize_answer,
+    token_f1,
+)
 
 
 def _dataset(*questions):

@@ -120,7 +120,8 @@ def read_weights(path: str) -> tf1.Weights:
     except CheckpointError:
         raise
     except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError(f"{prefix}: unreadable checkpoint ({str(e).splitlines()[0]})") from None
+        raise CheckpointError(
+            f"{prefix}: unreadable checkpoint ({str(e).splitlines()[0]})") from None
 
 
 def weights_for(path: str, config: BertConfig) -> tf1.Weights:

@@ -180,10 +180,11 @@ def weights_of(model: keras.Model) -> Weights:
 def assign(model: keras.Model, weights: Weights, source: str) -> None:
     """Sets the model's encoder and pretraining heads from original-named weights.
 
-    Every encoder variable must be present with its exact shape. A pretraining head of the model is
-    loaded when the checkpoint has it and keeps its fresh initialisation when the checkpoint has none
-    of it (continuing pretraining from an encoder-only checkpoint, as from Hugging Face's BertModel);
-    a head the model lacks is skipped (fine-tuning from a pretraining checkpoint). Anything else under
+    Every encoder variable must be present with its exact shape. A pretraining head of the model
+    is loaded when the checkpoint has it and keeps its fresh initialisation when the checkpoint has
+    none of it (continuing pretraining from an encoder-only checkpoint, as from Hugging Face's
+    BertModel); a head the model lacks is skipped (fine-tuning from a pretraining checkpoint).
+    Anything else under
     `bert/` or a loaded head's prefix that the model has no place for is an error, as is a missing
     or mis-shaped variable: nothing is assigned unless everything fits.
 

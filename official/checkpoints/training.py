@@ -1,4 +1,5 @@
-"""Training checkpoints (`model.ckpt-N` in a training output_dir), and their weights as original names.
+"""Training checkpoints (`model.ckpt-N` in a training output_dir), and their weights as original
+names.
 
 The training loop saves the whole state, object-based, under these roots:
 
@@ -27,8 +28,6 @@ writes beside its checkpoints.
 
 from __future__ import annotations
 
-import os
-
 import keras
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
@@ -36,7 +35,6 @@ from tensorflow.core.protobuf import trackable_object_graph_pb2
 from official import checkpoints
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
-from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
 

@@ -28,8 +28,8 @@ from typing import Mapping
 import keras
 import tensorflow as tf
 
-from official.distillation import losses
 from official.checkpoints.finetuned import Source
+from official.distillation import losses
 from official.distillation.model import DistillationModel, copy_teacher_layers, load_teacher
 from official.distillation.settings import DistillationSettings
 from official.modeling.encoder import BertEncoder

@@ -39,14 +39,30 @@ per line, words in target order, float32 values written exactly ("%.9g"), each f
 atomically. gensim's `KeyedVectors.load_word2vec_format(path)` reads it, and so does
 `read_word2vec`.
 
-Example:
-    encoder = build_encoder(BertConfig.from_json_file("bert_config.json"))
-    load_init_checkpoint("bert_model.ckpt", encoder)
-    tokenizer = FullTokenizer("vocab.txt")
-    targets = target_words(["tiger", "cat"], tokenizer)
-    settings = Settings(layers=(0, 6))
-    write_word2vec(aggregated_vectors(encoder, tokenizer, "corpus.txt", targets, settings),
-                   "out")                                   # out/layer_00.txt, out/layer_06.txt
+Example (a tiny random encoder; a real one is built from the checkpoint's bert_config.json and
+loaded with `official.checkpoints.load_init_checkpoint`; a corpus of two lines, where "cat" is
+met twice and "zebra" never):
+    >>> import os, shutil, tempfile
+    >>> from official.configs import preset
+    >>> from official.modeling.encoder import build_encoder
+    >>> encoder = build_encoder(preset("tiny"))  # 2 layers of 128, the uncased vocab's size
+    >>> tokenizer = FullTokenizer("data/vocab/uncased_vocab.txt")
+    >>> targets = target_words(["Tiger", "cat", "zebra"], tokenizer)
+    >>> targets.words
+    ['tiger', 'cat', 'zebra']
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "corpus.txt"), "w") as f:
+    ...     _ = f.write("The tiger chased the cat.\\nA cat sat.\\n")
+    >>> table = aggregated_vectors(encoder, tokenizer, os.path.join(folder, "corpus.txt"),
+    ...                            targets, Settings(layers=(0, 2)))
+    >>> table.words, table.contexts.tolist(), table.unmet, table.vectors.shape
+    (['tiger', 'cat'], [1, 2], ['zebra'], (2, 2, 128))
+    >>> [os.path.basename(path) for path in write_word2vec(table, folder)]
+    ['layer_00.txt', 'layer_02.txt']
+    >>> vectors = read_word2vec(os.path.join(folder, "layer_02.txt"))
+    >>> bool(np.array_equal(vectors["cat"], table.vectors[1, 1]))  # written exactly
+    True
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
@@ -103,10 +119,7 @@ class Settings:
         if self.max_contexts_per_word < 1:
             raise ValueError(f"--max_contexts_per_word: must be at least 1, "
                              f"not {self.max_contexts_per_word}")
-        if not 3 <= self.max_seq_length <= config.max_position_embeddings:
-            raise ValueError(f"--max_seq_length: must be between 3 and the model's "
-                             f"max_position_embeddings {config.max_position_embeddings}, "
-                             f"not {self.max_seq_length}")
+        config.check_seq_length(self.max_seq_length, "the model's config")
         if self.batch_size < 1:
             raise ValueError(f"--batch_size: must be at least 1, not {self.batch_size}")
 

@@ -15,10 +15,25 @@ the rule STS-B is scored by; nan when fewer than two pairs are scored or one sid
 With `lower_case` (an uncased model's vectors), a benchmark's words are lower-cased before the
 look-up: WordSim-353 writes "Jerusalem" and "Israel".
 
-Example:
-    pairs = read_pairs("wordsim353.tsv")
-    result = evaluate(read_word2vec("out/layer_03.txt"), pairs, lower_case=True)
-    print(result.spearman, result.pairs_oov)
+Example (a benchmark of four pairs with a header, and a table of three 2-d vectors as
+official/embeddings/static_vectors.py writes it; "zebra" has no vector):
+    >>> import os, shutil, tempfile
+    >>> from official.embeddings.static_vectors import read_word2vec
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "wordsim.tsv"), "w") as f:
+    ...     _ = f.write("Word 1\\tWord 2\\tHuman (mean)\\n"
+    ...                 "Tiger\\tcat\\t7.35\\nTiger\\tcar\\t1.2\\n"
+    ...                 "cat\\tcar\\t1.5\\ncat\\tzebra\\t4.0\\n")
+    >>> with open(os.path.join(folder, "layer_03.txt"), "w") as f:
+    ...     _ = f.write("3 2\\ntiger 1 0\\ncat 0.9 0.1\\ncar 0 1\\n")
+    >>> pairs = read_pairs(os.path.join(folder, "wordsim.tsv"))
+    >>> pairs[0]
+    Pair(word1='Tiger', word2='cat', score=7.35)
+    >>> result = evaluate(read_word2vec(os.path.join(folder, "layer_03.txt")), pairs,
+    ...                   lower_case=True)
+    >>> round(result.spearman, 4), result.pairs_scored, result.pairs_oov
+    (1.0, 3, 1)
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ deduplication and clustering.
 The text is tokenized in the graph (the project's FullTokenizer), laid out as [CLS] text [SEP]
 and cut to max_seq_length (`packing`; a batch's rows are as long as its longest text needs), run
 through the encoder and pooled as `official/modeling/sentence_pooling.py` says (mean by default,
-padding left out), unit length when `normalize`. Any batch size; loadable with tensorflow + tensorflow_text alone. With
+padding left out), unit length when `normalize`. Any batch size; loadable with tensorflow +
+tensorflow_text alone. With
 all-MiniLM-L6-v2's weights and its folder's settings (mean, normalized, 256 tokens) the vectors
 are sentence-transformers' `encode(..., normalize_embeddings=True)`
 (bench/sentence_embeddings.py).

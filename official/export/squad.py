@@ -38,9 +38,9 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from official.export import packing, words
-from official.features import doc_windows
 from official.export.preprocessing import clean_utf8
 from official.export.saving import TaskExport
+from official.features import doc_windows
 from official.modeling.models import BertSpanLabeler
 from official.tasks.squad_settings import SquadSettings
 from official.text.basic_tokenizer import BasicTokenizer

@@ -9,14 +9,26 @@ Inputs and outputs follow the TF Hub BERT convention, so code written for Hub en
                "pooled_output":   [batch, hidden],           # tanh(W h_[CLS] + b)
                "encoder_outputs": [[batch, seq_len, hidden]] * num_hidden_layers}
 
-Example:
-    config = official.configs.preset("tiny", vocab_size=100)
-    encoder = build_encoder(config)
-    ids = np.array([[2, 7, 9, 3, 0]], "int32")
-    inputs = {"input_word_ids": ids, "input_mask": ids > 0, "input_type_ids": 0 * ids}
-    out = encoder(inputs)
-    # What a model built on the encoder calls, choosing what to compute and return:
-    probs = encoder.forward(inputs, attention_probs=True)["attention_probs"]
+Example (a batch of one sequence of five positions, the last one padding):
+    >>> import numpy as np
+    >>> from official.configs import preset
+    >>> encoder = build_encoder(preset("tiny", vocab_size=100))  # 2 layers, hidden 128
+    >>> ids = np.array([[2, 7, 9, 3, 0]], "int32")
+    >>> inputs = {"input_word_ids": ids, "input_mask": (ids > 0).astype("int32"),
+    ...           "input_type_ids": 0 * ids}
+    >>> out = encoder(inputs)
+    >>> {name: tuple(out[name].shape) for name in ("sequence_output", "pooled_output")}
+    {'sequence_output': (1, 5, 128), 'pooled_output': (1, 128)}
+    >>> [tuple(output.shape) for output in out["encoder_outputs"]]
+    [(1, 5, 128), (1, 5, 128)]
+
+    What a model built on the encoder calls, choosing what to compute and return (here each
+    layer's attention, [batch, heads, query_len, seq_len], 0 at the padding key):
+    >>> probs = encoder.forward(inputs, attention_probs=True)["attention_probs"]
+    >>> [tuple(p.shape) for p in probs]
+    [(1, 2, 5, 5), (1, 2, 5, 5)]
+    >>> float(probs[0][0, 0, 0, 4])
+    0.0
 """
 
 import keras

@@ -1,4 +1,5 @@
-"""Parameter-efficient fine-tuning as the generic fine-tuning run drives it (official/adaptation.py).
+"""Parameter-efficient fine-tuning as the generic fine-tuning run drives it (the seam of
+official/adaptation.py).
 
     resolve(settings, options, task) -> (options, PeftAdaptation | None)
         reconciles the flags' settings with what output_dir already holds, before any model or

@@ -9,11 +9,11 @@
     apply(model, settings)      inserts the method into the model's encoder, then leaves
                                 trainable only what it trains
 
-| method   | inserted                                   | trains (besides the head)          | folds |
-|----------|--------------------------------------------|------------------------------------|-------|
-| adapters | two bottleneck adapters per layer          | adapters, every LayerNorm          | no    |
-| lora     | A, B beside each targeted matrix           | the LoRA matrices                  | yes   |
-| bitfit   | nothing                                    | every bias and LayerNorm beta      | yes   |
+| method   | inserted                            | trains (besides the head)         | folds |
+|----------|-------------------------------------|-----------------------------------|-------|
+| adapters | two bottleneck adapters per layer   | adapters, every LayerNorm         | no    |
+| lora     | A, B beside each targeted matrix    | the LoRA matrices                 | yes   |
+| bitfit   | nothing                             | every bias and LayerNorm beta     | yes   |
 
 With `train_pooler` the pooler trains whole too, under a head that reads it; a head that never
 reads the pooler (span, token) leaves every pooler variable frozen. Everything else of the

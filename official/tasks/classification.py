@@ -30,10 +30,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from official.records import to_json
 from official.atomic_files import open_atomically
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertClassifier, BertDocumentClassifier
+from official.records import to_json
 from official.tasks import glue_metrics
 from official.tasks.base import Records, SoftTarget
 from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings

@@ -32,14 +32,33 @@ A text that fits in one window gives the same bytes as without `doc_stride`. The
 over `batch_size` windows at a time, so its memory does not grow with a text's length (the
 vectors kept are the line's own).
 
-Example:
-    encoder = build_encoder(BertConfig.from_json_file("bert_config.json"))
-    load_init_checkpoint("bert_model.ckpt", encoder)
-    extract_features(read_examples("in.txt"), "out.jsonl", encoder, FullTokenizer("vocab.txt"),
-                     layer_indexes=[-1, -2, -3, -4], max_seq_length=128)
-    # Long texts in windows of 126 tokens, one every 64:
-    extract_features(read_examples("in.txt", single_texts=True), "out.jsonl", encoder,
-                     FullTokenizer("vocab.txt"), [-1], max_seq_length=128, doc_stride=64)
+Example (a tiny random encoder; a real one is built from the checkpoint's bert_config.json and
+loaded with `official.checkpoints.load_init_checkpoint`):
+    >>> import os, shutil, tempfile
+    >>> from official.configs import preset
+    >>> from official.modeling.encoder import build_encoder
+    >>> encoder = build_encoder(preset("tiny"))  # 2 layers of 128, the uncased vocab's size
+    >>> tokenizer = FullTokenizer("data/vocab/uncased_vocab.txt")
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "in.txt"), "w") as f:
+    ...     _ = f.write("Who was Jim Henson? ||| Jim Henson was a puppeteer\\n")
+    >>> out = os.path.join(folder, "out.jsonl")
+    >>> extract_features(read_examples(os.path.join(folder, "in.txt")), out, encoder, tokenizer,
+    ...                  layer_indexes=[-1, -2], max_seq_length=32)
+    >>> line = json.loads(open(out).readline())
+    >>> " ".join(feature["token"] for feature in line["features"])
+    '[CLS] who was jim henson ? [SEP] jim henson was a puppet ##eer [SEP]'
+    >>> [(layer["index"], len(layer["values"])) for layer in line["features"][0]["layers"]]
+    [(-1, 128), (-2, 128)]
+
+    Long texts in windows of max_seq_length - 2 = 6 tokens, one every 3 (still one line out):
+    >>> with open(os.path.join(folder, "in.txt"), "w") as f:
+    ...     _ = f.write("the quick brown fox jumps over the lazy dog\\n")
+    >>> extract_features(read_examples(os.path.join(folder, "in.txt"), single_texts=True), out,
+    ...                  encoder, tokenizer, [-1], max_seq_length=8, doc_stride=3)
+    >>> len(json.loads(open(out).readline())["features"])  # [CLS], 9 words, [SEP]
+    11
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
@@ -291,10 +310,7 @@ def extract_features(examples: list[InputExample], output_file: str, encoder: Be
     """
     config = encoder.config
     _check_layer_indexes(layer_indexes, config.num_hidden_layers)
-    if not 3 <= max_seq_length <= config.max_position_embeddings:
-        raise ValueError(
-            f"max_seq_length: {max_seq_length} must be at least 3 ([CLS] a [SEP]) and at most "
-            f"the config's max_position_embeddings ({config.max_position_embeddings})")
+    config.check_seq_length(max_seq_length, "the config")
     if len(tokenizer.vocab) > config.vocab_size:
         raise ValueError(
             f"{tokenizer.vocab_file}: {len(tokenizer.vocab)} tokens, more than the config's "

@@ -185,7 +185,10 @@ def task_metrics(task_name: str, labels: ArrayLike, predictions: ArrayLike) -> d
     """The metrics GLUE reports for `task_name`, by name (see the module docstring).
 
     Example:
-        task_metrics("MRPC", [1, 0, 1, 1], [1, 0, 0, 1])
-        # {"f1": 0.8, "accuracy": 0.75, "combined": 0.775}
+        >>> metrics = task_metrics("MRPC", [1, 0, 1, 1], [1, 0, 0, 1])
+        >>> {name: round(value, 4) for name, value in metrics.items()}
+        {'f1': 0.8, 'accuracy': 0.75, 'combined': 0.775}
+        >>> score_metric("MRPC")
+        'combined'
     """
     return _metrics_fn(task_name)(labels, predictions)

@@ -24,10 +24,19 @@ import data_prep): a sentence here is its gold tags, one per word (or, for the f
 and `write_tagged_words`, anything with `words`, `tags` and the `line` it starts at, as
 data_prep.conll.Sentence).
 
-Example:
-    outputs = run.predict(dataset, keep=PREDICT_FEATURES)     # official.training.finetuning
-    tags = predicted_tags(outputs, [len(s.words) for s in sentences], LABELS)
-    scores = evaluate(outputs, [s.tags for s in sentences], LABELS)   # {"f1": ..., ...}
+Example (what `FinetuningRun.predict(dataset, keep=PREDICT_FEATURES)` returns for one sentence
+of three words, "John Smith left", in two windows: [CLS] john sm ##ith [SEP] predicts words 0
+and 1, [CLS] left [SEP] word 2; logits favouring one label per position):
+    >>> labels = ("O", "B-PER", "I-PER")
+    >>> outputs = {"logits": np.eye(3)[[[0, 1, 2, 2, 0], [0, 0, 0, 0, 0]]],  # [windows, seq, 3]
+    ...            "label_weights": np.array([[0, 1, 1, 0, 0], [0, 1, 0, 0, 0]], np.float32),
+    ...            "label_ids": np.array([[0, 1, 2, 0, 0], [0, 0, 0, 0, 0]]),
+    ...            "sentence_index": np.array([0, 0]), "first_word": np.array([0, 2])}
+    >>> predicted_tags(outputs, [3], labels)
+    [['B-PER', 'I-PER', 'O']]
+    >>> scores, tags = evaluate(outputs, [["B-PER", "I-PER", "O"]], labels)
+    >>> round(scores["f1"], 4), round(scores["PER_f1"], 4), round(scores["loss"], 4)
+    (1.0, 1.0, 0.5514)
 """
 
 from __future__ import annotations

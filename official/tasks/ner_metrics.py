@@ -71,9 +71,10 @@ def _ends_chunk(previous: tuple[str, str], current: tuple[str, str]) -> bool:
 def get_chunks(tags: Sequence[str]) -> list[Chunk]:
     """The chunks of one sentence's tags, in order.
 
-    Example:
-        get_chunks(["I-PER", "I-PER", "B-PER", "O", "I-LOC"])   # IOB1
-        # [Chunk("PER", 0, 2), Chunk("PER", 2, 3), Chunk("LOC", 4, 5)]
+    Example (IOB1: B- only where a chunk follows one of its own type):
+        >>> get_chunks(["I-PER", "I-PER", "B-PER", "O", "I-LOC"])
+        [Chunk(type='PER', start=0, end=2), Chunk(type='PER', start=2, end=3),
+         Chunk(type='LOC', start=4, end=5)]
     """
     chunks: list[Chunk] = []
     previous = (_OUTSIDE, "")  # a sentence starts as if after O

@@ -61,12 +61,12 @@ import tensorflow as tf
 from absl import logging
 
 from official.atomic_files import open_atomically
-from official.records import to_json
 from official.checkpoints import sentence_transformers
 from official.checkpoints.sentence_transformers import SentenceSettings
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSentenceEncoder
 from official.modeling.sentence_pooling import POOLINGS
+from official.records import to_json
 from official.tasks.base import Records, SoftTarget
 
 # sentence-transformers' MultipleNegatives(Symmetric)RankingLoss default.

@@ -13,12 +13,30 @@ Training windows that do not hold their question's answer (and every window of a
 SQuAD 2.0 question) point both positions at [CLS] (position 0), so the loss also teaches the
 model to say "not here"; `squad_decoding` uses those [CLS] logits as the no-answer score.
 
-Example:
-    outputs = run.predict(dataset, keep=("unique_ids",))
-    predictions = squad_decoding.decode_predictions(examples, features, raw_results(outputs),
-                                                    n_best_size=20, max_answer_length=30,
-                                                    do_lower_case=True)
-    metrics = evaluate(dataset_json, predictions)  # {"exact_match": ..., "f1": ...}
+Example (the outputs `FinetuningRun.predict(dataset, keep=("unique_ids",))` returns for one
+window of one question; stand-ins for data_prep.squad's example and feature; a predicted
+"Broncos" against the gold "Broncos won": no exact match, F1 2/3):
+    >>> from types import SimpleNamespace
+    >>> dataset_json = {"version": "1.1", "data": [{"paragraphs": [{
+    ...     "context": "The Broncos won.",
+    ...     "qas": [{"id": "q1", "question": "Who won?",
+    ...              "answers": [{"text": "Broncos won", "answer_start": 4}]}]}]}]}
+    >>> example = SimpleNamespace(qas_id="q1", doc_tokens=["The", "Broncos", "won."])
+    >>> feature = SimpleNamespace(
+    ...     unique_id=1000000000, example_index=0,
+    ...     tokens=["[CLS]", "who", "won", "?", "[SEP]", "the", "broncos", "won", ".", "[SEP]"],
+    ...     token_to_orig_map={5: 0, 6: 1, 7: 2, 8: 2},
+    ...     token_is_max_context={5: True, 6: True, 7: True, 8: True})
+    >>> outputs = {"unique_ids": np.array([1000000000]),
+    ...            "start_logits": np.array([[0, 0, 0, 0, 0, 1, 5, 0, 0, 0]], np.float32),
+    ...            "end_logits": np.array([[0, 0, 0, 0, 0, 0, 4, 2, 1, 0]], np.float32)}
+    >>> predictions = squad_decoding.decode_predictions(
+    ...     [example], [feature], raw_results(outputs), n_best_size=20, max_answer_length=30,
+    ...     do_lower_case=True)
+    >>> predictions.predictions
+    {'q1': 'Broncos'}
+    >>> {name: round(value, 2) for name, value in evaluate(dataset_json, predictions).items()}
+    {'exact_match': 0.0, 'f1': 66.67}
 """
 
 from __future__ import annotations

@@ -21,11 +21,30 @@ This module takes plain inputs, not `data_prep.squad`'s classes (the library doe
 data_prep), though those classes have what it needs: see `SquadExampleLike` and
 `SquadFeatureLike`.
 
-Example:
-    results = [RawResult(unique_id, start_logits, end_logits) for ...]  # model outputs
-    predictions = decode_predictions(examples, features, results, n_best_size=20,
-                                     max_answer_length=30, do_lower_case=True)
-    write_prediction_files(predictions, "output_dir")
+Example (one question, one window of its context "The Broncos won.", logits favouring
+"broncos"; an answer's text is cut from the context's words as written, case and all, "won"
+from "won."):
+    >>> import os, shutil, tempfile
+    >>> from types import SimpleNamespace
+    >>> example = SimpleNamespace(qas_id="q1", doc_tokens=["The", "Broncos", "won."])
+    >>> feature = SimpleNamespace(
+    ...     unique_id=1000000000, example_index=0,
+    ...     tokens=["[CLS]", "who", "won", "?", "[SEP]", "the", "broncos", "won", ".", "[SEP]"],
+    ...     token_to_orig_map={5: 0, 6: 1, 7: 2, 8: 2},
+    ...     token_is_max_context={5: True, 6: True, 7: True, 8: True})
+    >>> start_logits = [0.0, 0, 0, 0, 0, 1, 5, 0, 0, 0]
+    >>> end_logits = [0.0, 0, 0, 0, 0, 0, 4, 2, 1, 0]
+    >>> predictions = decode_predictions(
+    ...     [example], [feature], [RawResult(1000000000, start_logits, end_logits)],
+    ...     n_best_size=20, max_answer_length=30, do_lower_case=True)
+    >>> predictions.predictions
+    {'q1': 'Broncos'}
+    >>> [(e["text"], round(e["probability"], 3)) for e in predictions.nbest["q1"][:3]]
+    [('Broncos', 0.827), ('Broncos won', 0.112), ('Broncos won.', 0.041)]
+    >>> folder = tempfile.mkdtemp()
+    >>> [os.path.basename(path) for path in write_prediction_files(predictions, folder)]
+    ['predictions.json', 'nbest_predictions.json']
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations

@@ -43,8 +43,10 @@ class BasicTokenizer:
       lower_case: lower-case (`str.lower`) and strip accents, for "uncased" checkpoints.
 
     Example:
-        BasicTokenizer(lower_case=True).tokenize(tf.constant(["Héllo, WORLD!"]))
-        # <tf.RaggedTensor [[b'hello', b',', b'world', b'!']]>
+        >>> BasicTokenizer(lower_case=True).tokenize(tf.constant(["Héllo, WORLD!"]))
+        <tf.RaggedTensor [[b'hello', b',', b'world', b'!']]>
+        >>> BasicTokenizer(lower_case=False).tokenize(tf.constant(["John's house."])).to_list()
+        [[b'John', b"'", b's', b'house', b'.']]
     """
 
     def __init__(self, lower_case: bool):

@@ -9,11 +9,16 @@ function for tf.data pipelines and exported SavedModels. Not carried over: the o
 `--preserve_unused_tokens` flag (off by default there), so "[unused0]" in a text is split like
 any other word.
 
-Example (with the vocab of a released uncased checkpoint):
-    tokenizer = FullTokenizer("vocab.txt", do_lower_case=True)
-    tokens = tokenizer.tokenize("John Johanson's house")
-    # ["john", "johan", "##son", "'", "s", "house"]  (the original README's example)
-    ids = tokenizer.convert_tokens_to_ids(["[CLS]"] + tokens + ["[SEP]"])
+Example (with the vocab of a released uncased checkpoint, data/vocab/uncased_vocab.txt; the
+tokens are the original README's example):
+    >>> tokenizer = FullTokenizer("data/vocab/uncased_vocab.txt", do_lower_case=True)
+    >>> tokens = tokenizer.tokenize("John Johanson's house")
+    >>> tokens
+    ['john', 'johan', '##son', "'", 's', 'house']
+    >>> tokenizer.convert_tokens_to_ids(["[CLS]"] + tokens + ["[SEP]"])
+    [101, 2198, 13093, 3385, 1005, 1055, 2160, 102]
+    >>> tokenizer.tokenize_batch(["Héllo, WORLD!", ""])
+    [['hello', ',', 'world', '!'], []]
 """
 
 from __future__ import annotations

@@ -41,8 +41,7 @@ import tensorflow as tf
 from absl import logging
 
 from official.adaptation import Adaptation
-from official.checkpoints import finetuned
-from official.checkpoints import CONFIG_FILE
+from official.checkpoints import CONFIG_FILE, finetuned
 from official.checkpoints.finetuned import BEST_DIR
 from official.tasks.base import SPLITS, FinetuningTask, TaskData
 from official.training import job_setup, output_dir

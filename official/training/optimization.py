@@ -36,9 +36,11 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     below the peak. `step` is the number of updates applied so far (the optimiser's `iterations`,
     the original's `global_step` before its increment), so the first update uses rate 0.
 
-    Example:
-        schedule = WarmupLinearDecay(5e-5, num_train_steps=1000, num_warmup_steps=100)
-        float(schedule(50))   # 2.5e-05
+    Example (steps 0 and 50 in warmup; step 100, where warmup ends, already 10% below the
+    peak; the last step):
+        >>> schedule = WarmupLinearDecay(5e-5, num_train_steps=1000, num_warmup_steps=100)
+        >>> [round(float(schedule(step)), 10) for step in (0, 50, 100, 1000)]
+        [0.0, 2.5e-05, 4.5e-05, 0.0]
     """
 
     def __init__(self, initial_learning_rate: float, num_train_steps: int,

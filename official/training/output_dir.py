@@ -35,6 +35,7 @@ from official.atomic_files import TEMP_SUFFIX, open_atomically
 from official.checkpoints import CONFIG_FILE
 from official.checkpoints.finetuned import BEST_DIR, has_checkpoint
 from official.configs import BertConfig, ConfigError
+
 # TensorFlow's saver: `<prefix>_temp/`; official/checkpoints/tf1.write: `<prefix>_temp_<hex>/`.
 _CHECKPOINT_TEMP_DIR = re.compile(r".+\.ckpt(-\d+)?_temp(_[0-9a-f]+)?$")
 # TensorFlow's CheckpointManager writes the `checkpoint` state file as `checkpoint.tmp<hex>`.

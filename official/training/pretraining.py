@@ -19,8 +19,12 @@ from official.configs import BertConfig
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
 from official.training import job_setup, output_dir
-from official.training.pretraining_input import (DynamicMasking, check_records,
-                                                 expand_input_files, pretraining_dataset)
+from official.training.pretraining_input import (
+    DynamicMasking,
+    check_records,
+    expand_input_files,
+    pretraining_dataset,
+)
 from official.training.record_errors import naming_bad_records
 from official.training.trainer import Trainer
 

@@ -16,12 +16,48 @@ Unlike the original's input_fn the pipeline is deterministic (seeded shuffles, o
 interleave, stateless random ops), so a seed reproduces a run, and the iterator can be saved in a
 `tf.train.Checkpoint` and resumed at the same batch.
 
-Example:
-    files = expand_input_files("/data/wiki_*.tfrecord,/data/books_*.tfrecord")
-    dataset = pretraining_dataset(files, max_seq_length=128, max_predictions_per_seq=20,
-                                  batch_size=32, is_training=True, seed=12345)
-    iterator = iter(dataset)
-    checkpoint = tf.train.Checkpoint(model=model, iterator=iterator)
+Example (two files of ten records each, max_seq_length 8 and max_predictions_per_seq 2, written
+here record by record; the iterator, saved in a checkpoint as training saves it beside the model,
+resumes at the same batch):
+    >>> import os, shutil, tempfile
+    >>> def record(token_id):
+    ...     ints = {"input_ids": [101, token_id, 102, 0, 0, 0, 0, 0],
+    ...             "input_mask": [1, 1, 1, 0, 0, 0, 0, 0], "segment_ids": [0] * 8,
+    ...             "masked_lm_positions": [1, 0], "masked_lm_ids": [token_id, 0],
+    ...             "next_sentence_labels": [token_id % 2]}
+    ...     feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+    ...                for name, values in ints.items()}
+    ...     feature["masked_lm_weights"] = tf.train.Feature(
+    ...         float_list=tf.train.FloatList(value=[1.0, 0.0]))
+    ...     example = tf.train.Example(features=tf.train.Features(feature=feature))
+    ...     return example.SerializeToString()
+    >>> folder = tempfile.mkdtemp()
+    >>> for name, first_id in (("wiki_0.tfrecord", 1000), ("books_0.tfrecord", 2000)):
+    ...     with tf.io.TFRecordWriter(os.path.join(folder, name)) as writer:
+    ...         for token_id in range(first_id, first_id + 10):
+    ...             writer.write(record(token_id))
+    >>> files = expand_input_files(f"{folder}/wiki_*.tfrecord,{folder}/books_*.tfrecord")
+    >>> [os.path.basename(path) for path in files]
+    ['books_0.tfrecord', 'wiki_0.tfrecord']
+    >>> dataset = pretraining_dataset(files, max_seq_length=8, max_predictions_per_seq=2,
+    ...                               batch_size=4, is_training=True, seed=12345)
+    >>> iterator = iter(dataset)
+    >>> for name, tensor in next(iterator).items():
+    ...     print(f"{name:21} {tensor.dtype.name:7} {tensor.shape}")
+    input_word_ids        int32   (4, 8)
+    input_mask            int32   (4, 8)
+    input_type_ids        int32   (4, 8)
+    masked_lm_positions   int32   (4, 2)
+    masked_lm_ids         int32   (4, 2)
+    masked_lm_weights     float32 (4, 2)
+    next_sentence_labels  int32   (4,)
+    >>> checkpoint = tf.train.Checkpoint(iterator=iterator)
+    >>> saved = checkpoint.write(os.path.join(folder, "ckpt"))
+    >>> expected = next(iterator)["input_word_ids"]
+    >>> status = checkpoint.read(saved)
+    >>> bool(tf.reduce_all(next(iterator)["input_word_ids"] == expected))
+    True
+    >>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
@@ -31,8 +67,8 @@ import os
 import struct
 from typing import Sequence
 
-from google.protobuf import message
 import tensorflow as tf
+from google.protobuf import message
 
 from official import pretraining_records, pretraining_shards
 from official.training.record_errors import checked_token_ids

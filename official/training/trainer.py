@@ -47,8 +47,13 @@ import tensorflow as tf
 from absl import logging
 
 from official import console
-from official.checkpoints.training import (assert_matched, check_holds, has_root, model_roots,
-                                          random_states)
+from official.checkpoints.training import (
+    assert_matched,
+    check_holds,
+    has_root,
+    model_roots,
+    random_states,
+)
 from official.modeling import dropout
 from official.training.distribution import is_chief
 
@@ -127,11 +132,17 @@ class Trainer:
     teacher) predicts and has its weights written and restored through that one: training
     checkpoints hold `model`'s roots, `write_weights` and `restore_model` its.
 
-    Example:
+    Usage (not a doctest: tracing even a tiny model's update takes seconds; the same calls,
+    complete, on a two-layer model: tests/distributed_worker.py):
+        strategy = distribution.get_strategy("default")  # official/training/distribution.py
         with strategy.scope():
             model = BertPretrainer(build_encoder(config))
-            optimizer = create_optimizer("adamw", 1e-4, 1000, 100, decay_exempt=...)
-        trainer = Trainer(strategy, model, optimizer, PretrainingTask(), LoopOptions(...))
+            optimizer = create_optimizer("adamw", 1e-4, num_train_steps=1000,
+                                         num_warmup_steps=100,
+                                         decay_exempt=decay_exempt_variables(model))
+        trainer = Trainer(strategy, model, optimizer, PretrainingTask(),
+                          LoopOptions(output_dir, num_train_steps=1000, train_batch_size=32))
+        # dataset_fn(input_context, per_replica_batch_size, start_step) -> batches of features
         final_metrics = trainer.train(dataset_fn)
     """
 
