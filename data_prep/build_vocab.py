@@ -13,12 +13,13 @@ corpus has too few pieces seen --min_piece_count times or more (wordpiece_vocab.
 """
 
 import sys
+from typing import NoReturn
 
 from absl import app, flags, logging
 
 from data_prep.corpus_shards import expand_input_files
 from data_prep.input_errors import InputError
-from official import console
+from official import command_line, console
 from official.output_paths import OutputPathError, check_output_file
 
 # The learner's default; repeated here so that --help loads no TensorFlow (the module that
@@ -70,12 +71,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _fail(message: str, status: int) -> int:
-    """The one-line error, last on stderr; returns the exit status."""
-    console.quiet_after_error()
-    print(f"build_vocab: {message}", file=sys.stderr, flush=True)
-    return status
+def _fail(message: str, status: int) -> NoReturn:
+    """The one-line error, last on stderr; the process ends with `status`."""
+    command_line.fail("build_vocab", message, status)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=command_line.flags_parser("build_vocab"))

@@ -100,12 +100,12 @@ from data_prep.input_errors import InputError
 from official.atomic_files import atomic_path
 from official.features.word_windows import greedy_windows
 from official.tasks.base import Records
-from official.tasks.ner_metrics import iob1_to_iob2
+from official.tasks.ner_metrics import CONLL2003_LABELS, iob1_to_iob2
 from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
 
 # CoNLL-2003's tags in IOB2, in Hugging Face `conll2003`'s `ner_tags` order (a tag's id is its
 # index), so models fine-tuned there read the same ids.
-LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+LABELS = CONLL2003_LABELS
 
 _DOCSTART = "-DOCSTART-"
 _COLUMNS = 4  # word, part of speech, syntactic chunk, named entity

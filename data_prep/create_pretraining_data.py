@@ -32,13 +32,13 @@ import os
 import re
 import signal
 import sys
-from typing import Callable
+from typing import Callable, NoReturn
 
 from absl import app, flags, logging
 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
-from official import console
+from official import command_line, console
 from official.atomic_files import TEMP_SUFFIX
 from official.output_paths import OutputPathError, check_output_dir, check_output_file
 from official.pretraining_shards import SUMMARY_FILE
@@ -242,12 +242,10 @@ def _options_from_flags() -> PretrainingDataOptions:
         objective=FLAGS.objective)
 
 
-def _fail(error: Exception | str, status: int = 1) -> int:
-    """The one-line error, last on stderr; returns the exit status."""
-    console.quiet_after_error()
-    print(f"create_pretraining_data: {error}", file=sys.stderr, flush=True)
-    return status
+def _fail(error: Exception | str, status: int = 1) -> NoReturn:
+    """The one-line error, last on stderr; the process ends with `status`."""
+    command_line.fail("create_pretraining_data", str(error), status)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=command_line.flags_parser("create_pretraining_data"))

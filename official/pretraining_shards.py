@@ -7,12 +7,16 @@
 The writers (data_prep/fast_generation.py, data_prep/beam_pipeline.py) and the readers
 (official/training/pretraining_input.py, official/tasks/pretraining.py) share these names and
 `write_summary` / `read_summary`; the readers use the summary's "num_shards" and
-"options"."objective". Only the standard library is imported, since the generator's coordinating
-process never loads TensorFlow. The records inside the shards are official/pretraining_records.py.
+"options"."objective". `expand_input_files` is run_pretraining's --input_file: globs, or such a
+folder's shards. Only the standard library is imported, since the generator's coordinating
+process never loads TensorFlow (nor does an entry point checking its flags); a remote path
+(gs://...) is globbed by TensorFlow's file system, imported then. The records inside the shards
+are official/pretraining_records.py.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -60,3 +64,71 @@ def read_summary(output_dir: str) -> dict | None:
     if not isinstance(summary, dict):
         raise ValueError(f"{path}: not a JSON object")
     return summary
+
+
+def _isdir(path: str) -> bool:
+    if "://" in path:
+        import tensorflow as tf
+        return tf.io.gfile.isdir(path)
+    return os.path.isdir(path)
+
+
+def _glob(pattern: str) -> list[str]:
+    if "://" in pattern:
+        import tensorflow as tf
+        return tf.io.gfile.glob(pattern)
+    return glob.glob(pattern)
+
+
+def expand_input_files(input_file: str) -> list[str]:
+    """The original's `--input_file`: comma-separated globs to a sorted list of files.
+
+    An entry may also be a folder data_prep's create_pretraining_data wrote: its shards, all of
+    them, as its summary.json lists them. A file matched by two patterns is listed once (it would
+    otherwise be read twice per epoch).
+
+    Raises:
+      ValueError: a pattern matches nothing or matches a summary.json (the message names it), a
+        folder that is no finished generator output, or no pattern is given.
+    """
+    files = set()
+    for pattern in (p.strip() for p in input_file.split(",")):
+        if not pattern:
+            continue
+        if _isdir(pattern):
+            files.update(generated_shards(pattern))
+            continue
+        matches = _glob(pattern)
+        if not matches:
+            raise ValueError(f"--input_file pattern {pattern!r} matches no file")
+        summaries = [m for m in matches if os.path.basename(m) == SUMMARY_FILE]
+        if summaries:
+            raise ValueError(f"--input_file pattern {pattern!r} matches {summaries[0]}, which is "
+                             f"no TFRecord file: give the folder {os.path.dirname(summaries[0])} "
+                             f"itself as --input_file for all its shards")
+        files.update(matches)
+    if not files:
+        raise ValueError(f"--input_file {input_file!r} names no file pattern")
+    return sorted(files)
+
+
+def generated_shards(folder: str) -> list[str]:
+    """The shards of a finished create_pretraining_data output folder (its summary.json, written
+    last, says how many).
+
+    Raises:
+      ValueError: the folder has no summary.json (not generator output, or a run that did not
+        finish) or lacks shards its summary lists.
+    """
+    summary = read_summary(folder)
+    if summary is None:
+        raise ValueError(f"--input_file={folder}: a folder without "
+                         f"{SUMMARY_FILE}: not the output of a finished "
+                         f"create_pretraining_data run (give a glob of TFRecord files instead)")
+    shards = shard_paths(folder, int(summary.get("num_shards", 0)))
+    missing = [path for path in shards if not os.path.isfile(path)]
+    if not shards or missing:
+        raise ValueError(f"--input_file={folder}: its {SUMMARY_FILE} lists "
+                         f"{len(shards)} shards, but {len(missing)} are missing, e.g. "
+                         f"{missing[0] if missing else '(none listed)'}")
+    return shards

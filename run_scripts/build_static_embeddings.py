@@ -16,19 +16,18 @@ official/embeddings/static_vectors.py and word_similarity.py.
 
 import json
 import os
+from typing import NamedTuple
 
-from absl import app, flags, logging
+from absl import flags, logging
 
 from official import checkpoints
 from official.atomic_files import open_atomically
-from official.checkpoints import finetuned
 from official.configs import BertConfig
-from official.embeddings import static_vectors as sv
-from official.embeddings import word_similarity
-from official.modeling.encoder import build_encoder
+from official.embeddings import static_settings, word_similarity
 from official.output_paths import check_output_dir
 from official.settings_parsing import int_list
-from official.text.tokenizer import FullTokenizer
+from official.text import vocab
+from official.training.options import check_checkpoint_path
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("corpus_file", None, "Text, one sentence (or text) a line, read as a stream.")
@@ -38,9 +37,9 @@ flags.DEFINE_string("words_file", None,
 flags.DEFINE_string("output_dir", None, "Where to write layer_NN.txt (word2vec text format).")
 flags.DEFINE_string("layers", None, "Comma-separated layers, 0 (the embedding layer's output) "
                     "to num_hidden_layers. Default: all.")
-flags.DEFINE_enum("subword_pool", "mean", list(sv.SUBWORD_POOLS),
+flags.DEFINE_enum("subword_pool", "mean", list(static_settings.SUBWORD_POOLS),
                   "How a word's WordPieces' vectors in one sentence make one vector.")
-flags.DEFINE_enum("context_pool", "mean", list(sv.CONTEXT_POOLS),
+flags.DEFINE_enum("context_pool", "mean", list(static_settings.CONTEXT_POOLS),
                   "How a word's vectors in its sentences make its static vector.")
 flags.DEFINE_integer("max_contexts_per_word", 100,
                      "Pool at most this many occurrences of each word: the first met.")
@@ -60,28 +59,58 @@ flags.adopt_module_key_flags(common_flags)  # --help lists them with this script
 FLAGS = flags.FLAGS
 
 
-def run() -> None:
-    # Every check before any work: flags, files, config, vocab, words, benchmarks, weights.
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    config: BertConfig | None  # None: a folder format's own, read with the weights
+    vocab_file: str
+    benchmarks: dict[str, list]
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, files, config,
+    vocab, benchmarks; the words and the weights are checked in `job`, before any work."""
     if not os.path.isfile(FLAGS.corpus_file):
         raise ValueError(f"--corpus_file: {FLAGS.corpus_file}: no such file")
     check_output_dir(FLAGS.output_dir)
-    source = finetuned.resolve_source(FLAGS.init_checkpoint)
-    config = (BertConfig.from_json_file(FLAGS.bert_config_file) if FLAGS.bert_config_file
-              else source.config)
-    layers = (tuple(range(config.num_hidden_layers + 1)) if FLAGS.layers is None
-              else int_list(FLAGS.layers, "--layers"))
-    settings = sv.Settings(
-        layers=layers, subword_pool=FLAGS.subword_pool,
-        context_pool=FLAGS.context_pool, max_contexts_per_word=FLAGS.max_contexts_per_word,
-        max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size)
-    settings.validate(config)
+    check_checkpoint_path(FLAGS.init_checkpoint)
+    config_file = FLAGS.bert_config_file or checkpoints.beside(FLAGS.init_checkpoint,
+                                                               checkpoints.CONFIG_FILE)
+    config = BertConfig.from_json_file(config_file) if config_file else None
+    if config is not None:
+        settings(config).validate(config)
     benchmarks = {os.path.basename(path): word_similarity.read_pairs(path)
                   for path in FLAGS.evaluate}
-    vocab_file = FLAGS.vocab_file or checkpoints.beside(source.weights, checkpoints.VOCAB_FILE)
+    vocab_file = FLAGS.vocab_file or checkpoints.beside(FLAGS.init_checkpoint,
+                                                        checkpoints.VOCAB_FILE)
     if vocab_file is None:
         raise ValueError(f"--vocab_file: not given, and no {checkpoints.VOCAB_FILE} beside "
                          f"--init_checkpoint {FLAGS.init_checkpoint}")
-    tokenizer = FullTokenizer(vocab_file, do_lower_case=FLAGS.do_lower_case)
+    vocab.load_vocab(vocab_file)
+    return Plan(config, vocab_file, benchmarks)
+
+
+def settings(config: BertConfig) -> static_settings.Settings:
+    """The flags' settings (every layer by default) for a model of `config`."""
+    layers = (tuple(range(config.num_hidden_layers + 1)) if FLAGS.layers is None
+              else int_list(FLAGS.layers, "--layers"))
+    return static_settings.Settings(
+        layers=layers, subword_pool=FLAGS.subword_pool, context_pool=FLAGS.context_pool,
+        max_contexts_per_word=FLAGS.max_contexts_per_word, max_seq_length=FLAGS.max_seq_length,
+        batch_size=FLAGS.batch_size)
+
+
+def job(plan: Plan) -> None:
+    """The vectors per layer written, and scored on the benchmarks."""
+    from official.checkpoints import finetuned
+    from official.embeddings import static_vectors as sv
+    from official.modeling.encoder import build_encoder
+    from official.text.tokenizer import FullTokenizer
+
+    source = finetuned.resolve_source(FLAGS.init_checkpoint)
+    config = plan.config or source.config
+    made = settings(config)
+    made.validate(config)
+    tokenizer = FullTokenizer(plan.vocab_file, do_lower_case=FLAGS.do_lower_case)
     targets = (sv.read_words_file(FLAGS.words_file, tokenizer) if FLAGS.words_file
                else sv.vocab_words(tokenizer))
     if not targets.words:
@@ -91,13 +120,13 @@ def run() -> None:
     checkpoints.load_init_checkpoint(source.weights, encoder)
 
     tables = {"aggregated": sv.aggregated_vectors(encoder, tokenizer, FLAGS.corpus_file,
-                                                  targets, settings)}
+                                                  targets, made)}
     if not tables["aggregated"].words:
         raise ValueError(f"--corpus_file: {FLAGS.corpus_file}: none of the "
                          f"{len(targets.words)} words occurs in it")
     if FLAGS.decontextualized:
         tables["decontextualized"] = sv.decontextualized_vectors(encoder, tokenizer, targets,
-                                                                 settings)
+                                                                 made)
     for method, table in tables.items():
         prefix = "" if method == "aggregated" else "decontextualized_"
         sv.write_word2vec(table, FLAGS.output_dir, prefix)
@@ -105,9 +134,9 @@ def run() -> None:
                      "to the vocab", method, len(table.words), len(table.layers),
                      FLAGS.output_dir, sv.layer_file_name(table.layers[0], prefix),
                      len(table.unmet), len(table.unknown))
-    if benchmarks:
+    if plan.benchmarks:
         results = {method: word_similarity.evaluate_layers(
-            table.words, table.layers, table.vectors, benchmarks, FLAGS.do_lower_case)
+            table.words, table.layers, table.vectors, plan.benchmarks, FLAGS.do_lower_case)
             for method, table in tables.items()}
         print(word_similarity.markdown_table(results), flush=True)
         with open_atomically(os.path.join(FLAGS.output_dir, "evaluation.json")) as f:
@@ -117,11 +146,6 @@ def run() -> None:
             f.write("\n")
 
 
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("build_static_embeddings", run)
-
-
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["init_checkpoint", "corpus_file", "output_dir"])
-    app.run(main)
+    entry_point.main("build_static_embeddings", prepare, job,
+                     required=["init_checkpoint", "corpus_file", "output_dir"])

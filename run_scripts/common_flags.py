@@ -14,15 +14,18 @@ from typing import Any
 from absl import flags
 
 from official.adaptation import Adaptation
-from official.distillation import adaptation as distillation
 from official.distillation.settings import DistillationSettings
-from official.modeling.sentence_pooling import POOLINGS
-from official.peft import adaptation as peft
 from official.peft import methods as peft_methods
 from official.peft.method import DEFAULT_TRAIN_POOLER, PeftSettings
+from official.sentence_settings import POOLINGS
 from official.tasks.squad_settings import SquadSettings
-from official.training import distribution, finetuning, job_setup
-from official.training.optimization import OPTIMIZERS
+from official.training.options import (
+    DTYPE_POLICIES,
+    OPTIMIZERS,
+    STRATEGIES,
+    FinetuningOptions,
+    check_files,
+)
 
 # Ends the help of flags accepted only so that command lines written for the original run
 # unchanged (TF2 places the model on whatever accelerator it finds).
@@ -92,7 +95,7 @@ def define_pooling_flag(what: str) -> None:
 
 def define_training_flags(defaults) -> None:
     """The flags of every entry point that trains, with the defaults of `defaults` (an options
-    dataclass: PretrainingOptions or finetuning.FinetuningOptions). Read them back with
+    dataclass: PretrainingOptions or FinetuningOptions). Read them back with
     `training_options()`."""
     flags.DEFINE_integer("train_batch_size", defaults.train_batch_size,
                          "Total batch size for training (over all replicas, per update).")
@@ -110,20 +113,20 @@ def define_training_flags(defaults) -> None:
                          "Log a progress line every this many steps.")
     flags.DEFINE_integer("keep_checkpoint_max", defaults.keep_checkpoint_max,
                          "How many of the newest checkpoints to keep.")
-    flags.DEFINE_enum("optimizer", defaults.optimizer, list(OPTIMIZERS),
+    flags.DEFINE_enum("optimizer", defaults.optimizer, OPTIMIZERS,
                       "adamw: the original AdamWeightDecay; lamb: LAMB, for large batches.")
     flags.DEFINE_float("weight_decay_rate", defaults.weight_decay_rate,
                        "Decoupled weight decay (not for LayerNorm and bias variables).")
     flags.DEFINE_integer("gradient_accumulation_steps", defaults.gradient_accumulation_steps,
                          "Split each train_batch_size batch into this many micro-batches and sum "
                          "their gradients: the same update with less memory.")
-    flags.DEFINE_enum("dtype", defaults.dtype, list(job_setup.DTYPE_POLICIES),
+    flags.DEFINE_enum("dtype", defaults.dtype, list(DTYPE_POLICIES),
                       "Compute dtype: float32, or mixed precision bfloat16 / float16 (float16 "
                       "with dynamic loss scaling). Variables stay float32.")
     flags.DEFINE_bool("jit_compile", defaults.jit_compile,
                       "Compile each forward and backward pass with XLA.")
     flags.DEFINE_enum("distribution_strategy", defaults.distribution_strategy,
-                      distribution.STRATEGIES,
+                      STRATEGIES,
                       "default: one device; mirrored: --num_gpus local GPUs; "
                       "multi_worker_mirrored: hosts listed in TF_CONFIG; tpu: --tpu_name.")
     flags.DEFINE_integer("num_gpus", defaults.num_gpus,
@@ -131,7 +134,7 @@ def define_training_flags(defaults) -> None:
     flags.DEFINE_integer("seed", defaults.seed,
                          "Random seed of initialisation, dropout and input order.")
     define_tpu_flags(trains=True)
-    define_distillation_flags(pretraining=defaults is not finetuning.FinetuningOptions)
+    define_distillation_flags(pretraining=defaults is not FinetuningOptions)
 
 
 def training_options() -> dict:
@@ -151,9 +154,9 @@ def training_options() -> dict:
 
 def define_finetuning_flags(max_seq_length: int = 128) -> None:
     """Everything run_classifier, run_squad and run_ner share: model, tokenizer, what to do,
-    the schedule in epochs, the training flags (finetuning.FinetuningOptions' defaults) and the
+    the schedule in epochs, the training flags (FinetuningOptions' defaults) and the
     parameter-efficient methods."""
-    defaults = finetuning.FinetuningOptions
+    defaults = FinetuningOptions
     define_model_flags()
     define_tokenizer_flags()
     define_max_seq_length_flag(max_seq_length)
@@ -252,33 +255,47 @@ def peft_settings() -> PeftSettings | None:
     return peft_methods.from_flags(train_pooler=f[peft_methods.POOLER_FLAG].value, **values)
 
 
-def adaptations(options: Any, task: Any, pretraining: bool = False
-                ) -> tuple[Any, list[Adaptation]]:
-    """(options, adaptations): the adaptation methods the flags ask for (and those the
-    output_dir's records say: a predict-only run on a PEFT output_dir needs no flags), each
-    resolved against the task and the output_dir (official/adaptation.py).
+def adaptation_settings(pretraining: bool = False) -> dict[str, Any]:
+    """{method: its settings, or None} for the adaptation methods the flags ask for, every
+    flag checked (no TensorFlow): "peft" (fine-tuning entry points) and "distillation".
 
     Raises:
-      ValueError: two methods at once, or what a method's resolve refuses.
+      ValueError: a bad flag, or two methods at once.
     """
-    distilled = distillation_settings(pretraining)
-    tuned = None if pretraining else peft_settings()
-    if distilled is not None and tuned is not None:
-        raise ValueError(f"--teacher_checkpoint and {tuned.describe()}: a distillation trains "
-                         "its student whole")
+    settings = {"distillation": distillation_settings(pretraining)}
+    if not pretraining:
+        settings["peft"] = peft_settings()
+        if settings["distillation"] is not None and settings["peft"] is not None:
+            raise ValueError(f"--teacher_checkpoint and {settings['peft'].describe()}: a "
+                             "distillation trains its student whole")
+    return settings
+
+
+def adaptations(options: Any, task: Any, settings: dict[str, Any]
+                ) -> tuple[Any, list[Adaptation]]:
+    """(options, adaptations): each method of `adaptation_settings` resolved against the task
+    and the output_dir (official/adaptation.py), those the output_dir's records say included
+    (a predict-only run on a PEFT output_dir needs no flags). Reads checkpoints: TensorFlow.
+
+    Raises:
+      ValueError: what a method's resolve refuses.
+    """
+    from official.distillation import adaptation as distillation
+    from official.peft import adaptation as peft
+
+    resolvers = {"peft": peft.resolve, "distillation": distillation.resolve}
     resolved = []
-    for resolve, settings in ([] if pretraining else [(peft.resolve, tuned)]) + [
-            (distillation.resolve, distilled)]:
-        options, adaptation = resolve(settings, options, task)
+    for method, method_settings in settings.items():
+        options, adaptation = resolvers[method](method_settings, options, task)
         if adaptation is not None:
             resolved.append(adaptation)
     return options, resolved
 
 
-def finetuning_options() -> finetuning.FinetuningOptions:
+def finetuning_options() -> FinetuningOptions:
     """The options the flags `define_finetuning_flags` defines say."""
     f = flags.FLAGS
-    return finetuning.FinetuningOptions(
+    return FinetuningOptions(
         bert_config_file=f.bert_config_file, output_dir=f.output_dir,
         init_checkpoint=f.init_checkpoint, vocab_file=f.vocab_file,
         max_seq_length=f.max_seq_length, do_train=f.do_train, do_eval=f.do_eval,
@@ -287,11 +304,23 @@ def finetuning_options() -> finetuning.FinetuningOptions:
         allow_untrained_head=f.allow_untrained_head, **training_options())
 
 
-def finetune(options: finetuning.FinetuningOptions, task: Any,
-             data: Any) -> dict[str, dict[str, float]]:
+def prepare_finetuning() -> tuple[FinetuningOptions, dict[str, Any]]:
+    """(options, adaptation settings) of a fine-tuning entry point's shared flags, every check
+    that needs no TensorFlow made: the options, their files (official/training/options.py),
+    the adaptation methods' flags."""
+    options = finetuning_options()
+    check_files(options)
+    return options, adaptation_settings()
+
+
+def finetune(options: FinetuningOptions, task: Any, data: Any,
+             settings: dict[str, Any]) -> dict[str, dict[str, float]]:
     """`finetuning.run` of the task and data an entry point's flags name, with the adaptation
-    methods its flags ask for."""
-    options, resolved = adaptations(options, task)
+    methods of `settings` (`adaptation_settings`, read with the other flags before TensorFlow
+    loads)."""
+    from official.training import finetuning
+
+    options, resolved = adaptations(options, task, settings)
     return finetuning.run(options, task, data, resolved)
 
 

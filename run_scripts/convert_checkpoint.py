@@ -20,14 +20,15 @@ convert_checkpoint; an --init_checkpoint refuses them), hf and keras_hub refuse 
 The task head is not part of any of these formats; export_saved_model serves the run whole.
 """
 
-from absl import app, flags
+from absl import flags
 
-from official.checkpoints import converter
+from official.checkpoints import FORMAT_NAMES
 from official.output_paths import check_output_dir
-from official.peft import artifact, merging, methods
+from official.text import vocab
+from official.training.options import check_checkpoint_path
 from run_scripts import common_flags, entry_point
 
-flags.DEFINE_enum("input_format", None, list(converter.FORMATS), "Format of --input.")
+flags.DEFINE_enum("input_format", None, FORMAT_NAMES, "Format of --input.")
 flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), Hugging Face "
                     "directory (hf) or keras-hub preset directory (keras_hub); with "
                     "--peft_checkpoint, its base (any format; default: the one its record "
@@ -35,17 +36,19 @@ flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), H
 flags.DEFINE_string("peft_checkpoint", None,
                     "A parameter-efficient run's output_dir to merge with its base (--input).")
 flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
-flags.DEFINE_enum("output_format", "tf2", list(converter.FORMATS), "Format to write.")
+flags.DEFINE_enum("output_format", "tf2", FORMAT_NAMES, "Format to write.")
 common_flags.define_bert_config_flag(
     extra_help=" For tf1/tf2 input; default: bert_config.json beside the checkpoint.")
 common_flags.define_tokenizer_flags()
-flags.mark_flags_as_required(["output_dir"])
 FLAGS = flags.FLAGS
 
 
 def _merge() -> list[str]:
     """--peft_checkpoint on its base, merged and written (a method that does not fold, whose
     variables stay, refused up front by the formats that cannot hold them)."""
+    from official.checkpoints import converter
+    from official.peft import artifact, merging, methods
+
     _, record = artifact.find_run(FLAGS.peft_checkpoint)
     converter.check_holds(FLAGS.output_format,
                           record is not None and methods.method_of(record.settings).fold is None,
@@ -57,24 +60,30 @@ def _merge() -> list[str]:
                            source=FLAGS.peft_checkpoint, do_lower_case=FLAGS.do_lower_case)
 
 
-def main(argv):
-    del argv
+def prepare() -> None:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    check_output_dir(FLAGS.output_dir)
+    if not FLAGS.peft_checkpoint and not (FLAGS.input and FLAGS.input_format):
+        raise ValueError("--input and --input_format are needed (or --peft_checkpoint)")
+    check_checkpoint_path(FLAGS.input)
+    check_checkpoint_path(FLAGS.peft_checkpoint)
+    if FLAGS.vocab_file:
+        vocab.load_vocab(FLAGS.vocab_file)
 
-    def job():
-        check_output_dir(FLAGS.output_dir)
-        if FLAGS.peft_checkpoint:
-            written = _merge()
-        elif not (FLAGS.input and FLAGS.input_format):
-            raise ValueError("--input and --input_format are needed (or --peft_checkpoint)")
-        else:
-            written = converter.convert(FLAGS.input_format, FLAGS.input, FLAGS.output_dir,
-                                        FLAGS.output_format, FLAGS.bert_config_file,
-                                        FLAGS.vocab_file, FLAGS.do_lower_case)
-        for path in written:
-            print(path)
 
-    entry_point.run_job("convert_checkpoint", job)
+def job(_) -> None:
+    """The weights converted (or merged) and written; the files printed."""
+    from official.checkpoints import converter
+
+    if FLAGS.peft_checkpoint:
+        written = _merge()
+    else:
+        written = converter.convert(FLAGS.input_format, FLAGS.input, FLAGS.output_dir,
+                                    FLAGS.output_format, FLAGS.bert_config_file,
+                                    FLAGS.vocab_file, FLAGS.do_lower_case)
+    for path in written:
+        print(path)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    entry_point.main("convert_checkpoint", prepare, job, required=["output_dir"])

@@ -1,47 +1,58 @@
-"""How an entry point ends: a stopped job's exit code, a bad input's one line, readable output.
+"""How every entry point runs: its checks before TensorFlow loads, then its job, one way to end.
 
-    def main(argv):
-        entry_point.run_job("run_classifier", lambda: run(...))
+    if __name__ == "__main__":
+        entry_point.main("run_classifier", prepare, job, required=["task_name", ...])
 
-Every entry point's job runs through `run_job`, so each ends the same way:
+    prepare() -> plan   every check that needs no TensorFlow: flag values and combinations, the
+                        settings objects (their `from_flags`), files and folders there and
+                        readable or writable, the config and the vocab; it imports nothing
+                        heavier than absl and numpy, so a mistake is answered in well under a
+                        second (bench/startup.py measures it)
+    job(plan)           imports what it needs (TensorFlow, loaded quietly first) and works
+
+Every entry point ends the same way:
+  - a flag absl refuses, or a required one missing: "<script>: <absl's message>", exit 1
+    (official/command_line.py);
+  - bad flags, files, data or checkpoints (a ValueError or OSError, which the library raises with
+    one-line messages): "<script>: <message>" as the last line on stderr, exit 1, no traceback;
   - SIGTERM or ctrl-C during training: the loop saved a checkpoint; exit 143 or 130 (128 + the
     signal, what a supervisor or shell expects), and rerunning the command resumes;
   - ctrl-C outside training: exit 130 with one line (whatever was being written is not left
-    half-made: every writer of the project writes to a temporary name first);
-  - bad flags, files, data or checkpoints (a ValueError or OSError, which the library raises with
-    one-line messages): "<script>: <message>" as the last line on stderr, exit 1, no traceback.
-Log lines are plain messages (official/console.py), TensorFlow's C++ notes held back
-(run_scripts/__init__.py).
+    half-made: every writer of the project writes to a temporary name first).
+Log lines are plain messages and TensorFlow's C++ start-up notes are held back
+(official/console.py).
 """
 
 import sys
-from typing import Callable
+from typing import Any, Callable, Sequence
 
-from absl import logging
+from absl import app, flags, logging
 
-from official import console
-from official.training.trainer import Preempted
+from official import command_line, console
+from official.training.stopping import Preempted
 
 
-def run_job(script: str, job: Callable[[], object]) -> None:
-    """Runs `job()` and ends the process as the module docstring says."""
+def main(script: str, prepare: Callable[[], Any], job: Callable[[Any], object],
+         required: Sequence[str] = ()) -> None:
+    """Parses the command line (`required` flags must be given), then runs `job(prepare())`
+    as the module docstring says; does not return."""
+    flags.mark_flags_as_required(list(required))
+    app.run(lambda argv: _run(script, prepare, job),
+            flags_parser=command_line.flags_parser(script))
+
+
+def _run(script: str, prepare: Callable[[], Any], job: Callable[[Any], object]) -> None:
     console.use_plain_lines()
     try:
-        job()
+        plan = prepare()
+        console.import_tensorflow_quietly(sys.argv)
+        console.use_plain_lines()  # TensorFlow's logger, which its import set up
+        job(plan)
     except Preempted as e:
         logging.warning("%s", e)
         console.quiet_after_error()
         sys.exit(128 + e.signum)
     except KeyboardInterrupt:
-        _fail(script, "interrupted (ctrl-C); nothing half-written was left", 130)
+        command_line.fail(script, "interrupted (ctrl-C); nothing half-written was left", 130)
     except (ValueError, OSError) as e:
-        _fail(script, str(e), 1)
-
-
-def _fail(script: str, message: str, status: int) -> None:
-    # The first line only: a library message is one line, and TensorFlow's may carry a graph
-    # trace after it.
-    lines = message.strip().splitlines() or ["failed"]
-    console.quiet_after_error()
-    print(f"{script}: {lines[0]}", file=sys.stderr, flush=True)
-    sys.exit(status)
+        command_line.fail(script, str(e))

@@ -40,14 +40,15 @@ needs `import tensorflow_text` (its ops); saved_model_cli's `run` too, e.g.
       --signature_def serving_default --input_exprs 'text_a=["a"];text_b=["b"]'
 """
 
-from absl import app, flags, logging
+from absl import flags, logging
 
-from data_prep import conll, glue
-from official.checkpoints.sentence_transformers import SentenceSettings
-from official.export.jobs import EXPORT_TYPES, ExportOptions, export
+from data_prep import glue
+from official.export.options import EXPORT_TYPES, ExportOptions, check_files
+from official.sentence_settings import SentenceSettings
+from official.tasks.ner_metrics import CONLL2003_LABELS
 from run_scripts import common_flags, entry_point
 
-flags.DEFINE_enum("export_type", None, list(EXPORT_TYPES), "What to export.")
+flags.DEFINE_enum("export_type", None, EXPORT_TYPES, "What to export.")
 flags.DEFINE_string("export_dir", None,
                     "Versions are written to <export_dir>/<Unix time>/ (TF Serving's layout).")
 common_flags.define_model_flags()
@@ -60,7 +61,7 @@ flags.DEFINE_integer("max_seq_length", None,
 flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
 flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
-flags.DEFINE_list("ner_labels", list(conll.LABELS), "ner: the tags, in output order.")
+flags.DEFINE_list("ner_labels", list(CONLL2003_LABELS), "ner: the tags, in output order.")
 flags.DEFINE_bool("jit_compile", False,
                   "classifier, sentence_encoder: compile the model's part with XLA.")
 common_flags.define_pooling_flag("sentence_encoder: default the checkpoint's record "
@@ -117,17 +118,22 @@ def options_from_flags() -> ExportOptions:
         sentence=SentenceSettings(FLAGS.pooling, FLAGS.normalize, FLAGS.max_seq_length))
 
 
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
+def prepare() -> ExportOptions:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    options = options_from_flags()
+    check_files(options)
+    return options
 
-    def job():
-        path = export(options_from_flags())
-        logging.info("Exported %s to %s", FLAGS.export_type, path)
-        print(path)
 
-    entry_point.run_job("export_saved_model", job)
+def job(options: ExportOptions) -> None:
+    """The export built, loaded and saved; its path printed."""
+    from official.export.jobs import export
+
+    path = export(options)
+    logging.info("Exported %s to %s", options.export_type, path)
+    print(path)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["export_type", "export_dir", "vocab_file"])
-    app.run(main)
+    entry_point.main("export_saved_model", prepare, job,
+                     required=["export_type", "export_dir", "vocab_file"])

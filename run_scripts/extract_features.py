@@ -14,16 +14,16 @@ lists every token of the text once: [CLS] from the first window, [SEP] from the 
 official/tasks/feature_extraction.py.
 """
 
-from absl import app, flags, logging
+import os
+from typing import NamedTuple
 
-from official import checkpoints
-from official.checkpoints import finetuned
+from absl import flags, logging
+
 from official.configs import BertConfig
-from official.modeling.encoder import build_encoder
 from official.output_paths import check_output_file
 from official.settings_parsing import int_list
-from official.tasks import feature_extraction
-from official.text.tokenizer import FullTokenizer
+from official.text import vocab
+from official.training.options import check_checkpoint_path
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("input_file", None, "Text, one example per line; `a ||| b` for a pair.")
@@ -54,18 +54,41 @@ flags.adopt_module_key_flags(common_flags)  # --help lists them with this script
 FLAGS = flags.FLAGS
 
 
-def run() -> None:
-    layer_indexes = list(int_list(FLAGS.layers, "--layers"))
-    feature_extraction.check_doc_stride(FLAGS.doc_stride)
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    layers: list[int]
+    config: BertConfig | None  # None: the one beside --init_checkpoint
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    layers = list(int_list(FLAGS.layers, "--layers"))
     check_output_file(FLAGS.output_file)
-    source = finetuned.resolve_source(FLAGS.init_checkpoint) if FLAGS.init_checkpoint else None
-    if FLAGS.bert_config_file:
-        config = BertConfig.from_json_file(FLAGS.bert_config_file)
-    elif source is not None:
-        config = source.config
-    else:
+    if not os.path.isfile(FLAGS.input_file):
+        raise ValueError(f"{FLAGS.input_file}: no such input file")
+    vocab.load_vocab(FLAGS.vocab_file)
+    check_checkpoint_path(FLAGS.init_checkpoint)
+    if not (FLAGS.bert_config_file or FLAGS.init_checkpoint):
         raise ValueError("--bert_config_file is needed (or an --init_checkpoint with its config "
                          "beside it)")
+    config = None
+    if FLAGS.bert_config_file:
+        config = BertConfig.from_json_file(FLAGS.bert_config_file)
+        vocab.check_fits(FLAGS.vocab_file, config.vocab_size, FLAGS.bert_config_file)
+    return Plan(layers, config)
+
+
+def job(plan: Plan) -> None:
+    """The features of every line, written."""
+    from official import checkpoints
+    from official.checkpoints import finetuned
+    from official.modeling.encoder import build_encoder
+    from official.tasks import feature_extraction
+    from official.text.tokenizer import FullTokenizer
+
+    feature_extraction.check_doc_stride(FLAGS.doc_stride)
+    source = finetuned.resolve_source(FLAGS.init_checkpoint) if FLAGS.init_checkpoint else None
+    config = plan.config or source.config
     tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     examples = feature_extraction.read_examples(FLAGS.input_file,
                                                 single_texts=FLAGS.doc_stride is not None)
@@ -76,16 +99,11 @@ def run() -> None:
         logging.warning("No --init_checkpoint: the encoder's weights are random, and so are the "
                         "features.")
     feature_extraction.extract_features(
-        examples, FLAGS.output_file, encoder, tokenizer, layer_indexes, FLAGS.max_seq_length,
+        examples, FLAGS.output_file, encoder, tokenizer, plan.layers, FLAGS.max_seq_length,
         FLAGS.batch_size, FLAGS.doc_stride, FLAGS.pooling)
     logging.info("Wrote the features of %d lines to %s", len(examples), FLAGS.output_file)
 
 
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("extract_features", run)
-
-
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
-    app.run(main)
+    entry_point.main("extract_features", prepare, job,
+                     required=["input_file", "output_file", "vocab_file"])

@@ -43,13 +43,14 @@ official/tasks/classification.py (model, loss, metrics, test files), and
 official/training/finetuning.py (the run every fine-tuning task shares).
 """
 
-from absl import app, flags
+import os
+from typing import Any, NamedTuple
+
+from absl import flags
 
 from data_prep import glue
-from data_prep.classifier_features import ClassifierData
 from official.tasks import long_doc_settings
-from official.tasks.classification import ClassificationTask
-from official.training import finetuning
+from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("data_dir", None,
@@ -86,38 +87,48 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def task_and_data(options: finetuning.FinetuningOptions
-                  ) -> tuple[ClassificationTask, ClassifierData]:
-    """The task and data the flags name."""
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    options: FinetuningOptions
+    adaptations: dict[str, Any]
+    processor: glue.TaskProcessor
+    long_doc: long_doc_settings.LongDocSettings
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    options, adaptations = common_flags.prepare_finetuning()
     if FLAGS.data_dir is None and FLAGS.tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
-    if FLAGS.transfer_data and not FLAGS.teacher_checkpoint:
+    for flag in ("data_dir", "tfds_data_dir"):
+        if FLAGS[flag].value is not None and not os.path.isdir(FLAGS[flag].value):
+            raise ValueError(f"--{flag}={FLAGS[flag].value}: no such folder")
+    if FLAGS.transfer_data and adaptations["distillation"] is None:
         raise ValueError("--transfer_data needs --teacher_checkpoint: the teacher labels it")
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
     long_doc = long_doc_settings.LongDocSettings.from_flags(
         FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
         FLAGS.window_pool, FLAGS.window_loss, max_seq_length=options.max_seq_length,
         pair=processor.is_pair, gradient_accumulation_steps=options.gradient_accumulation_steps)
+    return Plan(options, adaptations, processor, long_doc)
+
+
+def job(plan: Plan) -> dict[str, dict[str, float]]:
+    """The task and data the flags name, fine-tuned."""
+    from data_prep.classifier_features import ClassifierData
+    from official.tasks.classification import ClassificationTask
+
+    options, processor = plan.options, plan.processor
     task = ClassificationTask(processor.name, processor.get_labels(),
                               glue.submission_file(processor.name)
                               if processor.submission_name else None, processor.is_pair,
-                              long_doc)
+                              plan.long_doc)
     data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
                           FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir,
-                          FLAGS.transfer_data, long_doc)
-    return task, data
-
-
-def run() -> dict[str, dict[str, float]]:
-    options = common_flags.finetuning_options()
-    return common_flags.finetune(options, *task_and_data(options))
-
-
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("run_classifier", run)
+                          FLAGS.transfer_data, plan.long_doc)
+    return common_flags.finetune(options, task, data, plan.adaptations)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["task_name", "vocab_file", "output_dir"])
-    app.run(main)
+    entry_point.main("run_classifier", prepare, job,
+                     required=["task_name", "vocab_file", "output_dir"])

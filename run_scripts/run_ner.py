@@ -24,12 +24,12 @@ shares).
 """
 
 import os
+from typing import Any, NamedTuple
 
-from absl import app, flags
+from absl import flags
 
-from data_prep import conll
-from official.tasks.ner import NerTask
-from official.training import finetuning
+from official.tasks.ner_metrics import CONLL2003_LABELS
+from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("data_dir", None, "The directory holding the CoNLL-2003 files.")
@@ -41,27 +41,35 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def task_and_data(options: finetuning.FinetuningOptions) -> tuple[NerTask, conll.ConllData]:
-    """The task and data the flags name."""
-    if FLAGS.data_dir is None:
-        raise ValueError("--data_dir is needed: the folder of the CoNLL-2003 files")
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    options: FinetuningOptions
+    adaptations: dict[str, Any]
+    files: dict[str, str]
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    options, adaptations = common_flags.prepare_finetuning()
     files = {split: os.path.join(FLAGS.data_dir, name) for split, name in
              (("train", FLAGS.train_file), ("dev", FLAGS.dev_file), ("test", FLAGS.test_file))}
-    data = conll.ConllData(files, conll.LABELS, options.max_seq_length, FLAGS.vocab_file,
-                           FLAGS.do_lower_case, options.output_dir)
-    return NerTask(conll.LABELS), data
+    for split, wanted in (("train", options.do_train), ("dev", options.do_eval),
+                          ("test", options.do_predict)):
+        if wanted and not os.path.isfile(files[split]):
+            raise ValueError(f"{files[split]}: no such file")
+    return Plan(options, adaptations, files)
 
 
-def run() -> dict[str, dict[str, float]]:
-    options = common_flags.finetuning_options()
-    return common_flags.finetune(options, *task_and_data(options))
+def job(plan: Plan) -> dict[str, dict[str, float]]:
+    """The task and data the flags name, fine-tuned."""
+    from data_prep import conll
+    from official.tasks.ner import NerTask
 
-
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("run_ner", run)
+    data = conll.ConllData(plan.files, CONLL2003_LABELS, plan.options.max_seq_length,
+                           FLAGS.vocab_file, FLAGS.do_lower_case, plan.options.output_dir)
+    return common_flags.finetune(plan.options, NerTask(CONLL2003_LABELS), data,
+                                 plan.adaptations)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["data_dir", "vocab_file", "output_dir"])
-    app.run(main)
+    entry_point.main("run_ner", prepare, job, required=["data_dir", "vocab_file", "output_dir"])

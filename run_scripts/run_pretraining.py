@@ -21,12 +21,15 @@ run_pretraining output_dir, the original's bert_model.ckpt) into a student of it
 """
 
 
-from absl import app, flags
+from typing import Any, NamedTuple
 
-from official.training import pretraining
+from absl import flags
+
+from official.pretraining_shards import expand_input_files
+from official.training.options import PretrainingOptions, check_files
 from run_scripts import common_flags, entry_point
 
-_D = pretraining.PretrainingOptions  # the defaults live with the options
+_D = PretrainingOptions  # the defaults live with the options
 
 flags.DEFINE_string("input_file", None,
                     "Input TF example files (can be a glob or comma separated).")
@@ -51,8 +54,8 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def options_from_flags() -> pretraining.PretrainingOptions:
-    return pretraining.PretrainingOptions(
+def options_from_flags() -> PretrainingOptions:
+    return PretrainingOptions(
         bert_config_file=FLAGS.bert_config_file, input_file=FLAGS.input_file,
         output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
         max_seq_length=FLAGS.max_seq_length,
@@ -63,19 +66,29 @@ def options_from_flags() -> pretraining.PretrainingOptions:
         **common_flags.training_options())
 
 
-def run() -> dict[str, dict[str, float]]:
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    options: PretrainingOptions
+    adaptations: dict[str, Any]
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    options = options_from_flags()
+    check_files(options)
+    expand_input_files(options.input_file)
+    return Plan(options, common_flags.adaptation_settings(pretraining=True))
+
+
+def job(plan: Plan) -> dict[str, dict[str, float]]:
     """Pretraining, or a general distillation with --teacher_checkpoint (DistilBERT's: the
     student's masked LM learns the teacher's predictions, --alpha_ce, beside the data's labels,
     --alpha_mlm)."""
-    options, adaptations = common_flags.adaptations(options_from_flags(), None, pretraining=True)
+    from official.training import pretraining
+
+    options, adaptations = common_flags.adaptations(plan.options, None, plan.adaptations)
     return pretraining.run(options, adaptations)
 
 
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("run_pretraining", run)
-
-
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["input_file", "output_dir"])
-    app.run(main)
+    entry_point.main("run_pretraining", prepare, job, required=["input_file", "output_dir"])

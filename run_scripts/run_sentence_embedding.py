@@ -27,11 +27,13 @@ The halves: data_prep/sentence_pairs.py (files -> records), official/tasks/sente
 fine-tuning task shares).
 """
 
-from absl import app, flags
+import os
+from typing import Any, NamedTuple
 
-from data_prep import sentence_pairs
-from official.tasks.sentence_embedding import DEFAULT_SCALE, SentenceEmbeddingTask
-from official.training import finetuning
+from absl import flags
+
+from official.tasks.sentence_embedding_settings import DEFAULT_SCALE, SentenceEmbeddingSettings
+from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("train_file", None,
@@ -49,30 +51,40 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
-def task_and_data(options: finetuning.FinetuningOptions
-                  ) -> tuple[SentenceEmbeddingTask, sentence_pairs.SentencePairData]:
-    """The task and data the flags name."""
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    options: FinetuningOptions
+    adaptations: dict[str, Any]
+    settings: SentenceEmbeddingSettings
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    options, adaptations = common_flags.prepare_finetuning()
     if options.do_train and not FLAGS.train_file:
         raise ValueError("--do_train needs --train_file")
     if (options.do_eval or options.do_predict) and not FLAGS.dev_file:
         raise ValueError("--do_eval and --do_predict need --dev_file (--do_predict ranks it)")
-    task = SentenceEmbeddingTask(FLAGS.pooling, FLAGS.scale, options.max_seq_length)
+    for path in (FLAGS.train_file if options.do_train else None,
+                 FLAGS.dev_file if options.do_eval or options.do_predict else None):
+        if path and not os.path.isfile(path):
+            raise ValueError(f"{path}: no such file")
+    settings = SentenceEmbeddingSettings(FLAGS.pooling, FLAGS.scale, options.max_seq_length)
+    return Plan(options, adaptations, settings)
+
+
+def job(plan: Plan) -> dict[str, dict[str, float]]:
+    """The task and data the flags name, fine-tuned."""
+    from data_prep import sentence_pairs
+    from official.tasks.sentence_embedding import SentenceEmbeddingTask
+
+    settings, options = plan.settings, plan.options
+    task = SentenceEmbeddingTask(settings.pooling, settings.scale, settings.max_seq_length)
     data = sentence_pairs.SentencePairData(
         {"train": FLAGS.train_file, "dev": FLAGS.dev_file}, options.max_seq_length,
         FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir)
-    return task, data
-
-
-def run() -> dict[str, dict[str, float]]:
-    options = common_flags.finetuning_options()
-    return common_flags.finetune(options, *task_and_data(options))
-
-
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("run_sentence_embedding", run)
+    return common_flags.finetune(options, task, data, plan.adaptations)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["vocab_file", "output_dir"])
-    app.run(main)
+    entry_point.main("run_sentence_embedding", prepare, job, required=["vocab_file", "output_dir"])

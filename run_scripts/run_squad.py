@@ -26,12 +26,12 @@ original skips it (SQuAD's own train set has a few).
 """
 
 import os
+from typing import Any, NamedTuple
 
-from absl import app, flags
+from absl import flags
 
-from data_prep.squad import SquadData
-from official.tasks.squad import SquadTask
-from official.training.finetuning import FinetuningOptions
+from official.tasks.squad_settings import SquadSettings
+from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
@@ -62,25 +62,31 @@ def check_files(options: FinetuningOptions) -> None:
             raise ValueError(f"{path}: no such file")
 
 
-def task_and_data(options: FinetuningOptions) -> tuple[SquadTask, SquadData]:
-    """The task and data the flags name."""
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    options: FinetuningOptions
+    adaptations: dict[str, Any]
+    settings: SquadSettings
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    options, adaptations = common_flags.prepare_finetuning()
     check_files(options)
-    settings = common_flags.squad_settings_from_flags(options.max_seq_length)
-    data = SquadData(FLAGS.train_file, FLAGS.predict_file, settings, FLAGS.vocab_file,
-                     FLAGS.do_lower_case, options.output_dir)
-    return SquadTask(settings, FLAGS.do_lower_case), data
+    return Plan(options, adaptations,
+                common_flags.squad_settings_from_flags(options.max_seq_length))
 
 
-def run() -> dict[str, dict[str, float]]:
-    options = common_flags.finetuning_options()
-    return common_flags.finetune(options, *task_and_data(options))
+def job(plan: Plan) -> dict[str, dict[str, float]]:
+    """The task and data the flags name, fine-tuned."""
+    from data_prep.squad import SquadData
+    from official.tasks.squad import SquadTask
 
-
-def main(argv: list[str]) -> None:
-    del argv  # Unused.
-    entry_point.run_job("run_squad", run)
+    data = SquadData(FLAGS.train_file, FLAGS.predict_file, plan.settings, FLAGS.vocab_file,
+                     FLAGS.do_lower_case, plan.options.output_dir)
+    return common_flags.finetune(plan.options, SquadTask(plan.settings, FLAGS.do_lower_case),
+                                 data, plan.adaptations)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["vocab_file", "output_dir"])
-    app.run(main)
+    entry_point.main("run_squad", prepare, job, required=["vocab_file", "output_dir"])

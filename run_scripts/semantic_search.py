@@ -19,13 +19,14 @@ Every input is checked before the corpus is embedded; a bad one ends the run wit
 """
 
 import json
+import os
+from typing import NamedTuple
 
-from absl import app, flags, logging
+from absl import flags, logging
 
 from official.atomic_files import open_atomically
 from official.output_paths import check_output_dir, check_output_file
 from official.retrieval import index as retrieval_index
-from official.retrieval.encoder import SentenceEncoder
 from official.retrieval.search import top_k
 from run_scripts import entry_point
 
@@ -39,37 +40,54 @@ flags.DEFINE_string("index_dir", None, "Where the corpus's vectors are kept and 
 flags.DEFINE_integer("batch_size", 32, "Texts embedded at once.")
 flags.DEFINE_string("output_file", None, "Write the results here as JSON lines instead of "
                     "printing them.")
-flags.mark_flags_as_required(["export_dir", "corpus_file", "queries_file"])
 FLAGS = flags.FLAGS
 
 
-def search(export_dir: str, corpus_file: str, queries_file: str, k: int, index_dir: str | None,
-           batch_size: int, output_file: str | None) -> list[dict]:
-    """The run (see the module docstring); returns one {"query", "results"} per query."""
-    for flag, value in (("top_k", k), ("batch_size", batch_size)):
-        if value < 1:
-            raise ValueError(f"--{flag}={value}: must be at least 1")
-    corpus = retrieval_index.read_texts(corpus_file, "--corpus_file")
-    queries = retrieval_index.read_texts(queries_file, "--queries_file")
-    index_dir = index_dir or retrieval_index.default_index_dir(corpus_file)
+class Plan(NamedTuple):
+    """What the flags say, checked, and the texts read."""
+    corpus: retrieval_index.Texts
+    queries: retrieval_index.Texts
+    index_dir: str
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, both texts
+    files read and checked, the places written."""
+    for flag in ("top_k", "batch_size"):
+        if FLAGS[flag].value < 1:
+            raise ValueError(f"--{flag}={FLAGS[flag].value}: must be at least 1")
+    corpus = retrieval_index.read_texts(FLAGS.corpus_file, "--corpus_file")
+    queries = retrieval_index.read_texts(FLAGS.queries_file, "--queries_file")
+    index_dir = FLAGS.index_dir or retrieval_index.default_index_dir(FLAGS.corpus_file)
     check_output_dir(index_dir, "index_dir")
-    if output_file:
-        check_output_file(output_file)
+    if FLAGS.output_file:
+        check_output_file(FLAGS.output_file)
+    if not os.path.isdir(FLAGS.export_dir):
+        raise ValueError(f"--export_dir: {FLAGS.export_dir}: no such folder")
+    return Plan(corpus, queries, index_dir)
+
+
+def job(plan: Plan) -> list[dict]:
+    """The run (see the module docstring); returns one {"query", "results"} per query."""
+    from official.retrieval.encoder import SentenceEncoder
+
+    k, batch_size, output_file = FLAGS.top_k, FLAGS.batch_size, FLAGS.output_file
     try:
-        encoder = SentenceEncoder(export_dir)
+        encoder = SentenceEncoder(FLAGS.export_dir)
     except ValueError as e:
         raise ValueError(f"--export_dir: {e}") from None
 
-    index, _ = retrieval_index.load_or_build(index_dir, corpus, encoder, batch_size)
+    index, _ = retrieval_index.load_or_build(plan.index_dir, plan.corpus, encoder, batch_size)
     if k > len(index):
         logging.warning("--top_k=%d is more than the corpus's %d texts: every text is "
                         "returned", k, len(index))
-    vectors = retrieval_index.embed_texts(encoder, queries.texts, batch_size, what="queries")
+    vectors = retrieval_index.embed_texts(encoder, plan.queries.texts, batch_size,
+                                          what="queries")
     rows, scores = top_k(vectors, index.vectors, k)
     results = [{"query": query, "results": [
         {"rank": rank, "score": float(score), "line": index.lines[row], "text": index.texts[row]}
         for rank, (row, score) in enumerate(zip(query_rows, query_scores), start=1)]}
-        for query, query_rows, query_scores in zip(queries.texts, rows, scores)]
+        for query, query_rows, query_scores in zip(plan.queries.texts, rows, scores)]
     if output_file:
         with open_atomically(output_file) as f:
             for result in results:
@@ -84,12 +102,6 @@ def search(export_dir: str, corpus_file: str, queries_file: str, k: int, index_d
     return results
 
 
-def main(argv):
-    del argv
-    entry_point.run_job("semantic_search", lambda: search(
-        FLAGS.export_dir, FLAGS.corpus_file, FLAGS.queries_file, FLAGS.top_k, FLAGS.index_dir,
-        FLAGS.batch_size, FLAGS.output_file))
-
-
 if __name__ == "__main__":
-    app.run(main)
+    entry_point.main("semantic_search", prepare, job,
+                     required=["export_dir", "corpus_file", "queries_file"])

@@ -16,6 +16,7 @@ from official.checkpoints import hf, sentence_transformers, tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
+from official.sentence_settings import SentenceSettings
 from tests.cli import ENV, REPO, refused, run_module, succeeded
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far", "away"]
@@ -54,7 +55,7 @@ def write_folder(path, pooling="pooling_mode_mean_tokens", normalize=True):
 def test_a_folders_settings(tmp_path):
     write_folder(tmp_path / "st")
     assert sentence_transformers.read_folder(str(tmp_path / "st")) == \
-        sentence_transformers.SentenceSettings("mean", True, 16)
+        SentenceSettings("mean", True, 16)
     write_folder(tmp_path / "sqrt", pooling="pooling_mode_mean_sqrt_len_tokens", normalize=False)
     with pytest.raises(CheckpointError, match="1_Pooling/config.json: pooling "
                                               "pooling_mode_mean_sqrt_len_tokens"):
@@ -123,7 +124,7 @@ def test_converted_folder_keeps_its_settings_and_equals_extract_features(tmp_pat
     succeeded(run_module("run_scripts.convert_checkpoint", "--input_format=hf",
                          f"--input={folder}", f"--output_dir={converted}"))
     assert sentence_transformers.read_record(str(converted)) == \
-        sentence_transformers.SentenceSettings("mean", True, 16)
+        SentenceSettings("mean", True, 16)
     (tmp_path / "in.txt").write_text("\n".join(TEXTS[:3]) + "\n")
     for result in side_by_side(
             (export, converted, tmp_path / "export", "--normalize=false"),

@@ -33,6 +33,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.atomic_files",         # files that appear only when complete
     "official.output_paths",         # output places checked before any work
     "official.console",              # what a user reads on stderr
+    "official.command_line",         # the flags parsed; the one-line error
     "official.pretraining_shards",   # the generator's folder: shard names, summary.json
     "official.pretraining_records",  # the pretraining TFRecord format the input pipeline reads
     "official.tasks.ner_metrics",    # conlleval's tag schemes (IOB1 -> IOB2), one rule for both
@@ -47,9 +48,10 @@ DATA_PREP_MAY_IMPORT = (
 # submodules; a module outside every room (a new one) is a breach until it is placed here.
 OFFICIAL_ROOMS = (
     # No TensorFlow: what every other room and data_prep's light processes use.
-    ("official.configs", "official.console", "official.atomic_files", "official.output_paths",
-     "official.records", "official.settings_parsing", "official.pretraining_shards",
-     "official.pretraining_records", "official.adaptation", "official.__init__"),
+    ("official.configs", "official.console", "official.command_line", "official.atomic_files",
+     "official.output_paths", "official.records", "official.settings_parsing",
+     "official.sentence_settings", "official.pretraining_shards", "official.pretraining_records",
+     "official.adaptation", "official.__init__"),
     ("official.text",),       # the one tokenizer
     ("official.features",),   # featurisation rules shared by records and serving graphs
     ("official.modeling",),   # layers and models

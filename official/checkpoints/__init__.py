@@ -10,25 +10,36 @@
 Entry points call `load_init_checkpoint` for their `--init_checkpoint` flag, which takes a
 checkpoint or, as convert_checkpoint's --input does, a Hugging Face folder or keras-hub preset:
 the formats of `converter.FORMATS` that have a `folder_marker`.
+
+This package's own module imports nothing heavy at the top (the readers it calls are imported
+where they are called): its light modules (`errors`, `sentence_transformers`, and these files'
+`beside`) load without TensorFlow, in an entry point's checks before it loads it.
 """
 
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING
 
-import keras
-import tensorflow as tf
-
-from official.checkpoints import tf1, tf2, training
 from official.checkpoints.errors import CheckpointError, CheckpointMismatchError
 from official.configs import BertConfig
-from official.modeling.encoder import encoder_of
+
+if TYPE_CHECKING:
+    import keras
+
+    from official.checkpoints.tf1 import Weights
 
 # Config fields that shape training, not what the weights compute: a fine-tuning may change them.
 _TRAINING_ONLY_FIELDS = ("hidden_dropout_prob ", "attention_probs_dropout_prob ",
                          "initializer_range ")
 
 CONFIG_FILE, VOCAB_FILE = "bert_config.json", "vocab.txt"  # beside a checkpoint, as released
+# The formats `converter.FORMATS` reads and writes, by name: here so that flags name them before
+# TensorFlow loads (tests/test_convert_checkpoint.py checks both say the same).
+FORMAT_NAMES = ("tf1", "tf2", "hf", "keras_hub")
 
-__all__ = ["CONFIG_FILE", "CheckpointError", "CheckpointMismatchError", "VOCAB_FILE", "beside",
+__all__ = ["CONFIG_FILE", "CheckpointError", "CheckpointMismatchError", "FORMAT_NAMES",
+           "VOCAB_FILE", "beside",
            "config_beside", "folder_format", "load_init_checkpoint", "read_config_and_weights",
            "read_weights", "resolve_checkpoint", "weights_for"]
 
@@ -63,6 +74,8 @@ def resolve_checkpoint(path: str) -> str:
     In a directory, the newest checkpoint named by its `checkpoint` file wins, else
     `bert_model.ckpt` (the name of the original's releases and of `convert_checkpoint` output).
     """
+    import tensorflow as tf
+
     if os.path.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest:
@@ -94,7 +107,7 @@ def folder_format(path: str) -> str | None:
                  if os.path.isfile(os.path.join(path, f.folder_marker))), None)
 
 
-def read_config_and_weights(path: str) -> tuple[BertConfig | None, tf1.Weights]:
+def read_config_and_weights(path: str) -> tuple[BertConfig | None, Weights]:
     """A Hugging Face folder's or keras-hub preset's (config, weights); (None, weights) for a
     checkpoint, whose config is a bert_config.json of its own."""
     kind = folder_format(path)
@@ -104,9 +117,13 @@ def read_config_and_weights(path: str) -> tuple[BertConfig | None, tf1.Weights]:
     return bundle.config, bundle.weights
 
 
-def read_weights(path: str) -> tf1.Weights:
+def read_weights(path: str) -> Weights:
     """Reads an original TF1 checkpoint, a project TF2 one or a training checkpoint as
     {original name: numpy array}."""
+    import tensorflow as tf
+
+    from official.checkpoints import tf1, tf2, training
+
     prefix = resolve_checkpoint(path)
     if training.is_peft_checkpoint(prefix):
         raise CheckpointError(
@@ -124,7 +141,7 @@ def read_weights(path: str) -> tf1.Weights:
             f"{prefix}: unreadable checkpoint ({str(e).splitlines()[0]})") from None
 
 
-def weights_for(path: str, config: BertConfig) -> tf1.Weights:
+def weights_for(path: str, config: BertConfig) -> Weights:
     """The weights at `path` (a checkpoint, TF1 or TF2, prefix or folder; a Hugging Face BERT
     folder; a keras-hub preset) for a model of `config`.
 
@@ -153,5 +170,7 @@ def load_init_checkpoint(path: str, model: keras.Model) -> None:
       CheckpointError: no readable checkpoint at `path`, or a folder config that differs.
       CheckpointMismatchError: its variables do not fit the model (names and shapes listed).
     """
-    config = encoder_of(model).config
-    tf1.assign(model, weights_for(path, config), source=path)
+    from official.checkpoints import tf1
+    from official.modeling.encoder import encoder_of
+
+    tf1.assign(model, weights_for(path, encoder_of(model).config), source=path)

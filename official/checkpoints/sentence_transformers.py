@@ -1,5 +1,6 @@
-"""How a sentence-transformers model folder pools: `SentenceSettings`, read from its files or from
-the record a conversion leaves, so its vectors are computed as sentence-transformers computes them.
+"""How a sentence-transformers model folder pools: its `SentenceSettings`
+(official/sentence_settings.py), read from its files or from the record a conversion leaves, so its
+vectors are computed as sentence-transformers computes them.
 
 A sentence-transformers folder (all-MiniLM-L6-v2's) is a Hugging Face BERT folder plus:
 
@@ -14,12 +15,11 @@ flags override both.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from official import records
 from official.checkpoints.errors import CheckpointError
-from official.modeling.sentence_pooling import POOLINGS
+from official.sentence_settings import SentenceSettings
 
 RECORD_FILE = "sentence_encoder.json"
 MODULES_FILE = "modules.json"
@@ -27,34 +27,6 @@ SETTINGS_FILE = "sentence_bert_config.json"
 # sentence-transformers' Pooling flags this project computes (official/modeling/sentence_pooling).
 _POOLING_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls",
                   "pooling_mode_max_tokens": "max"}
-
-
-@dataclasses.dataclass(frozen=True)
-class SentenceSettings:
-    """pooling (mean, cls, max), normalize (unit-length vectors), max_seq_length; None: not
-    said (the default, or what another source says). Its record is `records.to_json` of it."""
-    pooling: str | None = None
-    normalize: bool | None = None
-    max_seq_length: int | None = None
-
-    def __post_init__(self):
-        if self.pooling is not None and self.pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got "
-                             f"{self.pooling!r}")
-        if self.max_seq_length is not None and self.max_seq_length < 2:
-            raise ValueError(f"max_seq_length must be at least 2, got {self.max_seq_length}")
-
-    def over(self, other: SentenceSettings | None) -> SentenceSettings:
-        """These settings, with `other`'s where these say nothing."""
-        if other is None:
-            return self
-        return SentenceSettings(*(mine if mine is not None else theirs for mine, theirs in
-                                  zip(dataclasses.astuple(self), dataclasses.astuple(other))))
-
-
-# What a text's vector is when nothing says otherwise: sentence-transformers' mean pooling, not
-# normalised, rows of 128 tokens.
-DEFAULT_SETTINGS = SentenceSettings("mean", False, 128)
 
 
 def _json(path: str) -> object:

@@ -1,6 +1,6 @@
 """export_saved_model's library half: options -> the model, its serving module, a versioned export.
 
-    ExportOptions   what the entry point's flags say
+    ExportOptions   what the entry point's flags say (official/export/options.py)
     export(options) builds and loads the model of `options.export_type`, wraps it in its serving
                     module and saves it as `export_dir/<version>/`; returns that path
 
@@ -39,19 +39,19 @@ import tensorflow as tf
 
 from official import checkpoints
 from official.checkpoints import finetuned, sentence_transformers
-from official.checkpoints.sentence_transformers import SentenceSettings
 from official.configs import BertConfig
 from official.export import multitask, restoring, saving
 from official.export.classifier import ClassifierExport
 from official.export.encoder import HubEncoder
 from official.export.ner import NerExport
+from official.export.options import ExportOptions, check_files
 from official.export.preprocessing import BertPreprocessor
 from official.export.sentence_encoder import SentenceEncoderExport
 from official.export.squad import SquadExport
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSentenceEncoder
-from official.output_paths import check_output_dir
 from official.peft import artifact, merging, methods
+from official.sentence_settings import DEFAULT_SETTINGS
 from official.tasks.base import FinetuningTask
 from official.tasks.classification import ClassificationTask
 from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
@@ -60,52 +60,6 @@ from official.tasks.squad import SquadTask
 from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
 from official.text.tokenizer import FullTokenizer
-
-
-@dataclasses.dataclass(frozen=True)
-class ExportOptions:
-    """One export.
-
-    Attributes:
-      export_type: a key of EXPORT_TYPES.
-      export_dir: where versions go (`export_dir/<version>/`).
-      vocab_file, do_lower_case: the model's tokenizer.
-      max_seq_length: the fine-tuning's (the preprocessor's default seq_length).
-      bert_config_file: the architecture; None to read the bert_config.json beside a training
-        output's checkpoint (`init_checkpoint`). Unused by the preprocessor.
-      init_checkpoint: the weights: any checkpoint for the encoder; a fine-tuning output_dir
-        (its best/ when kept) or checkpoint for classifier, ner and squad.
-      labels: classifier: the task's labels, None for regression; ner: the tag set.
-      pair: classifier: the task takes text pairs (text_a and text_b).
-      squad: run_squad's feature and decoding settings (max_seq_length is taken from above).
-      jit_compile: compile the model part of the classifier's graph with XLA.
-      peft_checkpoint: classifier, ner, squad: a parameter-efficient run to export, whose base
-        is init_checkpoint (init_checkpoint may also be the run itself: it names its base).
-      peft_checkpoints: multitask: parameter-efficient runs of one base ("PATH" or
-        "NAME=PATH"; the signature name defaults to the run's task name).
-      long_doc: classifier: how the run read long documents; None to read the run's
-        long_documents.json (none: truncate, the original's).
-      window_batch_size: classifier of a windows run: the windows the encoder runs at a time.
-      sentence: sentence_encoder: pooling, normalize and max_seq_length as the flags say (None
-        fields: from the weights' record or sentence-transformers folder, else mean, not
-        normalized, 128).
-    """
-    export_type: str
-    export_dir: str
-    vocab_file: str
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    bert_config_file: str | None = None
-    init_checkpoint: str | None = None
-    labels: Sequence[str] | None = None
-    pair: bool = False
-    squad: SquadSettings | None = None
-    jit_compile: bool = False
-    peft_checkpoint: str | None = None
-    peft_checkpoints: Sequence[str] = ()
-    long_doc: LongDocSettings | None = None
-    window_batch_size: int = 32
-    sentence: SentenceSettings = SentenceSettings()
 
 
 def _config(options: ExportOptions, weights: str | None = None) -> BertConfig:
@@ -150,7 +104,7 @@ def _sentence_encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Mo
     if not options.init_checkpoint:
         raise ValueError("export_type=sentence_encoder needs --init_checkpoint")
     settings = options.sentence.over(sentence_transformers.settings_of(options.init_checkpoint))
-    settings = settings.over(sentence_transformers.DEFAULT_SETTINGS)
+    settings = settings.over(DEFAULT_SETTINGS)
     config = checkpoints.read_config_and_weights(options.init_checkpoint)[0]
     if config is None:
         config = _config(dataclasses.replace(options, max_seq_length=settings.max_seq_length))
@@ -307,7 +261,8 @@ def _multitask(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     return multitask.MultiTaskExport(exports)
 
 
-# export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry.
+# export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry
+# here and its name in official/export/options.py.
 EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
     **{kind: _finetuned for kind in TASK_SERVING},
     "multitask": _multitask,
@@ -330,19 +285,9 @@ def serving_module(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Modul
     return _export_type(options)(options, tokenizer)
 
 
-def _check_peft_flags(options: ExportOptions) -> None:
-    if options.peft_checkpoints and options.export_type != "multitask":
-        raise ValueError(f"--peft_checkpoints is for export_type=multitask, not "
-                         f"{options.export_type} (one run: --peft_checkpoint)")
-    if options.peft_checkpoint and options.export_type not in TASK_SERVING:
-        raise ValueError(f"--peft_checkpoint is for export_type {', '.join(TASK_SERVING)}, not "
-                         f"{options.export_type}")
-
-
 def export(options: ExportOptions) -> str:
     """Builds, loads and saves the export; returns `export_dir/<version>`."""
     build = _export_type(options)
-    _check_peft_flags(options)
-    check_output_dir(options.export_dir, "export_dir")
+    check_files(options)
     module = build(options, FullTokenizer(options.vocab_file, options.do_lower_case))
     return saving.save(module, options.export_dir, module.signatures())

@@ -18,7 +18,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-POOLINGS = ("mean", "cls", "max")
+from official.sentence_settings import POOLINGS
 
 
 def pool_tokens(sequence_output: tf.Tensor, input_mask: tf.Tensor, pooling: str,

@@ -6,19 +6,24 @@ The targets are a regular expression over the original kernel names (re.search),
 bert/encoder/layer_0/attention/self/query/kernel; the default is every layer's query and value,
 as Hu et al. and Hugging Face peft. On the fused QKV kernel only the blocks the targets name get
 LoRA. Trains the LoRA matrices, the pooler when asked, and the head; folds into the base's
-matrices (W + (alpha / r) A B), so an export runs at the base's speed.
+matrices (W + (alpha / r) A B), so an export runs at the base's speed. The settings load
+without TensorFlow; inserting imports the name table (official/checkpoints/tf1.py) when called.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from typing import TYPE_CHECKING
 
-import keras
 import numpy as np
 
-from official.checkpoints import tf1
 from official.peft.method import Flag, PeftMethod, PeftSettings
+
+if TYPE_CHECKING:
+    import keras
+
+    from official.checkpoints.tf1 import Weights
 
 DEFAULT_LORA_TARGETS = r"attention/self/(query|value)/kernel"
 _A, _B = "/lora_A", "/lora_B"
@@ -70,6 +75,8 @@ def lora_targets(encoder, targets: str) -> dict[str, tuple[keras.layers.Dense, i
     Raises:
       ValueError: it finds none (the message shows the names it is matched against).
     """
+    from official.checkpoints import tf1
+
     pattern = re.compile(targets)
     found = {name: place for name, place in tf1.projections(encoder).items()
              if pattern.search(f"{name}/kernel")}
@@ -82,6 +89,8 @@ def lora_targets(encoder, targets: str) -> dict[str, tuple[keras.layers.Dense, i
 
 
 def _insert(encoder, settings: LoraSettings) -> None:
+    from official.checkpoints import tf1
+
     targets = lora_targets(encoder, settings.lora_targets)
     if settings.train_pooler and any(name.startswith(_POOLER) for name in targets):
         raise ValueError(f"--lora_targets={settings.lora_targets!r} names the pooler, which "
@@ -99,7 +108,7 @@ def _trains(name: str, settings: LoraSettings) -> bool:
     return "/lora_" in name
 
 
-def fold_lora(weights: tf1.Weights, settings: LoraSettings) -> tf1.Weights:
+def fold_lora(weights: Weights, settings: LoraSettings) -> Weights:
     """`weights` with each `<matrix>/lora_A`, `<matrix>/lora_B` pair folded into
     `<matrix>/kernel` (as float32), W + (alpha / r) A B, and the pair dropped; a LoRA-free dict
     comes back unchanged."""

@@ -20,20 +20,22 @@ reads the pooler (span, token) leaves every pooler variable frozen. Everything e
 encoder is frozen (trainable = False): the optimiser builds no slots for it, weight decay never
 touches it, the training checkpoints do not hold it (official/checkpoints/training.py) and it
 stays bit-identical to the base checkpoint. The task head is never frozen: it is new.
+
+The table and the settings load without TensorFlow (an entry point checks the flags before it
+loads it); `apply`, which changes a model, imports what it needs when called.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
-
-import keras
+from typing import TYPE_CHECKING, Any
 
 from official import records
-from official.checkpoints import tf1
-from official.modeling.encoder import encoder_of
 from official.peft import adapters, bitfit, lora
 from official.peft.method import PeftMethod, PeftSettings
+
+if TYPE_CHECKING:
+    import keras
 
 METHODS: dict[str, PeftMethod] = {m.name: m for m in (adapters.METHOD, lora.METHOD,
                                                        bitfit.METHOD)}
@@ -99,6 +101,9 @@ def apply(model: keras.Model, settings: PeftSettings) -> None:
       ValueError: the encoder has a method already, or the method's own checks (a
         --lora_targets that finds no projection, or names the pooler that trains whole).
     """
+    from official.checkpoints import tf1
+    from official.modeling.encoder import encoder_of
+
     encoder = encoder_of(model)
     if encoder.adapted:
         raise ValueError(f"{encoder.name} already has a parameter-efficient method "

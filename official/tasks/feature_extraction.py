@@ -76,7 +76,9 @@ from official.features.doc_windows import max_context
 from official.features.long_text import window_rows
 from official.features.pair_truncation import truncated_pair_lengths
 from official.modeling.encoder import BertEncoder
-from official.modeling.sentence_pooling import POOLINGS, pool_tokens
+from official.modeling.sentence_pooling import pool_tokens
+from official.sentence_settings import POOLINGS
+from official.text import vocab
 from official.text.tokenizer import FullTokenizer
 
 
@@ -311,10 +313,7 @@ def extract_features(examples: list[InputExample], output_file: str, encoder: Be
     config = encoder.config
     _check_layer_indexes(layer_indexes, config.num_hidden_layers)
     config.check_seq_length(max_seq_length, "the config")
-    if len(tokenizer.vocab) > config.vocab_size:
-        raise ValueError(
-            f"{tokenizer.vocab_file}: {len(tokenizer.vocab)} tokens, more than the config's "
-            f"vocab_size ({config.vocab_size})")
+    vocab.check_fits(tokenizer.vocab_file, config.vocab_size, "the config")
     if batch_size < 1:
         raise ValueError(f"batch_size: must be positive, got {batch_size}")
     check_doc_stride(doc_stride)

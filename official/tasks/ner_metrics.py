@@ -29,6 +29,12 @@ import collections
 import dataclasses
 from typing import NamedTuple, Sequence
 
+# CoNLL-2003's tags, in Hugging Face conll2003's `ner_tags` order: the tag set run_ner trains
+# (data_prep/conll.py) and the NER export serves by default. Here, with no TensorFlow, so the
+# entry points name it in their flags before they load it.
+CONLL2003_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC",
+                    "I-MISC")
+
 _OUTSIDE = "O"
 _PREFIXES = frozenset("BIES")
 

@@ -62,15 +62,14 @@ from absl import logging
 
 from official.atomic_files import open_atomically
 from official.checkpoints import sentence_transformers
-from official.checkpoints.sentence_transformers import SentenceSettings
 from official.modeling.encoder import BertEncoder
 from official.modeling.models import BertSentenceEncoder
-from official.modeling.sentence_pooling import POOLINGS
 from official.records import to_json
+from official.sentence_settings import SentenceSettings
 from official.tasks.base import Records, SoftTarget
+from official.tasks.sentence_embedding_settings import DEFAULT_SCALE, SentenceEmbeddingSettings
 
 # sentence-transformers' MultipleNegatives(Symmetric)RankingLoss default.
-DEFAULT_SCALE = 20.0
 RESULTS_FILE = "retrieval_results.txt"
 RANKINGS_FILE = "retrieval_rankings.tsv"
 TOP_K = 10
@@ -248,12 +247,9 @@ class SentenceEmbeddingTask:
 
     def __init__(self, pooling: str | None = None, scale: float = DEFAULT_SCALE,
                  max_seq_length: int = 128):
-        pooling = pooling or sentence_transformers.DEFAULT_SETTINGS.pooling
-        if pooling not in POOLINGS:
-            raise ValueError(f"--pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
-        if not scale > 0:
-            raise ValueError(f"--scale must be positive, got {scale}")
-        self.pooling, self.scale, self.max_seq_length = pooling, float(scale), max_seq_length
+        settings = SentenceEmbeddingSettings(pooling, scale, max_seq_length)
+        self.pooling, self.scale, self.max_seq_length = (settings.pooling, settings.scale,
+                                                         settings.max_seq_length)
 
     def build_model(self, encoder: BertEncoder) -> PairEncoder:
         return PairEncoder(encoder, self.pooling)

@@ -4,8 +4,7 @@
                        what every fine-tuning entry point does with its task
                        (official/tasks/base.py), adapted by any method (official/adaptation.py):
                        checks, data, training with per-epoch evaluation and best/, prediction
-    FinetuningOptions  the flags the fine-tuning entry points share (the original's names and
-                       defaults, plus run_pretraining's strategy, dtype, XLA and seed)
+    FinetuningOptions  the flags the fine-tuning entry points share (official/training/options.py)
     FinetuningRun      job_setup's checks, strategy and model (+ --init_checkpoint, then the
                        adaptations), made before any data work; then an optimiser and a Trainer:
         .check_train_size(examples, source)    the updates they make (an error if none)
@@ -29,7 +28,6 @@ protocol says what to build, train and write; the adaptations' hooks say how it 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -47,25 +45,11 @@ from official.tasks.base import SPLITS, FinetuningTask, TaskData
 from official.training import job_setup, output_dir
 from official.training.distribution import is_chief
 from official.training.finetuning_input import record_dataset
+from official.training.options import FinetuningOptions
 from official.training.record_errors import naming_bad_records
 from official.training.trainer import EVAL_RESULTS_FILE, DatasetFn, Trainer, write_eval_results
 
 _BEST_RECORD = "best_metric.json"
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class FinetuningOptions(job_setup.TrainingOptions):
-    """What the fine-tuning entry points' shared flags say; names and defaults are the
-    original run_classifier's (max_seq_length 384 for SQuAD is the entry point's default)."""
-
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    predict_batch_size: int = 8
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    steps_per_loop: int = 100
-    allow_untrained_head: bool = False  # evaluate or predict with no fine-tuned checkpoint
 
 
 def num_train_steps(options: FinetuningOptions, num_train_examples: int) -> int:
@@ -103,11 +87,6 @@ class FinetuningRun:
 
     def __init__(self, options: FinetuningOptions, task: FinetuningTask,
                  adaptations: Sequence[Adaptation] = ()):
-        if not (options.do_train or options.do_eval or options.do_predict):
-            raise ValueError("at least one of do_train, do_eval or do_predict must be True")
-        if options.num_train_epochs <= 0 or not 0 <= options.warmup_proportion <= 1:
-            raise ValueError("num_train_epochs must be positive and warmup_proportion in [0, 1], "
-                             f"got {options.num_train_epochs} and {options.warmup_proportion}")
         if not (options.do_train or options.allow_untrained_head
                 or output_dir.has_checkpoint(options.output_dir)):
             wanted = "--do_predict" if options.do_predict else "--do_eval"
@@ -205,7 +184,7 @@ class FinetuningRun:
             optimizer = job_setup.create_optimizer(self.options, self._job, steps,
                                                    int(steps * self.options.warmup_proportion))
             self._trainer = Trainer(self._job.strategy, self.model, optimizer, self.task,
-                                    self.options.loop_options(steps))
+                                    job_setup.loop_options(self.options, steps))
         return self._trainer
 
     def _files(self) -> dict[str, str | None]:

@@ -1,5 +1,7 @@
 """What every training job sets up the same way: checks, seed, strategy, model, weights, optimiser.
 
+    (the options themselves, checked without TensorFlow: official/training/options.py)
+    loop_options(options, num_train_steps)   the training loop's share of them
     checked_config(options, adaptations) -> BertConfig
                     everything that can be checked before data work: the config of
                     options.bert_config_file (as the adaptations make it), max_seq_length and
@@ -30,51 +32,21 @@ from official import checkpoints
 from official.adaptation import Adaptation
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
-from official.output_paths import check_output_dir
 from official.text import vocab
 from official.training import distribution, optimization, output_dir
+from official.training.options import DTYPE_POLICIES, TrainingOptions, check_files
 from official.training.trainer import LoopOptions
 
-# --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
-DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
 
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class TrainingOptions:
-    """The options every training job has: the model, its start, the optimiser, the loop and the
-    machine. Names and defaults are the original scripts'; jobs add their own fields."""
-
-    bert_config_file: str
-    output_dir: str
-    init_checkpoint: str | None = None
-    vocab_file: str | None = None  # the tokenizer's; checked against the config's vocab_size
-    max_seq_length: int = 128
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 5e-5
-    save_checkpoints_steps: int = 1000
-    steps_per_loop: int = 1000
-    log_steps: int = 100
-    keep_checkpoint_max: int = 5
-    optimizer: str = "adamw"  # or "lamb"
-    weight_decay_rate: float = 0.01
-    gradient_accumulation_steps: int = 1
-    dtype: str = "float32"
-    jit_compile: bool = False
-    distribution_strategy: str = "default"
-    num_gpus: int = 0
-    tpu_address: str | None = None
-    seed: int = 12345
-
-    def loop_options(self, num_train_steps: int) -> LoopOptions:
-        """The training loop's share of the options."""
-        return LoopOptions(
-            output_dir=self.output_dir, num_train_steps=num_train_steps,
-            train_batch_size=self.train_batch_size, steps_per_loop=self.steps_per_loop,
-            save_checkpoints_steps=self.save_checkpoints_steps,
-            keep_checkpoint_max=self.keep_checkpoint_max, log_steps=self.log_steps,
-            gradient_accumulation_steps=self.gradient_accumulation_steps,
-            jit_compile=self.jit_compile)
+def loop_options(options: TrainingOptions, num_train_steps: int) -> LoopOptions:
+    """The training loop's share of the options."""
+    return LoopOptions(
+        output_dir=options.output_dir, num_train_steps=num_train_steps,
+        train_batch_size=options.train_batch_size, steps_per_loop=options.steps_per_loop,
+        save_checkpoints_steps=options.save_checkpoints_steps,
+        keep_checkpoint_max=options.keep_checkpoint_max, log_steps=options.log_steps,
+        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        jit_compile=options.jit_compile)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,22 +63,19 @@ def checked_config(options: TrainingOptions,
     checked against it.
 
     Raises:
-      ValueError: a bad dtype; no config file; an output_dir that cannot be written; an
+      ValueError: no config file; an output_dir that cannot be written; an
         unreadable config; a max_seq_length beyond the config's positions; a vocab larger than
         its vocab_size; an output_dir holding checkpoints of another config.
     """
-    if options.dtype not in DTYPE_POLICIES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPE_POLICIES)}, got {options.dtype!r}")
-    check_output_dir(options.output_dir)
-    source = options.bert_config_file
-    config = BertConfig.from_json_file(source) if source else None
+    config, source = check_files(options), options.bert_config_file
     for adaptation in adaptations:
         config, source = adaptation.config(config, source)
     if config is None:
         raise ValueError("--bert_config_file is needed: the model's architecture")
-    config.check_seq_length(options.max_seq_length, source)
-    if options.vocab_file:
-        vocab.check_fits(options.vocab_file, config.vocab_size, source)
+    if source != options.bert_config_file:
+        config.check_seq_length(options.max_seq_length, source)
+        if options.vocab_file:
+            vocab.check_fits(options.vocab_file, config.vocab_size, source)
     output_dir.check_config(options.output_dir, config, source)
     return config
 

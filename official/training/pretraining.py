@@ -9,38 +9,24 @@ for run_classifier, run_squad, extract_features and convert_checkpoint.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Sequence
 
 from absl import logging
 
 from official.adaptation import Adaptation
 from official.configs import BertConfig
+from official.pretraining_shards import expand_input_files
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
 from official.training import job_setup, output_dir
+from official.training.options import PretrainingOptions
 from official.training.pretraining_input import (
     DynamicMasking,
     check_records,
-    expand_input_files,
     pretraining_dataset,
 )
 from official.training.record_errors import naming_bad_records
 from official.training.trainer import Trainer
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class PretrainingOptions(job_setup.TrainingOptions):
-    """Everything run_pretraining's flags say; names and defaults are the original's."""
-
-    input_file: str
-    max_predictions_per_seq: int = 20
-    do_train: bool = False
-    do_eval: bool = False
-    num_train_steps: int = 100000
-    num_warmup_steps: int = 10000
-    max_eval_steps: int = 100
-    dynamic_masking: bool = False  # needs vocab_file: the ids of [MASK], [CLS], [SEP]
 
 
 def run(options: PretrainingOptions,
@@ -56,8 +42,6 @@ def run(options: PretrainingOptions,
         ValueErrors too.
       official.training.trainer.Preempted: SIGTERM stopped training after saving.
     """
-    if not (options.do_train or options.do_eval):
-        raise ValueError("at least one of do_train or do_eval must be True")
     input_files = expand_input_files(options.input_file)
     config = job_setup.checked_config(options, adaptations)
     config_name = options.bert_config_file or "the model's config"
@@ -73,7 +57,7 @@ def run(options: PretrainingOptions,
     optimizer = job_setup.create_optimizer(options, job, options.num_train_steps,
                                            options.num_warmup_steps)
     trainer = Trainer(strategy, job.model, optimizer, task,
-                      options.loop_options(options.num_train_steps))
+                      job_setup.loop_options(options, options.num_train_steps))
     if trainer.is_chief:
         files = {}
         for adaptation in adaptations:

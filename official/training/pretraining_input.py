@@ -36,6 +36,7 @@ resumes at the same batch):
     ...     with tf.io.TFRecordWriter(os.path.join(folder, name)) as writer:
     ...         for token_id in range(first_id, first_id + 10):
     ...             writer.write(record(token_id))
+    >>> from official.pretraining_shards import expand_input_files
     >>> files = expand_input_files(f"{folder}/wiki_*.tfrecord,{folder}/books_*.tfrecord")
     >>> [os.path.basename(path) for path in files]
     ['books_0.tfrecord', 'wiki_0.tfrecord']
@@ -63,14 +64,13 @@ resumes at the same batch):
 from __future__ import annotations
 
 import dataclasses
-import os
 import struct
 from typing import Sequence
 
 import tensorflow as tf
 from google.protobuf import message
 
-from official import pretraining_records, pretraining_shards
+from official import pretraining_records
 from official.training.record_errors import checked_token_ids
 
 # At most this many files are read at once in training. Records of several files are mixed before
@@ -102,60 +102,6 @@ class DynamicMasking:
     mask_id: int                    # [MASK]
     special_ids: tuple[int, ...]    # never masked: [CLS], [SEP], padding 0
     masked_lm_prob: float = 0.15
-
-
-def expand_input_files(input_file: str) -> list[str]:
-    """The original's `--input_file`: comma-separated globs to a sorted list of files.
-
-    An entry may also be a folder data_prep's create_pretraining_data wrote: its shards, all of
-    them, as its summary.json lists them. A file matched by two patterns is listed once (it would
-    otherwise be read twice per epoch).
-
-    Raises:
-      ValueError: a pattern matches nothing or matches a summary.json (the message names it), a
-        folder that is no finished generator output, or no pattern is given.
-    """
-    files = set()
-    for pattern in (p.strip() for p in input_file.split(",")):
-        if not pattern:
-            continue
-        if tf.io.gfile.isdir(pattern):
-            files.update(generated_shards(pattern))
-            continue
-        matches = tf.io.gfile.glob(pattern)
-        if not matches:
-            raise ValueError(f"--input_file pattern {pattern!r} matches no file")
-        summaries = [m for m in matches if os.path.basename(m) == pretraining_shards.SUMMARY_FILE]
-        if summaries:
-            raise ValueError(f"--input_file pattern {pattern!r} matches {summaries[0]}, which is "
-                             f"no TFRecord file: give the folder {os.path.dirname(summaries[0])} "
-                             f"itself as --input_file for all its shards")
-        files.update(matches)
-    if not files:
-        raise ValueError(f"--input_file {input_file!r} names no file pattern")
-    return sorted(files)
-
-
-def generated_shards(folder: str) -> list[str]:
-    """The shards of a finished create_pretraining_data output folder (its summary.json, written
-    last, says how many).
-
-    Raises:
-      ValueError: the folder has no summary.json (not generator output, or a run that did not
-        finish) or lacks shards its summary lists.
-    """
-    summary = pretraining_shards.read_summary(folder)
-    if summary is None:
-        raise ValueError(f"--input_file={folder}: a folder without "
-                         f"{pretraining_shards.SUMMARY_FILE}: not the output of a finished "
-                         f"create_pretraining_data run (give a glob of TFRecord files instead)")
-    shards = pretraining_shards.shard_paths(folder, int(summary.get("num_shards", 0)))
-    missing = [path for path in shards if not os.path.isfile(path)]
-    if not shards or missing:
-        raise ValueError(f"--input_file={folder}: its {pretraining_shards.SUMMARY_FILE} lists "
-                         f"{len(shards)} shards, but {len(missing)} are missing, e.g. "
-                         f"{missing[0] if missing else '(none listed)'}")
-    return shards
 
 
 def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,

@@ -56,6 +56,7 @@ from official.checkpoints.training import (
 )
 from official.modeling import dropout
 from official.training.distribution import is_chief
+from official.training.stopping import Diverged, Preempted
 
 CHECKPOINT_NAME = "model.ckpt"  # the original's name: model.ckpt-1000.index ...
 EVAL_RESULTS_FILE = "eval_results.txt"
@@ -100,29 +101,6 @@ class LoopOptions:
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # The replicas' count of updates with a non-finite loss or gradient, summed with the task's stats.
 _NON_FINITE = "non_finite_updates"
-
-
-class Preempted(Exception):
-    """SIGTERM or SIGINT arrived; the state at `step` was saved and the loop stopped."""
-
-    def __init__(self, step: int, signum: int):
-        name = signal.Signals(signum).name
-        super().__init__(f"stopped by {name} at step {step}; the checkpoint is saved, and "
-                         f"rerunning the same command resumes from it")
-        self.step = step
-        self.signum = signum
-
-
-class Diverged(ValueError):
-    """An update's loss or gradient was nan or inf; nothing was saved after it."""
-
-    def __init__(self, step: int, newest_checkpoint: str | None, float16: bool):
-        kept = (f"the checkpoints before it are kept, the newest {newest_checkpoint}"
-                if newest_checkpoint else "no checkpoint had been saved")
-        super().__init__(f"the loss or its gradient is not finite (nan or inf) at step {step}: "
-                         f"training stopped without saving ({kept}); a lower learning rate"
-                         f"{' or float32 instead of float16' if float16 else ''} usually helps")
-        self.step = step
 
 
 class Trainer:

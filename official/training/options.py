@@ -1,0 +1,153 @@
+"""The options of a training job, as the entry points' flags say them, checked without TensorFlow.
+
+    TrainingOptions      every training job's: the model, its start, the optimiser, the loop and
+                         the machine
+    FinetuningOptions    + what to do (train, evaluate, predict) and the schedule in epochs
+    PretrainingOptions   + the records and the schedule in steps
+    DTYPE_POLICIES, STRATEGIES, OPTIMIZERS
+                         the values --dtype, --distribution_strategy and --optimizer take
+    check_files(options) -> BertConfig | None
+                         the options' files, as far as no TensorFlow is needed: output_dir
+                         writable, the config (and max_seq_length and the vocab against it),
+                         the vocab, --init_checkpoint there
+
+Names and defaults are the original scripts'. Options are checked when made (one-line
+ValueErrors naming the flag), so an entry point refuses a bad combination before it loads
+TensorFlow (run_scripts/entry_point.py); official/training/job_setup.py turns them into a job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from official.configs import BertConfig
+from official.output_paths import check_output_dir
+from official.text import vocab
+
+# --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
+DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+# --distribution_strategy (official/training/distribution.py builds each).
+STRATEGIES = ("default", "mirrored", "multi_worker_mirrored", "tpu")
+# --optimizer (official/training/optimization.py): the original's AdamWeightDecay, and LAMB.
+OPTIMIZERS = ("adamw", "lamb")
+
+
+def _one_of(flag: str, value: str, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainingOptions:
+    """The options every training job has; jobs add their own fields.
+
+    bert_config_file may be None when an adaptation gives the config (a distillation's student
+    made of its teacher's layers): official/training/job_setup.py's `checked_config`.
+    """
+
+    bert_config_file: str | None
+    output_dir: str
+    init_checkpoint: str | None = None
+    vocab_file: str | None = None  # the tokenizer's; checked against the config's vocab_size
+    max_seq_length: int = 128
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    learning_rate: float = 5e-5
+    save_checkpoints_steps: int = 1000
+    steps_per_loop: int = 1000
+    log_steps: int = 100
+    keep_checkpoint_max: int = 5
+    optimizer: str = "adamw"
+    weight_decay_rate: float = 0.01
+    gradient_accumulation_steps: int = 1
+    dtype: str = "float32"
+    jit_compile: bool = False
+    distribution_strategy: str = "default"
+    num_gpus: int = 0
+    tpu_address: str | None = None
+    seed: int = 12345
+
+    def __post_init__(self):
+        _one_of("dtype", self.dtype, DTYPE_POLICIES)
+        _one_of("distribution_strategy", self.distribution_strategy, STRATEGIES)
+        _one_of("optimizer", self.optimizer, OPTIMIZERS)
+        if not self.output_dir:
+            raise ValueError("--output_dir is needed: where the checkpoints go")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FinetuningOptions(TrainingOptions):
+    """What the fine-tuning entry points' shared flags say; names and defaults are the
+    original run_classifier's (max_seq_length 384 for SQuAD is the entry point's default)."""
+
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    predict_batch_size: int = 8
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    steps_per_loop: int = 100
+    allow_untrained_head: bool = False  # evaluate or predict with no fine-tuned checkpoint
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not (self.do_train or self.do_eval or self.do_predict):
+            raise ValueError("at least one of do_train, do_eval or do_predict must be True")
+        if self.num_train_epochs <= 0 or not 0 <= self.warmup_proportion <= 1:
+            raise ValueError("num_train_epochs must be positive and warmup_proportion in [0, 1], "
+                             f"got {self.num_train_epochs} and {self.warmup_proportion}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PretrainingOptions(TrainingOptions):
+    """Everything run_pretraining's flags say; names and defaults are the original's."""
+
+    input_file: str
+    max_predictions_per_seq: int = 20
+    do_train: bool = False
+    do_eval: bool = False
+    num_train_steps: int = 100000
+    num_warmup_steps: int = 10000
+    max_eval_steps: int = 100
+    dynamic_masking: bool = False  # needs vocab_file: the ids of [MASK], [CLS], [SEP]
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not (self.do_train or self.do_eval):
+            raise ValueError("at least one of do_train or do_eval must be True")
+        if not self.input_file:
+            raise ValueError("--input_file is needed: the pretraining records")
+
+
+def check_files(options: TrainingOptions) -> BertConfig | None:
+    """Checks what the options' files can be checked for before TensorFlow loads, and returns
+    the config of options.bert_config_file (None when none is given: an adaptation gives it).
+
+    Raises:
+      ValueError: an output_dir that cannot be written; an unreadable config; a max_seq_length
+        beyond its positions; a vocab that is not one, or larger than its vocab_size; an
+        --init_checkpoint that is neither a file, a checkpoint prefix nor a folder.
+    """
+    check_output_dir(options.output_dir)
+    config = None
+    if options.bert_config_file:
+        config = BertConfig.from_json_file(options.bert_config_file)
+        config.check_seq_length(options.max_seq_length, options.bert_config_file)
+    if options.vocab_file:
+        if config is not None:
+            vocab.check_fits(options.vocab_file, config.vocab_size, options.bert_config_file)
+        else:
+            vocab.load_vocab(options.vocab_file)
+    check_checkpoint_path(options.init_checkpoint)
+    return config
+
+
+def check_checkpoint_path(path: str | None) -> None:
+    """Raises ValueError when `path` (a local one; a URL is left to TensorFlow) is neither a
+    file, a folder nor a checkpoint prefix (`<path>.index`); the message is the one
+    `checkpoints.resolve_checkpoint` gives once TensorFlow is loaded, naming the path."""
+    if not path or "://" in path:
+        return
+    if not (os.path.exists(path) or os.path.exists(path + ".index")):
+        raise ValueError(f"{path}: no checkpoint there (no {os.path.basename(path)}.index)")

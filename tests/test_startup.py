@@ -1,0 +1,136 @@
+"""Every entry point answers a bad flag, a missing file, a bad setting and --help before it imports
+TensorFlow: each runs here in a process where TensorFlow, Keras, tensorflow-text,
+tensorflow-datasets and keras-hub cannot be imported (tests/without_tensorflow/ first on its
+PYTHONPATH), and must still end with its one-line error (or its help), never an ImportError.
+
+bench/startup.py measures how long each takes on a machine that has TensorFlow.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from official.configs import BertConfig
+from tests.cli import ENV, REPO, refused
+
+BLOCKED = os.path.join(REPO, "tests", "without_tensorflow")
+VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
+
+
+def run_without_tensorflow(module: str, *flags) -> subprocess.CompletedProcess:
+    env = dict(ENV, PYTHONPATH=os.pathsep.join([BLOCKED, ENV["PYTHONPATH"]]))
+    return subprocess.run([sys.executable, "-m", module, *map(str, flags)], cwd=REPO,
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("startup")
+    BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=64).to_json_file(
+                   str(root / "bert_config.json"))
+    (root / "glue").mkdir()
+    (root / "text.txt").write_text("one line\n")
+    return {"config": str(root / "bert_config.json"), "glue": str(root / "glue"),
+            "text": str(root / "text.txt"), "out": str(root / "out"), "root": root}
+
+
+def cases(f):
+    """(module, flags, what the one line holds) for each entry point's checks."""
+    model = [f"--bert_config_file={f['config']}", f"--vocab_file={VOCAB}",
+             f"--output_dir={f['out']}", "--max_seq_length=64"]
+    classify = ["--task_name=MRPC", f"--data_dir={f['glue']}", "--do_train", *model]
+    return [
+        ("run_scripts.run_classifier", ["--task_name=MRPC"],
+         "Flag --output_dir must have a value other than None"),
+        ("run_scripts.run_classifier", [*classify, "--long_doc=median"],
+         "--long_doc=median: value should be one of"),
+        ("run_scripts.run_classifier", [*classify, "--long_doc=windows"],
+         "this task's examples are pairs"),
+        ("run_scripts.run_classifier", [*classify, "--max_seq_length=128"],
+         "--max_seq_length=128 is more than the max_position_embeddings=64"),
+        ("run_scripts.run_classifier", [*classify, "--lora_alpha=8"],
+         "--lora_alpha is a LoRA setting: it needs --lora_rank"),
+        ("run_scripts.run_classifier", [*classify, "--teacher_checkpoint=t", "--bitfit"],
+         "--teacher_checkpoint and BitFit (bias terms), pooler frozen: a distillation trains"),
+        ("run_scripts.run_classifier", [*classify, "--init_checkpoint=/nowhere/ckpt"],
+         "/nowhere/ckpt: no checkpoint there (no ckpt.index)"),
+        ("run_scripts.run_squad", [*model, "--do_train", "--train_file=/nowhere.json"],
+         "/nowhere.json: no such file"),
+        ("run_scripts.run_squad", [*model, "--do_predict", f"--predict_file={f['text']}",
+                                   "--doc_stride=0", "--max_query_length=16"],
+         "doc_stride must be positive"),
+        ("run_scripts.run_ner", [*model, "--do_train", f"--data_dir={f['glue']}"],
+         "eng.train: no such file"),
+        ("run_scripts.run_sentence_embedding", [*model, "--do_train",
+                                                f"--train_file={f['text']}", "--scale=0"],
+         "--scale must be positive"),
+        ("run_scripts.run_pretraining", [*model, "--do_train", "--input_file=/nowhere/*.tf"],
+         "--input_file pattern '/nowhere/*.tf' matches no file"),
+        ("run_scripts.run_pretraining", [*model, "--do_train", f"--input_file={f['text']}",
+                                         "--teacher_checkpoint=t", "--student_layers=0,x"],
+         "--student_layers='0,x' is not a comma-separated list of integers"),
+        ("run_scripts.export_saved_model", ["--export_type=classifier", "--task_name=MRPC",
+                                            "--export_dir=e",
+                                            f"--vocab_file={VOCAB}", "--peft_checkpoints=a"],
+         "--peft_checkpoints is for export_type=multitask"),
+        ("run_scripts.export_saved_model", ["--export_type=sentence_encoder", "--pooling=median",
+                                            "--export_dir=e", f"--vocab_file={VOCAB}"],
+         "--pooling=median: value should be one of"),
+        ("run_scripts.extract_features", [f"--input_file={f['text']}", "--output_file=o.jsonl",
+                                          f"--vocab_file={VOCAB}", "--layers=-1,x"],
+         "--layers='-1,x' is not a comma-separated list of integers"),
+        ("run_scripts.build_static_embeddings", ["--init_checkpoint=i", f"--output_dir={f['out']}",
+                                                 "--corpus_file=/nowhere.txt"],
+         "--corpus_file: /nowhere.txt: no such file"),
+        ("run_scripts.convert_checkpoint", [f"--output_dir={f['out']}", "--input_format=tf1"],
+         "--input and --input_format are needed"),
+        ("run_scripts.semantic_search", ["--export_dir=e", f"--corpus_file={f['text']}",
+                                         f"--queries_file={f['text']}", "--top_k=0"],
+         "--top_k=0: must be at least 1"),
+        ("data_prep.create_pretraining_data", [f"--input_file={f['text']}",
+                                               f"--vocab_file={VOCAB}",
+                                               f"--output_dir={f['out']}", "--num_workers=0"],
+         "--num_workers=0: must be at least 1"),
+        ("data_prep.build_vocab", ["--output_file=v.txt"], "--input_file: required"),
+        ("data_prep.build_vocab", ["--output_file=v.txt", "--vocab_size=many"],
+         "flag --vocab_size=many: invalid literal for int()"),
+    ]
+
+
+def test_every_entry_point_answers_bad_input_without_tensorflow(files):
+    """The checks of each entry point, run side by side (each a process of its own)."""
+    runs = [(module, flags, expected, subprocess.Popen(
+        [sys.executable, "-m", module, *flags], cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        env=dict(ENV, PYTHONPATH=os.pathsep.join([BLOCKED, ENV["PYTHONPATH"]]))))
+        for module, flags, expected in cases(files)]
+    for module, flags, expected, process in runs:
+        stdout, stderr = process.communicate(timeout=120)
+        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+        assert "ImportError" not in stderr, (module, flags, stderr[-2000:])
+        refused(result, f"{module.split('.')[-1]}: ", expected)
+    assert not os.path.exists(files["out"])
+
+
+@pytest.mark.parametrize("module", [
+    "run_scripts.run_classifier", "run_scripts.run_pretraining", "run_scripts.export_saved_model",
+    "data_prep.create_pretraining_data"])
+def test_help_needs_no_tensorflow(module):
+    result = run_without_tensorflow(module, "--helpshort")
+    assert "ImportError" not in result.stderr and "Traceback" not in result.stderr
+    assert "--" in result.stdout + result.stderr
+
+
+def test_a_command_that_passes_its_checks_reaches_tensorflow_only_in_its_job(files):
+    """The guard itself: a valid command passes every check here, then fails where its job
+    imports TensorFlow (so the refusals above come from checks that ran before it)."""
+    result = run_without_tensorflow(
+        "run_scripts.run_classifier", "--task_name=MRPC", f"--data_dir={files['glue']}",
+        "--do_train", f"--bert_config_file={files['config']}", f"--vocab_file={VOCAB}",
+        f"--output_dir={files['root'] / 'valid'}", "--max_seq_length=64")
+    assert result.returncode != 0
+    assert "tensorflow is not importable here" in result.stderr, result.stderr[-2000:]
+    assert not (files["root"] / "valid").exists()
