@@ -38,6 +38,7 @@ import dataclasses
 import gzip
 import json
 import logging
+import math
 import os
 import zlib
 from typing import Iterator, Mapping
@@ -222,9 +223,11 @@ class TaskProcessor:
         label = self.label_aliases.get(label, label)
         if self.labels is None:
             try:
-                float(label)
+                score = float(label)
             except ValueError:
                 raise TsvError(f"{where}: label {label!r} is not a number") from None
+            if not math.isfinite(score):  # a nan target is a nan loss; a nan dev score, nan metrics
+                raise TsvError(f"{where}: label {label!r} is not a finite number")
         elif label not in self.labels:
             raise TsvError(f"{where}: label {label!r} is not one of {', '.join(self.labels)}")
         return label
@@ -560,6 +563,8 @@ def read_tfds(task_name: str, split: str, data_dir: str | None) -> list[InputExa
         if split != "test":
             if labels is None:
                 label = str(np.float32(row["label"]))  # float32's shortest form: "3.8"
+                processor._checked_label(label, f"{data_dir}: glue/{tfds_config.config} "
+                                                f"{tfds_split} idx {int(row['idx'])}")
             else:
                 index = int(row["label"])
                 label = names[index] if names[index] in labels else labels[index]

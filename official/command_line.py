@@ -8,6 +8,8 @@ one line, and that one line.
                                     exit status 1, as every other bad input does (absl's own
                                     ending is "Pass --helpshort or --helpfull ...")
     fail(script, message, status)   that one line (the message's first), and nothing after it
+    describe(error)                 an error's one line: "<file>: <what>" for an OSError that
+                                    names a file (a full disk: official/atomic_files.py)
 
 Only absl and the standard library are imported, so a command answers a bad flag, --help or a
 missing file before TensorFlow loads (run_scripts/entry_point.py; the data makers of data_prep).
@@ -29,6 +31,14 @@ def fail(script: str, message: str, status: int = 1) -> NoReturn:
     console.quiet_after_error()
     print(f"{script}: {lines[0]}", file=sys.stderr, flush=True)
     sys.exit(status)
+
+
+def describe(error: BaseException) -> str:
+    """The one line of `error`: "<file>: <what>" for an OSError naming its file (Python's own
+    "[Errno 28] No space left on device: 'x'" reads backwards), else its message."""
+    if isinstance(error, OSError) and error.filename and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
 
 
 def flags_parser(script: str) -> Callable[[list[str]], list[str]]:

@@ -15,6 +15,8 @@ Every entry point ends the same way:
     (official/command_line.py);
   - bad flags, files, data or checkpoints (a ValueError or OSError, which the library raises with
     one-line messages): "<script>: <message>" as the last line on stderr, exit 1, no traceback;
+  - a full disk, however the writer said it: "<script>: <path>: no space left on device", with
+    no half-made file left (official/atomic_files.py);
   - SIGTERM or ctrl-C during training: the loop saved a checkpoint; exit 143 or 130 (128 + the
     signal, what a supervisor or shell expects), and rerunning the command resumes;
   - ctrl-C outside training: exit 130 with one line (whatever was being written is not left
@@ -29,6 +31,7 @@ from typing import Any, Callable, Sequence
 from absl import app, flags, logging
 
 from official import command_line, console
+from official.atomic_files import disk_full
 from official.training.stopping import Preempted
 
 
@@ -55,4 +58,9 @@ def _run(script: str, prepare: Callable[[], Any], job: Callable[[Any], object]) 
     except KeyboardInterrupt:
         command_line.fail(script, "interrupted (ctrl-C); nothing half-written was left", 130)
     except (ValueError, OSError) as e:
-        command_line.fail(script, str(e))
+        command_line.fail(script, command_line.describe(e))
+    except Exception as e:  # a writer TensorFlow runs (checkpoints, exports) on a full disk
+        full = disk_full(e)
+        if full is None:
+            raise
+        command_line.fail(script, command_line.describe(full))

@@ -123,6 +123,13 @@ def test_config_vocab_and_checkpoint_are_checked_before_any_record(files, tmp_pa
             ", and 13 more)")
     assert not out.exists()
 
+    # Garbage bytes under a checkpoint's names: the reader's refusal, with the path.
+    for name in ("garbage.ckpt.index", "garbage.ckpt.data-00000-of-00001"):
+        (tmp_path / name).write_bytes(np.random.default_rng(0).bytes(4096))
+    result = classify(files, out, "--do_train", f"--init_checkpoint={tmp_path / 'garbage.ckpt'}")
+    refused(result, f"{tmp_path / 'garbage.ckpt'}: unreadable checkpoint")
+    assert not out.exists()
+
 
 def test_a_rerun_with_another_config_is_refused_and_changes_nothing(files, finished, tmp_path):
     out = copy_of(finished, tmp_path)

@@ -156,3 +156,19 @@ def test_an_adapted_model_saves_its_trained_variables_alone(tiny_config, tmp_pat
                 if name != "_CHECKPOINTABLE_OBJECT_GRAPH")
     assert saved == sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     assert training.is_peft_checkpoint(prefix) and not training.is_training_checkpoint(prefix)
+
+
+def test_garbage_under_a_checkpoints_names_is_one_error_naming_it(tmp_path):
+    """Every first question asked of an --init_checkpoint (is it a PEFT run's? a training
+    checkpoint? which heads?) meets TensorFlow's reader's refusal as a CheckpointError."""
+    from official.checkpoints import finetuned
+
+    prefix = str(tmp_path / "model.ckpt-3")
+    for suffix in (".index", ".data-00000-of-00001"):
+        with open(prefix + suffix, "wb") as f:
+            f.write(np.random.default_rng(1).bytes(2048))
+    expected = f"^{prefix}: unreadable checkpoint \\(.+\\)$"
+    for ask in (checkpoints.read_weights, training.is_peft_checkpoint, training.saved_heads,
+                lambda p: finetuned.resolve_source(p).checkpoint.is_partial):
+        with pytest.raises(CheckpointError, match=expected):
+            ask(prefix)

@@ -6,6 +6,7 @@ end to end on a tiny sentence_encoder export built here, against numpy cosine to
 vectors the export itself gives.
 """
 
+import hashlib
 import json
 import os
 
@@ -175,6 +176,38 @@ def test_a_matrix_that_does_not_match_its_record_is_rebuilt(tmp_path):
     np.save(os.path.join(index_dir, "vectors.npy"), np.zeros((3, 8), np.float32))
     _, reused = retrieval_index.load_or_build(index_dir, corpus, FakeEncoder(), batch_size=8)
     assert not reused
+
+
+def _record(index_dir):
+    with open(os.path.join(index_dir, "index.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_vectors_edited_or_not_finite_are_rebuilt_not_searched(tmp_path):
+    index_dir = str(tmp_path / "index")
+    corpus = _corpus(tmp_path, ["one", "two", "three"])
+    built, _ = retrieval_index.load_or_build(index_dir, corpus, FakeEncoder(), batch_size=8)
+    vectors_file = os.path.join(index_dir, "vectors.npy")
+    with open(vectors_file, "rb") as f:
+        assert _record(index_dir)["vectors_sha256"] == hashlib.sha256(f.read()).hexdigest()
+
+    # NaN rows of the same shape: the file is no longer the one the record was written with.
+    nan_rows = np.array(built.vectors)
+    nan_rows[1] = np.nan
+    np.save(vectors_file, nan_rows)
+    encoder = FakeEncoder()
+    rebuilt, reused = retrieval_index.load_or_build(index_dir, corpus, encoder, batch_size=8)
+    assert not reused and encoder.embedded == 3 and np.all(np.isfinite(rebuilt.vectors))
+
+    # The same, with the record's checksum edited to match: caught as not finite.
+    np.save(vectors_file, nan_rows)
+    record = _record(index_dir)
+    with open(vectors_file, "rb") as f:
+        record["vectors_sha256"] = hashlib.sha256(f.read()).hexdigest()
+    with open(os.path.join(index_dir, "index.json"), "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    why, index = retrieval_index._why_stale(index_dir, corpus, record["export"])
+    assert index is None and why == "its vectors.npy holds numbers that are not finite"
 
 
 # The end to end runs: a tiny sentence_encoder export made here.

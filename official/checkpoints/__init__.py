@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from official.checkpoints.errors import CheckpointError, CheckpointMismatchError
+from official.checkpoints.errors import CheckpointError, CheckpointMismatchError, unreadable
 from official.configs import BertConfig
 
 if TYPE_CHECKING:
@@ -137,8 +137,7 @@ def read_weights(path: str) -> Weights:
     except CheckpointError:
         raise
     except (tf.errors.OpError, ValueError) as e:
-        raise CheckpointError(
-            f"{prefix}: unreadable checkpoint ({str(e).splitlines()[0]})") from None
+        raise unreadable(prefix, e) from None
 
 
 def weights_for(path: str, config: BertConfig) -> Weights:

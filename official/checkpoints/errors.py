@@ -7,3 +7,9 @@ class CheckpointError(ValueError):
 
 class CheckpointMismatchError(CheckpointError):
     """Checkpoint variables do not fit the model; the message lists names and shapes."""
+
+
+def unreadable(prefix: str, error: Exception) -> CheckpointError:
+    """The one line for a file TensorFlow's checkpoint reader refused (garbage bytes, a
+    truncated shard): the prefix and the first line of the reader's own message."""
+    return CheckpointError(f"{prefix}: unreadable checkpoint ({str(error).splitlines()[0]})")

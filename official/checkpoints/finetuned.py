@@ -142,14 +142,23 @@ class Source:
 
     Attributes:
       path: as given (named in messages).
-      config_file, config: the config (a folder format's own folder, or the bert_config.json
-        beside the checkpoint).
       checkpoint: the checkpoint (best/ when kept); None for a folder format, read whole.
+      folder_config: a folder format's own config (None for a checkpoint, whose config is the
+        bert_config.json beside it, read only when asked for: a run given --bert_config_file
+        needs none beside it).
     """
     path: str
-    config_file: str
-    config: BertConfig
     checkpoint: Finetuned | None
+    folder_config: BertConfig | None = None
+
+    @property
+    def config_file(self) -> str:
+        """The folder, or the bert_config.json beside the checkpoint (CheckpointError: none)."""
+        return self.path if self.checkpoint is None else self.checkpoint.config_file
+
+    @property
+    def config(self) -> BertConfig:
+        return self.folder_config if self.checkpoint is None else self.checkpoint.config
 
     @property
     def weights(self) -> str:
@@ -164,13 +173,12 @@ def resolve_source(path: str) -> Source:
     with the bert_config.json beside it.
 
     Raises:
-      CheckpointError: no checkpoint there, or no config beside it.
+      CheckpointError: no checkpoint there (no config beside it: when `config` is read).
     """
     if checkpoints.folder_format(path) is not None:
         config, _ = checkpoints.read_config_and_weights(path)
-        return Source(path, path, config, None)
-    run = resolve(path)
-    return Source(path, run.config_file, run.config, run)
+        return Source(path, None, config)
+    return Source(path, resolve(path))
 
 
 def check_record(output_dir: str, name: str, text: str | None, flags: str = "these flags") -> None:

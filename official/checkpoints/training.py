@@ -34,7 +34,7 @@ from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from official import checkpoints
 from official.checkpoints import tf1
-from official.checkpoints.errors import CheckpointError
+from official.checkpoints.errors import CheckpointError, unreadable
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
 
@@ -111,8 +111,13 @@ def saved_heads(prefix: str) -> set[str]:
 
 
 def _object_graph(prefix: str) -> trackable_object_graph_pb2.TrackableObjectGraph | None:
-    """An object-based checkpoint's graph of objects (None for a name-based TF1 checkpoint)."""
-    reader = tf.train.load_checkpoint(prefix)
+    """An object-based checkpoint's graph of objects (None for a name-based TF1 checkpoint).
+    Every question about a training checkpoint reads this first, so its reader's refusal of a
+    file (garbage bytes, a truncated shard) is translated here: a CheckpointError naming it."""
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+    except tf.errors.OpError as e:
+        raise unreadable(prefix, e) from None
     if not reader.has_tensor(_OBJECT_GRAPH):
         return None
     graph = trackable_object_graph_pb2.TrackableObjectGraph()

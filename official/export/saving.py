@@ -17,6 +17,7 @@ import uuid
 import keras
 import tensorflow as tf
 
+from official.atomic_files import disk_full
 from official.text.tokenizer import FullTokenizer
 
 
@@ -79,6 +80,7 @@ def save(obj: tf.Module, export_dir: str, signatures: dict | None = None) -> str
     """Saves `obj` (with `signatures`) as the next version in `export_dir`; returns its path.
 
     The vocab and other `tf.saved_model.Asset`s of `obj` are copied into the version's assets/.
+    Nothing is left of a failed save; a full disk is raised as one OSError naming `export_dir`.
     """
     os.makedirs(export_dir, exist_ok=True)
     staging = os.path.join(export_dir, f".tmp-{uuid.uuid4().hex}")
@@ -92,5 +94,10 @@ def save(obj: tf.Module, export_dir: str, signatures: dict | None = None) -> str
             except OSError:
                 if not os.path.exists(path):
                     raise
+    except Exception as e:
+        full = disk_full(e, export_dir)
+        if full is None:
+            raise
+        raise full from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)

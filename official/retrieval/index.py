@@ -12,13 +12,14 @@ The index is a folder (default `<corpus_file>.index/`, beside the corpus):
                   so that a dot product is the cosine similarity
     index.json    the record: the corpus file's path and sha256, the texts' line numbers and
                   texts (row i is lines[i]), the export's version folder and fingerprint, count,
-                  dim
+                  dim, and vectors.npy's sha256
 
 `load_or_build` reuses the index when the record's corpus sha256 and export (path and
-fingerprint) are the corpus's and the encoder's and the matrix has the recorded shape; otherwise
-it embeds the corpus again. The record is what makes a folder an index, so it is written last
-and removed first: a rebuild deletes the old index.json before it writes the new vectors.npy,
-each file is written under a temporary name and renamed when complete
+fingerprint) are the corpus's and the encoder's, and vectors.npy is the file the record was
+written with (its sha256) and holds finite numbers only (a NaN row would silently never be
+found); otherwise it embeds the corpus again. The record is what makes a folder an index, so it
+is written last and removed first: a rebuild deletes the old index.json before it writes the new
+vectors.npy, each file is written under a temporary name and renamed when complete
 (official/atomic_files.py), and so a build stopped at any point (ctrl-C, a full disk, SIGKILL)
 leaves either the old whole index, a folder with no record (rebuilt by the next run), or the new
 whole index: never a record beside vectors it does not describe. Temporary files a killed build
@@ -48,7 +49,7 @@ from official.console import PROGRESS
 
 VECTORS = "vectors.npy"
 RECORD = "index.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _PROGRESS_SECONDS = 10.0
 
 # texts -> float32 [texts, dim]: an encoder.SentenceEncoder, or any function (tests).
@@ -176,7 +177,16 @@ def _why_stale(index_dir: str, corpus: Texts, export: dict) -> tuple[str | None,
             not isinstance(lines, list) or not isinstance(texts, list) or \
             not len(lines) == len(texts) == vectors.shape[0]:
         return f"its {VECTORS} is not the matrix {RECORD} describes", None
+    if _sha256(os.path.join(index_dir, VECTORS)) != record.get("vectors_sha256"):
+        return f"its {VECTORS} changed since {RECORD} was written", None
+    if not np.all(np.isfinite(vectors)):
+        return f"its {VECTORS} holds numbers that are not finite", None
     return None, Index(vectors, lines, texts, record)
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _remove_leftovers(index_dir: str) -> None:
@@ -205,6 +215,7 @@ def build(index_dir: str, corpus: Texts, encoder, batch_size: int) -> Index:
         "dim": int(vectors.shape[1]),
         "lines": corpus.lines,
         "texts": corpus.texts,
+        "vectors_sha256": _sha256(os.path.join(index_dir, VECTORS)),
     }
     with open_atomically(os.path.join(index_dir, RECORD)) as f:
         json.dump(record, f, ensure_ascii=False)

@@ -15,6 +15,9 @@ which keeps the host out of the way on accelerators. Between calls the loop logs
 TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption) and ctrl-C: save,
 then stop.
 
+A save that finds the disk full removes what it left half-made (official/training/output_dir.py)
+and raises one OSError(ENOSPC) naming output_dir (official/atomic_files.py).
+
 Training stops at the first update whose loss (or, without float16 loss scaling, whose gradient
 norm) is not finite, with `Diverged` naming the step and nothing saved after it: the weights of
 that update are lost already, and saving them would let checkpoint rotation delete good ones.
@@ -47,6 +50,7 @@ import tensorflow as tf
 from absl import logging
 
 from official import console
+from official.atomic_files import disk_full, open_atomically
 from official.checkpoints.training import (
     assert_matched,
     check_holds,
@@ -56,6 +60,7 @@ from official.checkpoints.training import (
 )
 from official.modeling import dropout
 from official.training.distribution import is_chief
+from official.training.output_dir import remove_interrupted_writes
 from official.training.stopping import Diverged, Preempted
 
 CHECKPOINT_NAME = "model.ckpt"  # the original's name: model.ckpt-1000.index ...
@@ -264,6 +269,14 @@ class Trainer:
         previous_handlers = {s: signal.signal(s, self._request_stop) for s in STOP_SIGNALS}
         try:
             return self._run(iterator, manager, writer, sorted(set(evaluate_at)), on_evaluate)
+        except Exception as e:
+            full = disk_full(e, opts.output_dir)
+            if full is None:
+                raise
+            # The saver's model.ckpt-N_temp/ (as large as a checkpoint) and best.tmp/ would
+            # keep the disk full; what is whole stays, so a rerun with space resumes.
+            remove_interrupted_writes(opts.output_dir)
+            raise full from None
         finally:
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)
@@ -454,11 +467,9 @@ def write_eval_results(path: str, metrics: Mapping[str, float], step: int) -> No
     """The original's eval_results.txt: `key = value` lines, keys sorted, global_step included."""
     values = {name: str(np.float32(value)) for name, value in metrics.items()}
     values["global_step"] = str(step)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open_atomically(path) as f:
         for name in sorted(values):
             f.write(f"{name} = {values[name]}\n")
-    os.replace(tmp, path)
 
 
 def _to_next_multiple(step: int, every: int) -> int:
