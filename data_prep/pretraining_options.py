@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-# Second-sentence objectives. "nsp": BERT's next-sentence prediction (label 1 = B is a random
-# sentence, 0 = B follows A, as the original writes it). "sop": ALBERT's sentence-order prediction
-# (label 1 = the two segments are swapped). "none": RoBERTa's FULL-SENTENCES packing, one segment
-# of contiguous sentences and no second-sentence task; next_sentence_labels is written as 0.
-OBJECTIVES = ("nsp", "sop", "none")
+from official.pretraining_shards import OBJECTIVES
 
 
 class OptionsError(ValueError):

@@ -24,6 +24,12 @@ import re
 from official.atomic_files import open_atomically
 
 SUMMARY_FILE = "summary.json"
+# Second-sentence objectives, as a summary's options name them. "nsp": BERT's next-sentence
+# prediction (label 1 = B is a random sentence, 0 = B follows A, as the original writes it).
+# "sop": ALBERT's sentence-order prediction (label 1 = the two segments are swapped). "none":
+# RoBERTa's FULL-SENTENCES packing, one segment of contiguous sentences and no second-sentence
+# task; next_sentence_labels is written as 0.
+OBJECTIVES = ("nsp", "sop", "none")
 # Any generator's shard, whatever its run's num_shards.
 SHARD_NAME = re.compile(r"pretraining-\d{5}-of-\d{5}\.tfrecord")
 
@@ -48,10 +54,12 @@ def write_summary(output_dir: str, summary: dict) -> None:
 
 
 def read_summary(output_dir: str) -> dict | None:
-    """The folder's summary.json as a dict; None when it has none.
+    """The folder's summary.json as a dict; None when it has none. The fields the readers use
+    are checked: num_shards (a positive integer) and options.objective (one of OBJECTIVES; a
+    summary without options is next-sentence data).
 
     Raises:
-      ValueError: a summary.json that is not a JSON object (the message names it).
+      ValueError: not a JSON object, or one of those fields wrong (naming the file and field).
     """
     path = os.path.join(output_dir, SUMMARY_FILE)
     if not os.path.isfile(path):
@@ -59,10 +67,19 @@ def read_summary(output_dir: str) -> dict | None:
     try:
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: unreadable ({e})") from None
     if not isinstance(summary, dict):
         raise ValueError(f"{path}: not a JSON object")
+    shards = summary.get("num_shards")
+    if type(shards) is not int or shards < 1:
+        raise ValueError(f"{path}: field num_shards must be a positive integer, got {shards!r}")
+    options = summary.setdefault("options", {})
+    if not isinstance(options, dict):
+        raise ValueError(f"{path}: field options must be an object, got {options!r}")
+    if options.setdefault("objective", "nsp") not in OBJECTIVES:
+        raise ValueError(f"{path}: field options.objective must be one of "
+                         f"{', '.join(OBJECTIVES)}, got {options['objective']!r}")
     return summary
 
 
@@ -125,10 +142,10 @@ def generated_shards(folder: str) -> list[str]:
         raise ValueError(f"--input_file={folder}: a folder without "
                          f"{SUMMARY_FILE}: not the output of a finished "
                          f"create_pretraining_data run (give a glob of TFRecord files instead)")
-    shards = shard_paths(folder, int(summary.get("num_shards", 0)))
+    shards = shard_paths(folder, summary["num_shards"])
     missing = [path for path in shards if not os.path.isfile(path)]
-    if not shards or missing:
+    if missing:
         raise ValueError(f"--input_file={folder}: its {SUMMARY_FILE} lists "
                          f"{len(shards)} shards, but {len(missing)} are missing, e.g. "
-                         f"{missing[0] if missing else '(none listed)'}")
+                         f"{missing[0]}")
     return shards

@@ -212,7 +212,12 @@ def define_distillation_flags(pretraining: bool) -> None:
     flags.DEFINE_string(
         "student_layers", None,
         "With --teacher_checkpoint: the student is these teacher layers (e.g. 0,2,4), with the "
-        "teacher's embeddings, pooler and head; instead of --bert_config_file.")
+        "teacher's embeddings, pooler and head; instead of --bert_config_file. In increasing "
+        "order unless --student_layers_any_order.")
+    flags.DEFINE_bool(
+        "student_layers_any_order", False,
+        "--student_layers in the order given even when it is not increasing (a student whose "
+        "layer 0 is a later teacher layer than its layer 1, on purpose).")
     flags.DEFINE_float("temperature", None, "The softmax temperature of the soft targets "
                        f"(default {DistillationSettings.temperature:g}).")
     flags.DEFINE_float(
@@ -241,7 +246,8 @@ def distillation_settings(pretraining: bool = False) -> DistillationSettings | N
     f = flags.FLAGS
     soft, hard = ("alpha_ce", "alpha_mlm") if pretraining else ("alpha_soft", "alpha_hard")
     return DistillationSettings.from_flags(
-        f.teacher_checkpoint, f.student_layers, pretraining, temperature=f.temperature,
+        f.teacher_checkpoint, f.student_layers, pretraining, f.student_layers_any_order,
+        temperature=f.temperature,
         alpha_soft=f[soft].value, alpha_hard=f[hard].value, alpha_hidden=f.alpha_hidden,
         alpha_attention=f.alpha_attention, alpha_cosine=f.alpha_cos)
 

@@ -191,6 +191,15 @@ def test_bad_peft_flags_are_refused_before_any_work(files, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_reversed_student_is_refused_before_any_work(files, tmp_path):
+    """(The distillation flags' other checks, in-process: tests/test_distillation.py.)"""
+    result = classify(files, tmp_path / "out", "--do_train", f"--teacher_checkpoint={tmp_path}",
+                      "--student_layers=1,0", "--bert_config_file=")
+    refused(result, "run_classifier: --student_layers=1,0 is not in increasing order",
+            "--student_layers_any_order")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_peft_run_resumed_on_another_base_is_refused_and_changes_nothing(files, peft_finished,
                                                                          tmp_path):
     """(A PEFT run and a full fine-tuning in one output_dir are refused the same way, in-process:

@@ -78,21 +78,34 @@ def test_convert_checkpoint_refuses_an_output_dir_that_is_a_file(model, tmp_path
     assert (tmp_path / "a_file").read_text() == "x"
 
 
-@pytest.mark.parametrize("problem", ["export_dir is a file", "vocab beyond vocab_size"])
+@pytest.mark.parametrize("problem", ["export_dir is a file", "vocab beyond vocab_size",
+                                     "a record's string for a bool"])
 def test_export_saved_model_checks_before_building(model, tmp_path, problem):
     export_dir, vocab = tmp_path / "export", model / "vocab.txt"
+    export_type, weights = "encoder", model
     if problem == "export_dir is a file":
         export_dir.write_text("x")
         expected = f"--export_dir={export_dir}: is a file, not a directory"
+    elif problem == "a record's string for a bool":
+        # A sentence_encoder.json edited by hand: "false" is a string, not false.
+        weights = tmp_path / "converted"
+        weights.mkdir()
+        for name in ("bert_model.ckpt.index", "bert_model.ckpt.data-00000-of-00001",
+                     "bert_config.json"):
+            (weights / name).write_bytes((model / name).read_bytes())
+        (weights / "sentence_encoder.json").write_text('{"pooling": "mean", "normalize": "false"}')
+        export_type = "sentence_encoder"
+        expected = (f"{weights / 'sentence_encoder.json'}: field normalize must be a bool or "
+                    "null, got 'false'")
     else:
         vocab = tmp_path / "vocab.txt"
         vocab.write_text("\n".join(VOCAB + ["extra"]) + "\n")
         expected = (f"{vocab} has {len(VOCAB) + 1} tokens but {model / 'bert_config.json'} says "
                     f"vocab_size={len(VOCAB)}")
     before = snapshot(export_dir)
-    result = run_module("run_scripts.export_saved_model", "--export_type=encoder",
+    result = run_module("run_scripts.export_saved_model", f"--export_type={export_type}",
                         f"--export_dir={export_dir}", f"--vocab_file={vocab}",
-                        f"--init_checkpoint={model / 'bert_model.ckpt'}",
+                        f"--init_checkpoint={weights / 'bert_model.ckpt'}",
                         f"--bert_config_file={model / 'bert_config.json'}", "--max_seq_length=16")
     refused(result, "export_saved_model: ", expected)
     assert snapshot(export_dir) == before

@@ -115,6 +115,9 @@ def test_layer_maps():
     (dict(alpha_hard=-1.0), "--alpha_hard=-1.0: a loss weight must be 0 or more"),
     (dict(alpha_soft=0.0, alpha_hard=0.0), "every loss weight"),
     (dict(teacher_checkpoint=None, temperature=3.0), "--teacher_checkpoint is needed"),
+    (dict(student_layers="1,1"), "^--student_layers=1,1 names a layer twice$"),
+    (dict(student_layers="1,0"), "^--student_layers=1,0 is not in increasing order: give "
+                                 "--student_layers_any_order if the order is meant$"),
 ])
 def test_bad_settings_are_one_line_naming_the_flag(flags, message):
     values = dict(teacher_checkpoint="t", student_layers=None) | flags
@@ -123,14 +126,17 @@ def test_bad_settings_are_one_line_naming_the_flag(flags, message):
                                         values.pop("student_layers"), **values)
 
 
+def test_student_layers_in_another_order_on_purpose():
+    settings = DistillationSettings.from_flags("t", "3,1,2", any_order=True)
+    assert settings.student_layers == (3, 1, 2) and settings.layer_map(3, 4) == [3, 1, 2]
+
+
 def test_student_config_of_teacher_layers(tiny_config):
     config = dataclasses.replace(tiny_config, num_hidden_layers=4)
     student = DistillationSettings("t", student_layers=(0, 3)).student_config(config)
     assert student == dataclasses.replace(config, num_hidden_layers=2)
     with pytest.raises(ValueError, match="layers 0 to 3, not 4"):
         DistillationSettings("t", student_layers=(0, 4)).student_config(config)
-    with pytest.raises(ValueError, match="names a layer twice"):
-        DistillationSettings("t", student_layers=(1, 1)).student_config(config)
 
 
 # ---- the teacher, the student, the model -------------------------------------------------------

@@ -146,3 +146,16 @@ def test_a_pooling_the_project_does_not_compute_is_one_line(tmp_path):
     refused(export(folder, tmp_path / "export"), "1_Pooling/config.json",
             "pooling_mode_mean_sqrt_len_tokens")
     assert not (tmp_path / "export").exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"pooling": "median"}', "pooling must be one of mean, cls, max, got 'median'"),
+    ('{"pooling": "mean", "normalize": "l2"}', "field normalize must be a bool or null, got 'l2'"),
+    ('{"pooling": "cls", "max_seq_length": "128"}', "field max_seq_length must be an integer or "
+                                                    "null, got '128'"),
+])
+def test_a_sentence_encoder_record_is_checked_field_by_field(tmp_path, text, message):
+    (tmp_path / "sentence_encoder.json").write_text(text)
+    with pytest.raises(ValueError) as raised:
+        sentence_transformers.settings_of(str(tmp_path / "bert_model.ckpt"))
+    assert str(raised.value) == f"{tmp_path / 'sentence_encoder.json'}: {message}"

@@ -1,5 +1,7 @@
 """--long_doc's settings: defaults from max_seq_length, and one error per bad flag naming it."""
 
+import json
+
 import pytest
 
 from official import records
@@ -15,7 +17,6 @@ def test_defaults_follow_max_seq_length():
 
 
 @pytest.mark.parametrize("settings, pair, message", [
-    (LongDocSettings("chunks"), False, "--long_doc must be one of truncate, head_tail, windows"),
     (LongDocSettings(doc_stride=64), False, "--doc_stride is for --long_doc=windows, not "
                                             "--long_doc=truncate"),
     (LongDocSettings("windows", head_tokens=3), False, "--head_tokens is for --long_doc=head_tail"),
@@ -23,14 +24,28 @@ def test_defaults_follow_max_seq_length():
     (LongDocSettings("windows"), True, "this task's examples are pairs"),
     (LongDocSettings("head_tail", head_tokens=127), False, "--head_tokens must be in [0, "
                                                            "max_seq_length - 2 = 126], got 127"),
-    (LongDocSettings("windows", doc_stride=0), False, "--doc_stride must be at least 1, got 0"),
-    (LongDocSettings("windows", max_windows=0), False, "--max_windows must be at least 1"),
-    (LongDocSettings("windows", window_pool="sum"), False, "--window_pool must be one of"),
-    (LongDocSettings("windows", window_loss="x"), False, "--window_loss must be one of"),
 ])
 def test_bad_settings_name_their_flag(settings, pair, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         settings.resolved(128, pair)
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"long_doc": "chunks"}, "long_doc must be one of truncate, head_tail, windows, got 'chunks'"),
+    ({"long_doc": "windows", "window_pool": "sum"}, "window_pool must be one of mean_logits, "
+                                                    "max_logits, mean_cls, got 'sum'"),
+    ({"long_doc": "windows", "window_loss": "x"}, "window_loss must be one of document, window"),
+    ({"long_doc": "windows", "doc_stride": 0}, "doc_stride must be at least 1, got 0"),
+    ({"long_doc": "windows", "max_windows": -2}, "max_windows must be at least 1, got -2"),
+    ({"long_doc": "head_tail", "head_tokens": -1}, "head_tokens must be at least 0, got -1"),
+])
+def test_choices_are_checked_however_the_settings_are_made(tmp_path, values, message):
+    with pytest.raises(ValueError, match=f"^{message}"):
+        LongDocSettings(**values)
+    path = tmp_path / "long_documents.json"
+    path.write_text(json.dumps(values))
+    with pytest.raises(ValueError, match=f"^{path}: {message}"):
+        records.read(str(path), LongDocSettings)
 
 
 def test_record_round_trip(tmp_path):

@@ -37,3 +37,25 @@ def test_a_generators_output_folder_gives_its_shards(tmp_path):
     with pytest.raises(ValueError, match=f"matches {tmp_path}/summary.json, which is no "
                                          f"TFRecord file: give the folder {tmp_path} itself"):
         pretraining_shards.expand_input_files(f"{tmp_path}/*")
+
+
+@pytest.mark.parametrize("text,message", [
+    ('{"num_shards": "3"}', "field num_shards must be a positive integer, got '3'"),
+    ('{"num_shards": 0}', "field num_shards must be a positive integer, got 0"),
+    ('{"options": {"objective": "nsp"}}', "field num_shards must be a positive integer, got None"),
+    ('{"num_shards": 1, "options": []}', "field options must be an object, got []"),
+    ('{"num_shards": 1, "options": {"objective": "mlm"}}',
+     "field options.objective must be one of nsp, sop, none, got 'mlm'"),
+    ("[1]", "not a JSON object"),
+    ('{"num_shards": 1,', "unreadable (Expecting property name"),
+])
+def test_a_summary_is_checked_field_by_field(tmp_path, text, message):
+    (tmp_path / "summary.json").write_text(text)
+    with pytest.raises(ValueError) as raised:
+        pretraining_shards.read_summary(str(tmp_path))
+    assert str(raised.value).startswith(f"{tmp_path}/summary.json: {message}")
+
+
+def test_a_summary_without_options_is_next_sentence_data(tmp_path):
+    (tmp_path / "summary.json").write_text('{"num_shards": 2}')
+    assert pretraining_shards.read_summary(str(tmp_path))["options"]["objective"] == "nsp"

@@ -132,7 +132,7 @@ def test_a_rerun_must_read_documents_as_the_checkpoints_did(runs, toy):
 @pytest.mark.parametrize("flags, expected", [
     (["--doc_stride=4"], ["--doc_stride is for --long_doc=windows"]),
     (["--long_doc=windows", "--head_tokens=4"], ["--head_tokens is for --long_doc=head_tail"]),
-    (["--long_doc=windows", "--doc_stride=0"], ["--doc_stride must be at least 1"]),
+    (["--long_doc=windows", "--doc_stride=0"], ["doc_stride must be at least 1, got 0"]),
     (["--long_doc=windows", "--gradient_accumulation_steps=2"],
      ["--gradient_accumulation_steps must be 1 with --long_doc=windows"]),
 ])

@@ -134,3 +134,15 @@ def test_a_command_that_passes_its_checks_reaches_tensorflow_only_in_its_job(fil
     assert result.returncode != 0
     assert "tensorflow is not importable here" in result.stderr, result.stderr[-2000:]
     assert not (files["root"] / "valid").exists()
+
+
+def test_the_names_flags_list_are_the_registrations_tensorflow_loads():
+    """The TensorFlow-free name lists the flags are defined with, against the tables that
+    build each name (which import TensorFlow)."""
+    from official import checkpoints
+    from official.checkpoints import converter
+    from official.export import jobs, options
+
+    assert tuple(jobs.EXPORT_TYPES) == options.EXPORT_TYPES
+    assert tuple(jobs.TASK_SERVING) == options.FINETUNED_TYPES
+    assert tuple(converter.FORMATS) == checkpoints.FORMAT_NAMES

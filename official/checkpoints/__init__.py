@@ -35,7 +35,7 @@ _TRAINING_ONLY_FIELDS = ("hidden_dropout_prob ", "attention_probs_dropout_prob "
 
 CONFIG_FILE, VOCAB_FILE = "bert_config.json", "vocab.txt"  # beside a checkpoint, as released
 # The formats `converter.FORMATS` reads and writes, by name: here so that flags name them before
-# TensorFlow loads (tests/test_convert_checkpoint.py checks both say the same).
+# TensorFlow loads (tests/test_startup.py checks both say the same).
 FORMAT_NAMES = ("tf1", "tf2", "hf", "keras_hub")
 
 __all__ = ["CONFIG_FILE", "CheckpointError", "CheckpointMismatchError", "FORMAT_NAMES",

@@ -83,15 +83,19 @@ class DistillationSettings:
                              "--alpha_attention, --alpha_cos) is 0: nothing would train")
         if self.student_layers is not None and not self.student_layers:
             raise ValueError("--student_layers names no layer")
+        layers = self.student_layers or ()
+        if len(set(layers)) != len(layers):
+            raise ValueError(f"--student_layers={_listed(layers)} names a layer twice")
 
     @classmethod
     def from_flags(cls, teacher_checkpoint: str | None, student_layers: str | None = None,
-                   pretraining: bool = False, **values: float | None
+                   pretraining: bool = False, any_order: bool = False, **values: float | None
                    ) -> "DistillationSettings | None":
         """The settings of the flags' values (None: not given), or None when no distillation is
-        asked for (no flag given). `student_layers` as written ("0,2,4"); `values` by field
-        name (alpha_soft, alpha_hard, temperature, ...); `pretraining` names the soft and hard
-        weights --alpha_ce and --alpha_mlm in messages and takes DistilBERT's defaults.
+        asked for (no flag given). `student_layers` as written ("0,2,4"), in increasing order
+        unless `any_order` (a reversed student is more likely a slip than a design); `values`
+        by field name (alpha_soft, alpha_hard, temperature, ...); `pretraining` names the soft
+        and hard weights --alpha_ce and --alpha_mlm in messages and takes DistilBERT's defaults.
 
         Raises:
           ValueError: one line naming the flag (a distillation flag without
@@ -109,6 +113,9 @@ class DistillationSettings:
             if teacher_checkpoint is None:
                 return None
         layers = None if student_layers is None else int_list(student_layers, "--student_layers")
+        if layers and not any_order and list(layers) != sorted(layers):
+            raise ValueError(f"--student_layers={_listed(layers)} is not in increasing order: "
+                             "give --student_layers_any_order if the order is meant")
         defaults = _PRETRAINING_DEFAULTS if pretraining else {}
         return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers,
                    **{**defaults, **given})
@@ -117,16 +124,14 @@ class DistillationSettings:
         """The student's config when it is made of teacher layers: the teacher's with fewer.
 
         Raises:
-          ValueError: a layer the teacher lacks, or one listed twice.
+          ValueError: a layer the teacher lacks.
         """
         layers = self.student_layers or ()
         beyond = [i for i in layers if not 0 <= i < teacher.num_hidden_layers]
         if beyond:
-            raise ValueError(f"--student_layers={','.join(map(str, layers))}: the teacher has "
-                             f"layers 0 to {teacher.num_hidden_layers - 1}, not "
+            raise ValueError(f"--student_layers={_listed(layers)}: the teacher has layers 0 to "
+                             f"{teacher.num_hidden_layers - 1}, not "
                              f"{', '.join(map(str, beyond))}")
-        if len(set(layers)) != len(layers):
-            raise ValueError(f"--student_layers={','.join(map(str, layers))} names a layer twice")
         return dataclasses.replace(teacher, num_hidden_layers=len(layers))
 
     def layer_map(self, student_layers: int, teacher_layers: int) -> list[int]:
@@ -140,3 +145,6 @@ class DistillationSettings:
         return [teacher_layers - 1 - step * (student_layers - 1 - i)
                 for i in range(student_layers)]
 
+
+def _listed(layers) -> str:
+    return ",".join(map(str, layers))

@@ -16,6 +16,7 @@ import dataclasses
 from typing import Sequence
 
 from official import checkpoints
+from official.checkpoints import sentence_transformers
 from official.configs import BertConfig
 from official.output_paths import check_output_dir
 from official.sentence_settings import SentenceSettings
@@ -90,10 +91,13 @@ def check_files(options: ExportOptions) -> None:
 
     Raises:
       ValueError: an export_dir that cannot be written, a vocab that is not one, weights that
-        are not there, a config that does not fit max_seq_length or the vocab.
+        are not there, a config that does not fit max_seq_length or the vocab, a
+        sentence_encoder.json (or sentence-transformers folder) that says no pooling of ours.
     """
     check_output_dir(options.export_dir, "export_dir")
     vocab.load_vocab(options.vocab_file)
+    if options.export_type == "sentence_encoder" and options.init_checkpoint:
+        sentence_transformers.settings_of(options.init_checkpoint)  # its record, field by field
     for path in (options.init_checkpoint, options.peft_checkpoint,
                  *(entry.rpartition("=")[2] for entry in options.peft_checkpoints)):
         check_checkpoint_path(path)

@@ -55,6 +55,19 @@ class LongDocSettings:
     window_pool: str | None = None
     window_loss: str | None = None
 
+    def __post_init__(self):
+        """The choices, however the settings were made (flags, or a long_documents.json read
+        back: official/records.py names the file)."""
+        for field, choices in (("long_doc", MODES), ("window_pool", WINDOW_POOLS),
+                               ("window_loss", WINDOW_LOSSES)):
+            value = getattr(self, field)
+            if value is not None and value not in choices:
+                raise ValueError(f"{field} must be one of {', '.join(choices)}, got {value!r}")
+        for field, least in (("doc_stride", 1), ("max_windows", 1), ("head_tokens", 0)):
+            value = getattr(self, field)
+            if value is not None and value < least:
+                raise ValueError(f"{field} must be at least {least}, got {value}")
+
     @property
     def windows(self) -> bool:
         return self.long_doc == "windows"
@@ -84,9 +97,6 @@ class LongDocSettings:
         Raises:
           ValueError: a setting out of range or one the mode does not use, naming its flag.
         """
-        if self.long_doc not in MODES:
-            raise ValueError(f"--long_doc must be one of {', '.join(MODES)}, got "
-                             f"{self.long_doc!r}")
         used = {"truncate": (), "head_tail": ("head_tokens",),
                 "windows": ("doc_stride", "max_windows", "window_pool", "window_loss")}
         for field in ("doc_stride", "max_windows", "head_tokens", "window_pool", "window_loss"):
@@ -102,7 +112,7 @@ class LongDocSettings:
         window = max_seq_length - 2
         if self.long_doc == "head_tail":
             head = window // 4 if self.head_tokens is None else self.head_tokens
-            if not 0 <= head <= window:
+            if head > window:
                 raise ValueError(f"--head_tokens must be in [0, max_seq_length - 2 = {window}], "
                                  f"got {head}")
             return dataclasses.replace(self, head_tokens=head)
@@ -110,15 +120,5 @@ class LongDocSettings:
         max_windows = DEFAULT_MAX_WINDOWS if self.max_windows is None else self.max_windows
         pool = self.window_pool or WINDOW_POOLS[0]
         loss = self.window_loss or WINDOW_LOSSES[0]
-        if stride < 1:
-            raise ValueError(f"--doc_stride must be at least 1, got {stride}")
-        if max_windows < 1:
-            raise ValueError(f"--max_windows must be at least 1, got {max_windows}")
-        if pool not in WINDOW_POOLS:
-            raise ValueError(f"--window_pool must be one of {', '.join(WINDOW_POOLS)}, got "
-                             f"{pool!r}")
-        if loss not in WINDOW_LOSSES:
-            raise ValueError(f"--window_loss must be one of {', '.join(WINDOW_LOSSES)}, got "
-                             f"{loss!r}")
         return dataclasses.replace(self, doc_stride=stride, max_windows=max_windows,
                                    window_pool=pool, window_loss=loss)

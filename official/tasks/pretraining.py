@@ -133,8 +133,8 @@ def data_objective(input_files: Sequence[str]) -> str:
     for directory in sorted({os.path.dirname(os.path.abspath(f)) for f in input_files}):
         summary = pretraining_shards.read_summary(directory)
         if summary is not None:
-            objectives[os.path.join(directory, pretraining_shards.SUMMARY_FILE)] = summary.get(
-                "options", {}).get("objective", "nsp")
+            objectives[os.path.join(directory, pretraining_shards.SUMMARY_FILE)] = \
+                summary["options"]["objective"]
     if len(set(objectives.values())) > 1:
         raise ValueError("input files mix objectives: " + ", ".join(
             f"{path} says {objective}" for path, objective in objectives.items()))
