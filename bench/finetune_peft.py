@@ -151,7 +151,7 @@ def run_one(task: str, name: str, seed: int, limit: int | None, model_dir: str,
         f"--num_train_epochs={method.epochs:g}", "--log_steps=50", "--keep_checkpoint_max=1",
         f"--seed={seed}", *method.flags]
     print("$", " ".join(command[1:]), flush=True)
-    seconds, peak, result = run_measured(command, REPO)
+    seconds, peak, _, result = run_measured(command, REPO)
     if result.returncode != 0:
         sys.exit(f"{task} {name} failed:\n{result.stderr[-3000:]}")
     best = read_results(os.path.join(output_dir, "best", "eval_results.txt"))

@@ -24,14 +24,14 @@ e.g.
     --runner=SparkRunner --spark_master_url=spark://HOST:7077 --environment_type=DOCKER
     --runner=DataflowRunner --project=P --region=R --temp_location=gs://BUCKET/tmp
 
-The workers import this repo's `data_prep` and `official` packages and need its requirements
-(tensorflow, tensorflow-text, numpy; apache-beam with google-crc32c, which its TFRecord writer uses
-for checksums): give them a container image with the repo and requirements installed
-(`--sdk_container_image=IMAGE` on Dataflow, `--environment_type=DOCKER
---environment_config=IMAGE` on Flink and Spark), or `--setup_file=./setup.py` with a setup.py that
-packages them. The corpus is read with plain file calls (corpus_shards.py) and `summary.json` is
-written the same way, so the input files and `output_dir` must be on a file system mounted at the
-same path by the launcher and every worker (NFS, a FUSE-mounted bucket).
+The workers import this repo's `data_prep` and `official` packages and need numpy, absl-py and
+apache-beam with google-crc32c (which its TFRecord writer uses for checksums), not TensorFlow:
+give them a container image with the repo and requirements installed (`--sdk_container_image=IMAGE`
+on Dataflow, `--environment_type=DOCKER --environment_config=IMAGE` on Flink and Spark), or
+`--setup_file=./setup.py` with a setup.py that packages them. The corpus is read with plain
+file calls (corpus_shards.py) and `summary.json` is written the same way, so the input files and
+`output_dir` must be on a file system mounted at the same path by the launcher and every worker
+(NFS, a FUSE-mounted bucket).
 
 A run first removes an earlier run's output from `output_dir` (as the fast generator does:
 `remove_earlier_output`) and Beam's temp folders a killed run left; an interrupted or failed run
@@ -69,7 +69,7 @@ from data_prep.fast_generation import (
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.pretraining_shards import shard_path, write_summary
-from official.text.tokenizer import FullTokenizer
+from official.text.python_tokenizer import PythonTokenizer
 from official.text.vocab import load_vocab
 
 _STATS = "stats"
@@ -88,8 +88,8 @@ class _GenerateShard(beam.DoFn):
         self._options, self._chunk_bytes = options, chunk_bytes
 
     def setup(self):
-        # The tokenizer holds TensorFlow objects, which do not pickle: each worker builds its own.
-        tokenizer = FullTokenizer(self._vocab_file, self._do_lower_case)
+        # Built on the worker (its word cache grows there) rather than pickled with the DoFn.
+        tokenizer = PythonTokenizer(self._vocab_file, self._do_lower_case)
         self._processor = ChunkProcessor(tokenizer, self._options)
 
     def process(self, work: tuple[int, list[corpus_shards.ByteRange]]):

@@ -1,7 +1,9 @@
 """Serialises batches of pretraining examples to `tf.train.Example` bytes with numpy.
 
 Building a protobuf object per instance costs more in Python than making the instance; this
-writes the same wire format straight from the batch arrays, with no per-row object
+writes the same wire format straight from the batch arrays, with no per-row object: each field's
+bytes are a block of rows padded to one width, and one boolean gather over the blocks side by
+side reads out every record
 (bench/pretraining_data.py measures the generator it serves, against the original). The output is
 byte-identical to `tf.train.Example.SerializeToString(deterministic=True)` of the same features
 (tests/test_example_bytes.py proves it), so readers cannot tell the two apart.
@@ -14,10 +16,13 @@ serialisation sorts them):
 
 from __future__ import annotations
 
+from typing import Iterator, NamedTuple
+
 import numpy as np
 
 _LENGTH_DELIMITED = 2
 _FLOAT_LIST, _INT64_LIST = 2, 3
+_SLICE_ROWS = 1024
 
 
 def _varint(value: int) -> bytes:
@@ -48,24 +53,41 @@ def _entry_prefix(key: str, kind: int, payload_len: int) -> bytes:
             + value_header + feature_header + list_header)
 
 
-def _prefix_pieces(key: str, kind: int, payload_lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every row's entry prefix, concatenated in row order: (bytes uint8, lengths [rows])."""
+class Block(NamedTuple):
+    """Bytes of every row, padded to one width: a record is its blocks' kept bytes in order."""
+    data: np.ndarray     # uint8 [rows, width]
+    kept: np.ndarray     # bool [rows, width]: which bytes are real
+    lengths: np.ndarray  # int [rows]: how many are
+
+
+def _left_aligned(data: np.ndarray, lengths: np.ndarray) -> Block:
+    """A block whose row r is its first lengths[r] bytes."""
+    return Block(data, np.arange(data.shape[1])[None, :] < lengths[:, None], lengths)
+
+
+def _whole(data: np.ndarray) -> Block:
+    """A block of rows with no padding."""
+    return Block(data, np.ones(data.shape, bool), np.full(len(data), data.shape[1]))
+
+
+def _prefix_block(key: str, kind: int, payload_lens: np.ndarray) -> Block:
+    """Every row's map-entry prefix (it holds the payload's length, so rows differ)."""
     unique, which = np.unique(payload_lens, return_inverse=True)
-    prefixes = [np.frombuffer(_entry_prefix(key, kind, int(n)), np.uint8) for n in unique]
+    prefixes = [_entry_prefix(key, kind, int(n)) for n in unique]
     lengths = np.array([len(p) for p in prefixes])
     table = np.zeros((len(prefixes), lengths.max()), np.uint8)
     for i, prefix in enumerate(prefixes):
-        table[i, :len(prefix)] = prefix
-    rows = table[which]
-    return rows[np.arange(table.shape[1])[None, :] < lengths[which][:, None]], lengths[which]
+        table[i, :len(prefix)] = np.frombuffer(prefix, np.uint8)
+    return _left_aligned(table[which], lengths[which])
 
 
-def _packed_varints(values: np.ndarray) -> tuple[bytes, np.ndarray]:
-    """Varint-encodes each row of non-negative int [rows, k]: (all bytes, row offsets [rows+1])."""
+def _varint_block(values: np.ndarray) -> Block:
+    """Each row of non-negative int [rows, k] as packed varints: k slots as wide as the largest
+    value's varint, each value's bytes at the start of its slot."""
     rows, k = values.shape
     largest = int(values.max(initial=0))
     if largest < 0x80:  # Masks, segment ids, positions, labels: one byte per value.
-        return values.astype(np.uint8).tobytes(), np.arange(rows + 1, dtype=np.int64) * k
+        return _whole(values.astype(np.uint8))
     dtype = np.uint32 if largest < 2**32 else np.uint64
     values = values.astype(dtype)
     width = (largest.bit_length() + 6) // 7
@@ -76,25 +98,28 @@ def _packed_varints(values: np.ndarray) -> tuple[bytes, np.ndarray]:
     for i in range(width):
         more = (num_bytes > i + 1).astype(dtype) << dtype(7)
         encoded[..., i] = ((values >> dtype(7 * i)) & dtype(0x7F)) | more
-    flat = encoded[np.arange(width, dtype=np.uint8) < num_bytes[..., None]]
-    offsets = np.zeros(rows + 1, np.int64)
-    np.cumsum(num_bytes.sum(axis=1, dtype=np.int64), out=offsets[1:])
-    return flat.tobytes(), offsets
+    kept = np.arange(width, dtype=np.uint8)[None, None, :] < num_bytes[..., None]
+    return Block(encoded.reshape(rows, k * width), kept.reshape(rows, k * width),
+                 num_bytes.sum(axis=1, dtype=np.int64))
 
 
-def _scatter(out: np.ndarray, pieces: np.ndarray, lengths: np.ndarray,
-             destinations: np.ndarray) -> None:
-    """Copies row r's piece (the next lengths[r] bytes of `pieces`) to out[destinations[r]:]."""
-    sources = np.zeros(len(lengths), np.int64)
-    np.cumsum(lengths[:-1], out=sources[1:])
-    out[np.repeat(destinations - sources, lengths) + np.arange(len(pieces))] = pieces
+def _records(blocks: list[Block]) -> list[bytes]:
+    """Each row's record: its blocks' kept bytes in order.
+
+    The blocks side by side are one [rows, total width] array; a boolean gather reads it in
+    row-major order, which is each record's blocks in turn."""
+    data = np.concatenate([block.data for block in blocks], axis=1)
+    kept = np.concatenate([block.kept for block in blocks], axis=1)
+    buffer = data[kept].tobytes()
+    ends = np.cumsum(sum(block.lengths for block in blocks)).tolist()
+    return [buffer[a:b] for a, b in zip([0, *ends[:-1]], ends)]
 
 
 class ExampleSerializer:
     """Serialises batches whose features are named and typed as `int_features`/`float_features`.
 
-    All rows are laid out in one byte buffer with array operations (no per-row Python beyond
-    slicing the result into records).
+    Rows are laid out in byte buffers with array operations (no per-row Python beyond slicing
+    a buffer into records).
 
     Example (a batch of two rows; each record reads back as a `tf.train.Example` whose
     deterministic serialisation is the same bytes):
@@ -122,38 +147,35 @@ class ExampleSerializer:
                        **{k: _FLOAT_LIST for k in float_features}}
         self._keys = sorted(self._kinds)
 
-    def _payload(self, key: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Packed values of each row, concatenated: (bytes uint8, lengths [rows])."""
-        rows = len(values)
+    def _payload(self, key: str, values: np.ndarray) -> Block:
+        """Each row's packed values."""
         if self._kinds[key] == _FLOAT_LIST:
             data = np.ascontiguousarray(values, dtype="<f4")
-            return data.view(np.uint8).reshape(-1), np.full(rows, data.shape[1] * 4)
+            return _whole(data.view(np.uint8).reshape(len(values), -1))
         if values.size and values.min() < 0:
             raise ValueError(f"{key}: negative values are not written by this serializer")
-        data, offsets = _packed_varints(values)
-        return np.frombuffer(data, np.uint8), np.diff(offsets)
+        return _varint_block(values)
 
     def serialize(self, batch: dict[str, np.ndarray]) -> list[bytes]:
         """`batch[key]` is [rows, length] (int >= 0 or float32) -> one record per row."""
-        rows = len(batch[self._keys[0]])
-        pieces = []  # (bytes, lengths) in record order, after the record header
-        for key in self._keys:
-            payload, payload_lens = self._payload(key, np.asarray(batch[key]).reshape(rows, -1))
-            pieces += [_prefix_pieces(key, self._kinds[key], payload_lens),
-                       (payload, payload_lens)]
-        body_lens = sum(lengths for _, lengths in pieces)
-        size_bytes, size_offsets = _packed_varints(body_lens[:, None])
-        header = (np.frombuffer(size_bytes, np.uint8), np.diff(size_offsets))
-        tag = (np.full(rows, 1 << 3 | _LENGTH_DELIMITED, np.uint8), np.ones(rows, np.int64))
-        pieces = [tag, header] + pieces
+        return list(self.records(batch))
 
-        record_lens = sum(lengths for _, lengths in pieces)
-        starts = np.zeros(rows + 1, np.int64)
-        np.cumsum(record_lens, out=starts[1:])
-        out = np.empty(starts[-1], np.uint8)
-        offset = starts[:-1].copy()
-        for data, lengths in pieces:
-            _scatter(out, data, lengths, offset)
-            offset += lengths
-        buffer = out.tobytes()
-        return [buffer[a:b] for a, b in zip(starts[:-1].tolist(), starts[1:].tolist())]
+    def records(self, batch: dict[str, np.ndarray]) -> Iterator[bytes]:
+        """`serialize`, as an iterator that works through `_SLICE_ROWS` rows at a time: the
+        slice's arrays stay in the CPU's cache, and a large batch's records never all exist at
+        once (a writer takes them as they come)."""
+        rows = len(batch[self._keys[0]])
+        for start in range(0, rows, _SLICE_ROWS):
+            yield from self._slice({key: np.asarray(batch[key])[start:start + _SLICE_ROWS]
+                                    for key in self._keys})
+
+    def _slice(self, batch: dict[str, np.ndarray]) -> list[bytes]:
+        rows = len(batch[self._keys[0]])
+        blocks = []  # in record order, after the record's header
+        for key in self._keys:
+            payload = self._payload(key, batch[key].reshape(rows, -1))
+            blocks += [_prefix_block(key, self._kinds[key], payload.lengths), payload]
+        body_lens = sum(block.lengths for block in blocks)
+        size = _varint_block(body_lens[:, None])
+        tag = _whole(np.full((rows, 1), 1 << 3 | _LENGTH_DELIMITED, np.uint8))
+        return _records([tag, size, *blocks])

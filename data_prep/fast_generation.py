@@ -4,11 +4,13 @@
 
 The corpus is cut into `num_shards` byte ranges of whole documents (corpus_shards.py); each shard
 becomes one TFRecord file, made by one worker process from a stream of ~1 MiB chunks of documents:
-tokenise the chunk in one op call, build and mask its instances with numpy (fast_instances.py),
-serialise them (example_bytes.py), append them to the shard. Memory is bounded by a chunk, not by
-the shard or the corpus. Randomness is seeded by (random_seed, shard, chunk), so the bytes depend on
-the flags and the corpus only, not on the number of workers. Random next sentences and the instance
-shuffle stay within a chunk (the original draws from the whole corpus, which needs it all in RAM).
+tokenise the chunk (official/text/python_tokenizer.py), build and mask its instances with numpy
+(fast_instances.py), serialise them (example_bytes.py), append them to the shard
+(tfrecord_framing.py). None of it loads TensorFlow: a worker starts in a fraction of a second
+and holds tens of MB. Memory is bounded by a chunk, not by the shard or the corpus. Randomness
+is seeded by (random_seed, shard, chunk), so the bytes depend on the flags and the corpus only,
+not on the number of workers. Random next sentences and the instance shuffle stay within a chunk
+(the original draws from the whole corpus, which needs it all in RAM).
 
 A shard file appears under its final name only when complete, and `summary.json` (the counts) is
 written last, once every shard is: a folder without it is incomplete. A run first removes what an
@@ -18,10 +20,10 @@ bytes as an uninterrupted run. The names are official/pretraining_shards.py's.
 
 Stopping: an exception in the coordinator (the entry point turns SIGTERM and ctrl-C into one) kills
 the workers, waits for them and deletes their temp files before it propagates, so nothing in
-`output_dir` changes once the coordinator has exited. The coordinator runs no TensorFlow (the
-work is in worker processes, one even for num_workers=1), so that exception is raised in its own
-Python code. Workers ignore ctrl-C (it reaches the whole process group; the coordinator stops
-them) and, on Linux, die with a coordinator that is killed.
+`output_dir` changes once the coordinator has exited; with one worker's work to do, the
+coordinator does it itself, and the same exception unwinds its shard's temp file. Workers ignore
+ctrl-C (it reaches the whole process group; the coordinator stops them) and, on Linux, die with a
+coordinator that is killed.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 from absl import logging
@@ -47,13 +49,13 @@ from data_prep.example_bytes import ExampleSerializer
 from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, build_instances
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
+from data_prep.tfrecord_framing import write_records
 from official import console
 from official.atomic_files import TEMP_SUFFIX, atomic_path
+from official.pretraining_records import FLOAT_FEATURES, INT_FEATURES
 from official.pretraining_shards import SHARD_NAME, SUMMARY_FILE, shard_path, write_summary
+from official.text.python_tokenizer import PythonTokenizer
 from official.text.vocab import load_vocab
-
-if TYPE_CHECKING:
-    from official.text.tokenizer import FullTokenizer
 
 # Text per chunk: large enough that random next sentences have many documents to come from and
 # numpy works on big arrays; small enough that a chunk's instances (dupe_factor x ~2,500 per MiB)
@@ -101,22 +103,18 @@ def special_ids(vocab: dict[str, int], vocab_file: str) -> SpecialIds:
                       vocab_size=len(continues), continues_word=continues)
 
 
-def _tokenize_chunk(tokenizer: "FullTokenizer", documents: list[list[str]]) -> TokenizedChunk:
-    """Tokenises every line of the chunk in one call; empty sentences and documents are dropped."""
-    lines = [line for document in documents for line in document]
-    sentences = tokenizer.tokenize_batch_ids(lines)
-    kept, doc_starts, line = [], [0], 0
-    for document in documents:
-        before = len(kept)
-        kept.extend(ids for ids in sentences[line:line + len(document)] if len(ids))
-        line += len(document)
-        if len(kept) > before:
-            doc_starts.append(len(kept))
-    sentence_starts = np.zeros(len(kept) + 1, np.int64)
-    np.cumsum([len(ids) for ids in kept], out=sentence_starts[1:])
-    ids = np.concatenate(kept) if kept else np.zeros(0, np.int32)
-    return TokenizedChunk(ids=ids, sentence_starts=sentence_starts,
-                          doc_starts=np.array(doc_starts, np.int64))
+def _tokenize_chunk(tokenizer: PythonTokenizer, documents: list[list[str]]) -> TokenizedChunk:
+    """Tokenises every line of the chunk at once; empty sentences and documents are dropped."""
+    ids, line_ends = tokenizer.tokenize_flat([line for document in documents
+                                              for line in document])
+    line_lengths = np.diff(line_ends, prepend=0)
+    kept = line_lengths > 0
+    # Each document's kept sentences, counted; a document with none is no document.
+    document_of_line = np.repeat(np.arange(len(documents)), [len(d) for d in documents])
+    sentences_per_document = np.bincount(document_of_line[kept], minlength=len(documents))
+    counts = sentences_per_document[sentences_per_document > 0]
+    return TokenizedChunk(ids=ids, sentence_starts=np.concatenate([[0], line_ends[kept]]),
+                          doc_starts=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
 
 
 def chunks(ranges, read_stats, chunk_bytes: int) -> Iterator[tuple[list[list[str]], int]]:
@@ -154,61 +152,47 @@ class ChunkProcessor:
     two make instances the same way.
     """
 
-    def __init__(self, tokenizer: "FullTokenizer", options: PretrainingDataOptions):
+    def __init__(self, tokenizer: PythonTokenizer, options: PretrainingDataOptions):
         self.tokenizer = tokenizer
         self.options = options
         self.special = special_ids(tokenizer.vocab, tokenizer.vocab_file)
-        # The record format's names; imported here because that module loads TensorFlow, which a
-        # ChunkProcessor's process has loaded anyway (the coordinator must not).
-        from official.pretraining_records import FLOAT_FEATURES, INT_FEATURES
         self.features = INT_FEATURES + FLOAT_FEATURES
         self.serializer = ExampleSerializer(list(INT_FEATURES), list(FLOAT_FEATURES))
 
-    def records(self, documents: list[list[str]], seed: list[int]) -> tuple[list[bytes],
+    def records(self, documents: list[list[str]], seed: list[int]) -> tuple[Iterator[bytes],
                                                                              ShardStats]:
-        """The chunk's records and counts; `seed` (e.g. [random_seed, shard, chunk]) seeds it."""
+        """The chunk's records (an iterator, made as they are taken) and counts; `seed` (e.g.
+        [random_seed, shard, chunk]) seeds it."""
         chunk = _tokenize_chunk(self.tokenizer, documents)
         if not chunk.num_documents:
-            return [], ShardStats()
+            return iter(()), ShardStats()
         batch = build_instances(chunk, self.options, self.special, np.random.default_rng(seed))
-        records = self.serializer.serialize(
-            {k: getattr(batch, k) for k in self.features})
+        records = self.serializer.records({k: getattr(batch, k) for k in self.features})
         stats = _batch_stats(batch, self.options)
         stats.documents = chunk.num_documents
         return records, stats
 
 
-def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: "FullTokenizer",
+def make_shard(shard: int, ranges, output_dir: str, num_shards: int, tokenizer: PythonTokenizer,
                options: PretrainingDataOptions, chunk_bytes: int = CHUNK_BYTES,
                progress=None) -> ShardStats:
     """Writes one shard file from its byte ranges; returns its counts."""
-    import tensorflow as tf  # Only the TFRecord writer; imported where the work happens.
-
     processor = ChunkProcessor(tokenizer, options)
     read_stats = corpus_shards.ReadStats()
     stats = ShardStats()
     with atomic_path(shard_path(output_dir, shard, num_shards)) as tmp_path:
-        with tf.io.TFRecordWriter(tmp_path) as writer:
+        with open(tmp_path, "wb") as file:
             for chunk_index, (documents, size) in enumerate(
                     chunks(ranges, read_stats, chunk_bytes)):
                 records, chunk_stats = processor.records(
                     documents, [options.random_seed, shard, chunk_index])
-                for record in records:
-                    writer.write(record)
+                write_records(file, records)
                 chunk_stats.input_bytes = size
                 stats.add(chunk_stats)
                 if progress is not None:
                     progress(chunk_stats)
     stats.invalid_utf8 = dict(read_stats.invalid_utf8)
     return stats
-
-
-def _make_tokenizer(vocab_file: str, do_lower_case: bool) -> "FullTokenizer":
-    # Imported here: the coordinating process never loads TensorFlow (~600 MB, seconds to start).
-    # Its C++ start-up notes are held back unless the command line has --verbosity=1.
-    console.import_tensorflow_quietly(sys.argv)
-    from official.text.tokenizer import FullTokenizer
-    return FullTokenizer(vocab_file, do_lower_case)
 
 
 class _Progress:
@@ -242,10 +226,9 @@ def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
     """Writes `num_shards` TFRecord files and `summary.json` to `output_dir`; returns the summary.
 
     The output depends on the corpus, `options`, `num_shards` and `chunk_bytes`, never on
-    `num_workers`. The shards are made in min(num_workers, num_shards) worker processes (with
-    num_workers=1, in this process instead if it has loaded TensorFlow). What an earlier run left
-    in `output_dir` (summary.json, shards) is removed once the inputs have been checked, before
-    any work.
+    `num_workers`. The shards are made in min(num_workers, num_shards) worker processes, or in
+    this process when that is one. What an earlier run left in `output_dir` (summary.json,
+    shards) is removed once the inputs have been checked, before any work.
 
     Raises:
       InputError: a corpus with no document, or a vocab without [MASK].
@@ -255,6 +238,7 @@ def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
         raise InputError(f"num_shards and num_workers must be positive, got {num_shards} and "
                          f"{num_workers}")
     special_ids(load_vocab(vocab_file), vocab_file)  # Fail on a bad vocab before any work.
+    tokenizer = PythonTokenizer(vocab_file, do_lower_case)  # forked workers share its tables
     corpus_shards.check_has_text(input_files)  # An empty corpus must not cost the earlier output.
     plan = corpus_shards.plan_shards(input_files, num_shards)
     total_bytes = sum(os.path.getsize(path) for path in input_files)
@@ -262,19 +246,13 @@ def generate(input_files: list[str], output_dir: str, vocab_file: str, do_lower_
     remove_earlier_output(output_dir)
     progress = _Progress(total_bytes)
     stats = ShardStats()
-    if num_workers == 1 and "tensorflow" in sys.modules:
-        # The caller runs TensorFlow already (a test, a notebook): the shards are made here
-        # rather than in a worker that would start it again. The command line never gets here:
-        # its process stays free of TensorFlow, so a stop signal never lands in TensorFlow's
-        # code (where an exception raised by a signal handler can surface inside its C++
-        # callbacks as a SystemError, with a traceback).
-        tokenizer = _make_tokenizer(vocab_file, do_lower_case)
+    if min(num_workers, num_shards) == 1:
         for shard in range(num_shards):
             stats.add(make_shard(shard, plan[shard], output_dir, num_shards, tokenizer, options,
                                  chunk_bytes, progress=progress.update))
     else:
-        stats = _generate_in_workers(plan, output_dir, num_shards, vocab_file, do_lower_case,
-                                     options, chunk_bytes, num_workers, progress)
+        stats = _generate_in_workers(plan, output_dir, num_shards, tokenizer, options,
+                                     chunk_bytes, num_workers, progress)
     progress.update(ShardStats(), final=True)
     if not stats.documents:
         for shard in range(num_shards):
@@ -321,21 +299,22 @@ def _remove_stale_temp_files(output_dir: str) -> None:
 # worker claims the next shard from a shared counter and reports through one queue; stopping is
 # killing the processes, which nothing waits on.
 
-def _generate_in_workers(plan, output_dir, num_shards, vocab_file, do_lower_case, options,
-                         chunk_bytes, num_workers, progress) -> ShardStats:
+def _generate_in_workers(plan, output_dir, num_shards, tokenizer, options, chunk_bytes,
+                         num_workers, progress) -> ShardStats:
     """Makes the shards in min(num_workers, num_shards) processes; returns their summed counts.
 
     On any exception (a worker's failure, or the entry point's stop on SIGTERM or ctrl-C) the
     workers are killed and waited for, and their temp files deleted, before it propagates.
     """
-    # Forking is cheap, but a child forked from a process that has loaded TensorFlow inherits its
-    # threads in an undefined state; the command line never loads it here, a test process may.
+    # Forking is cheap and shares the tokenizer's tables, but a child forked from a process that
+    # has loaded TensorFlow inherits its threads in an undefined state; the command line never
+    # loads it, a test process may.
     method = "spawn" if "tensorflow" in sys.modules else "fork"
     context = multiprocessing.get_context(method)
     messages = context.Queue()
     next_shard = context.Value("q", 0)
-    args = (os.getpid(), vocab_file, do_lower_case, output_dir, num_shards, options,
-            chunk_bytes, plan, next_shard, messages)
+    args = (os.getpid(), tokenizer, output_dir, num_shards, options, chunk_bytes, plan,
+            next_shard, messages)
     workers: list = []
     stats, done = ShardStats(), 0
     try:
@@ -381,8 +360,8 @@ def _check_workers(workers, messages) -> None:
         raise RuntimeError(f"{detail} before every shard was made")
 
 
-def _run_worker(coordinator_pid, vocab_file, do_lower_case, output_dir, num_shards, options,
-                chunk_bytes, plan, next_shard, messages) -> None:
+def _run_worker(coordinator_pid, tokenizer, output_dir, num_shards, options, chunk_bytes, plan,
+                next_shard, messages) -> None:
     """A worker process: claims shards until none is left, reporting each chunk's and shard's
     counts, or its exception, through `messages`."""
     # The stop signals arrive blocked (the coordinator blocks them while starting workers), so
@@ -395,7 +374,6 @@ def _run_worker(coordinator_pid, vocab_file, do_lower_case, output_dir, num_shar
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     try:
-        tokenizer = _make_tokenizer(vocab_file, do_lower_case)
         while True:
             with next_shard.get_lock():
                 shard = next_shard.value

@@ -52,10 +52,11 @@ class SpecialIds:
 
 @dataclasses.dataclass
 class InstanceBatch:
-    """Padded instances, the arrays of the TFRecord features (int32 to halve memory)."""
-    input_ids: np.ndarray            # [n, max_seq_length]
-    input_mask: np.ndarray           # [n, max_seq_length]
-    segment_ids: np.ndarray          # [n, max_seq_length]
+    """Padded instances, the arrays of the TFRecord features (int32 and uint8, not the files'
+    int64: a chunk's instances take tens of MB)."""
+    input_ids: np.ndarray            # int32 [n, max_seq_length]
+    input_mask: np.ndarray           # uint8 [n, max_seq_length]
+    segment_ids: np.ndarray          # uint8 [n, max_seq_length]
     masked_lm_positions: np.ndarray  # [n, max_predictions_per_seq]
     masked_lm_ids: np.ndarray        # [n, max_predictions_per_seq]
     masked_lm_weights: np.ndarray    # float32 [n, max_predictions_per_seq]
@@ -63,6 +64,17 @@ class InstanceBatch:
     replaced_with_mask: int = 0      # how the predictions were corrupted (for the summary)
     kept: int = 0
     replaced_with_random: int = 0
+
+
+class _ScalarDraws(random.Random):
+    """Python's generator with a leaner `randint`: the same numbers (CPython's randint(a, b) is
+    a + _randbelow(b - a + 1), after argument checks this code does not need), at about half
+    the cost of a call that runs a few times per instance."""
+
+    def randint(self, a: int, b: int) -> int:
+        if b < a:
+            raise ValueError(f"empty range for randint({a}, {b})")
+        return a + self._randbelow(b - a + 1)
 
 
 def _segment_pairs(chunk: TokenizedChunk, options: PretrainingDataOptions,
@@ -174,23 +186,31 @@ def _truncate(pairs: np.ndarray, max_num_tokens: int, rng: np.random.Generator) 
 
 def _assemble(ids: np.ndarray, pairs: np.ndarray, options: PretrainingDataOptions,
               special: SpecialIds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """[CLS] A [SEP] (B [SEP]) padded with 0: input ids, segment ids and lengths."""
+    """[CLS] A [SEP] (B [SEP]) padded with 0: input ids, segment ids and lengths.
+
+    Row r's A tokens are ids[a_start + p - 1] at positions p = 1 .. len(A): a window of ids
+    starting at a_start - 1, and its B tokens likewise a window at b_start - len(A) - 2. Whole
+    windows are copied (`sliding_window_view`, rows of contiguous memory), then masked.
+    """
     seq_len = options.max_seq_length
     la, lb = pairs[:, 1] - pairs[:, 0], pairs[:, 3] - pairs[:, 2]
     has_b = lb > 0
     length = la + 2 + np.where(has_b, lb + 1, 0)
+    padded = np.zeros(len(ids) + 2 * seq_len, np.int32)
+    padded[seq_len:seq_len + len(ids)] = ids
+    windows = np.lib.stride_tricks.sliding_window_view(padded, seq_len)
     p = np.arange(seq_len)[None, :]
     la_, lb_ = la[:, None], lb[:, None]
     in_a = (p >= 1) & (p <= la_)
-    in_b = has_b[:, None] & (p >= la_ + 2) & (p < la_ + 2 + lb_)
-    gather = np.where(in_a, pairs[:, :1] + p - 1, np.where(in_b, pairs[:, 2:3] + p - la_ - 2, 0))
-    tokens = np.where(in_a | in_b, ids[gather], 0)
+    in_b = (p >= la_ + 2) & (p < la_ + 2 + lb_)
+    tokens = np.where(in_a, windows[pairs[:, 0] - 1 + seq_len], 0)
+    tokens = np.where(in_b, windows[pairs[:, 2] - la - 2 + seq_len], tokens)
     tokens[:, 0] = special.cls
     rows = np.arange(len(pairs))
     tokens[rows, la + 1] = special.sep
     tokens[rows[has_b], (la + lb + 2)[has_b]] = special.sep
-    segments = (has_b[:, None] & (p >= la_ + 2) & (p < length[:, None])).astype(np.int32)
-    return tokens.astype(np.int32), segments, length
+    segments = (has_b[:, None] & (p >= la_ + 2) & (p < length[:, None])).astype(np.uint8)
+    return tokens, segments, length
 
 
 def _num_to_predict(length: np.ndarray, options: PretrainingDataOptions) -> np.ndarray:
@@ -205,13 +225,29 @@ def _candidates(tokens: np.ndarray, length: np.ndarray, special: SpecialIds) -> 
 
 
 def _choose_tokens(candidates, num_to_predict, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Uniformly random masked positions, sorted: [n, max_predictions] and their validity."""
-    keys = np.where(candidates, rng.random(candidates.shape), 2.0)
+    """Uniformly random masked positions, sorted: [n, max_predictions] and their validity.
+
+    Each candidate draws a key; a row masks the candidates of its num_to_predict smallest keys
+    (ties, vanishingly rare, to the earlier position). Found by partition, not a full sort.
+    """
+    keys = rng.random(candidates.shape)
+    keys[~candidates] = 2.0  # never below a candidate's key
     width = int(num_to_predict.max(initial=1))
-    chosen = np.argsort(keys, axis=1, kind="stable")[:, :width]
-    valid = (np.arange(width)[None, :] < num_to_predict[:, None]) & np.take_along_axis(
-        candidates, chosen, axis=1)
-    return chosen, valid
+    smallest = np.sort(np.partition(keys, width - 1, axis=1)[:, :width], axis=1)
+    threshold = np.take_along_axis(smallest, (num_to_predict - 1)[:, None], axis=1)
+    chosen_mask = keys < threshold  # candidates only: a key of 2.0 is never below
+    tied = (keys == threshold) & candidates
+    needed = num_to_predict - chosen_mask.sum(axis=1)
+    crowded = np.flatnonzero(tied.sum(axis=1) > needed)  # more tied keys than places left
+    tied[crowded] &= np.cumsum(tied[crowded], axis=1) <= needed[crowded, None]
+    chosen_mask |= tied
+    counts = chosen_mask.sum(axis=1)
+    rows, positions = np.nonzero(chosen_mask)  # row by row, positions ascending
+    first = np.zeros(len(counts), np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    chosen = np.zeros((len(keys), width), np.int64)
+    chosen[rows, np.arange(len(rows)) - first[rows]] = positions
+    return chosen, np.arange(width)[None, :] < counts[:, None]
 
 
 def _choose_whole_words(tokens, candidates, num_to_predict, special, rng):
@@ -249,7 +285,7 @@ def build_instances(chunk: TokenizedChunk, options: PretrainingDataOptions, spec
     # Scalar draws (a few per instance) from Python's generator, which is ~10x cheaper per call
     # than numpy's; array draws from numpy. Both are seeded from `rng`, so output stays a
     # function of the seed.
-    pairs = _segment_pairs(chunk, options, random.Random(int(rng.integers(2**63))))
+    pairs = _segment_pairs(chunk, options, _ScalarDraws(int(rng.integers(2**63))))
     max_num_tokens = options.max_seq_length - (2 if options.objective == "none" else 3)
     pairs = _truncate(pairs, max_num_tokens, rng)
     pairs = pairs[rng.permutation(len(pairs))]  # The original shuffles its instances too.
@@ -284,7 +320,7 @@ def build_instances(chunk: TokenizedChunk, options: PretrainingDataOptions, spec
     weights[:, :chosen.shape[1]] = valid
     mask_rows = np.arange(options.max_seq_length)[None, :] < length[:, None]
     return InstanceBatch(
-        input_ids=tokens, input_mask=mask_rows.astype(np.int32), segment_ids=segments,
+        input_ids=tokens, input_mask=mask_rows.astype(np.uint8), segment_ids=segments,
         masked_lm_positions=positions, masked_lm_ids=label_ids, masked_lm_weights=weights,
         next_sentence_labels=pairs[:, 4].astype(np.int32),
         replaced_with_mask=int(((draw < 0.8) & valid).sum()),

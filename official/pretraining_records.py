@@ -23,7 +23,10 @@ input pipeline (`official/training/pretraining_input.py`), which must not import
 
 from __future__ import annotations
 
-import tensorflow as tf
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tensorflow as tf
 
 INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
                 "next_sentence_labels")
@@ -34,6 +37,8 @@ def parse_spec(max_seq_length: int,
                max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
     """The original run_pretraining.py's `name_to_features`:
     `tf.io.parse_example(records, parse_spec(128, 20))`."""
+    import tensorflow as tf  # here: the writers use the names above and run without it
+
     seq, predictions = [max_seq_length], [max_predictions_per_seq]
     return {
         "input_ids": tf.io.FixedLenFeature(seq, tf.int64),

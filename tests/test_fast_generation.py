@@ -12,6 +12,7 @@ from data_prep import fast_generation
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from official.pretraining_shards import SUMMARY_FILE, shard_path
+from official.text.python_tokenizer import PythonTokenizer
 from official.text.vocab import load_vocab
 from tests.reference_bert import original_parse_spec
 
@@ -111,8 +112,8 @@ def test_a_failing_worker_reports_its_exception_and_leaves_no_temp_file(tmp_path
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(FileNotFoundError, match="gone.txt") as raised:
-        fast_generation._generate_in_workers(plan, str(out), 1, VOCAB, True, OPTIONS, 20_000,
-                                             num_workers=2,
+        fast_generation._generate_in_workers(plan, str(out), 1, PythonTokenizer(VOCAB, True),
+                                             OPTIONS, 20_000, num_workers=2,
                                              progress=fast_generation._Progress(1000))
     assert any("in a worker process" in note for note in raised.value.__notes__)
     assert os.listdir(out) == []

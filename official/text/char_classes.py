@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 import unicodedata
 from typing import Iterable
 
@@ -79,21 +80,32 @@ def re2_class(code_points: Iterable[int], negate: bool = False) -> str:
 
 @functools.cache
 def general_categories() -> tuple[str, ...]:
-    """The unicodedata category of every code point (index = code point; cached: 1.1M calls)."""
-    return tuple(unicodedata.category(chr(cp)) for cp in range(0x110000))
+    """The unicodedata category of every code point (index = code point; cached: 1.1M calls).
+    Interned: 30 distinct strings, not 1.1M copies (~70 MB a process would keep)."""
+    return tuple(map(sys.intern, map(unicodedata.category, map(chr, range(0x110000)))))
+
+
+@dataclasses.dataclass(frozen=True)
+class CodePoints:
+    """The original's classes as sorted code points (`CharClasses` says what each holds), for
+    tokenizers that render them in their own regex syntax (official/text/python_tokenizer.py)."""
+    removed: tuple[int, ...]
+    whitespace: tuple[int, ...]
+    split: tuple[int, ...]
+    nonspacing_marks: tuple[int, ...]
 
 
 @functools.cache
-def original_char_classes() -> CharClasses:
+def original_code_points() -> CodePoints:
     """The classes of google-research/bert's `tokenization.py`, from this Python's unicodedata."""
     removed, whitespace, punctuation, marks = [0, 0xFFFD], [], [], []
-    lower_case, multi_char_lower = {}, {}
+    categories = general_categories()
     # Unassigned, private-use and surrogate code points (the last cannot occur in UTF-8 text) are
-    # in none of the classes and have no lower case.
-    assigned = [cp for cp, category in enumerate(general_categories())
-                if category not in ("Cn", "Co", "Cs")]
-    for cp in assigned:
-        char, category = chr(cp), general_categories()[cp]
+    # in none of the classes.
+    for cp, category in enumerate(categories):
+        char = chr(cp)
+        if category in ("Cn", "Co", "Cs"):
+            continue
         if category in ("Cc", "Cf") and char not in "\t\n\r":
             removed.append(cp)
         elif (category == "Zs" or char.isspace()) and char != " ":
@@ -102,19 +114,37 @@ def original_char_classes() -> CharClasses:
             punctuation.append(cp)
         elif category == "Mn":
             marks.append(cp)
+    for first, last in _ASCII_PUNCTUATION_RANGES + CJK_RANGES:
+        punctuation.extend(range(first, last + 1))
+    return CodePoints(*(tuple(sorted(set(points)))
+                        for points in (removed, whitespace, punctuation, marks)))
+
+
+@functools.cache
+def _assigned() -> tuple[int, ...]:
+    return tuple(cp for cp, category in enumerate(general_categories())
+                 if category not in ("Cn", "Co", "Cs"))
+
+
+@functools.cache
+def original_char_classes() -> CharClasses:
+    """`original_code_points` as RE2 classes, with the lower-casing tables `str.lower` gives."""
+    points = original_code_points()
+    lower_case, multi_char_lower = {}, {}
+    for cp in _assigned():
+        char = chr(cp)
         lowered = char.lower()
         if len(lowered) > 1:
             multi_char_lower[char] = lowered
         elif lowered != char:
             lower_case[cp] = ord(lowered)
-    for first, last in _ASCII_PUNCTUATION_RANGES + CJK_RANGES:
-        punctuation.extend(range(first, last + 1))
     lower = np.arange(max(lower_case) + 1, dtype=np.int32)
     lower[list(lower_case)] = list(lower_case.values())
     return CharClasses(
-        removed=re2_class(removed), whitespace=re2_class(whitespace),
-        split=re2_class(punctuation), nonspacing_marks=re2_class(marks),
-        final_sigma=_final_sigma_pattern(assigned), lower=lower, multi_char_lower=multi_char_lower)
+        removed=re2_class(points.removed), whitespace=re2_class(points.whitespace),
+        split=re2_class(points.split), nonspacing_marks=re2_class(points.nonspacing_marks),
+        final_sigma=_final_sigma_pattern(list(_assigned())), lower=lower,
+        multi_char_lower=multi_char_lower)
 
 
 def _final_sigma_pattern(assigned: list[int]) -> str:
