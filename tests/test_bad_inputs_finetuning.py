@@ -21,7 +21,7 @@ from official.tasks.classification import ClassificationTask
 from tests.checkpoint_helpers import original_weights
 from tests.cli import refused, run_module, snapshot, succeeded
 from tests.peft_helpers import write_base, write_run
-from tests.test_run_classifier import CUES, FILLERS, write_sst2
+from tests.test_run_classifier import CUES, FILLERS, write_sst2, write_stsb
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CUES, *FILLERS]
 CONFIG = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
@@ -85,6 +85,23 @@ def test_a_bad_row_in_the_test_file_stops_the_run_before_training(files, tmp_pat
     (data / "test.tsv").write_text("\n".join([*lines, "only-one-column"]) + "\n")
     result = classify(files, tmp_path / "out", "--do_train", "--do_predict", data=data)
     refused(result, f"{data / 'test.tsv'}:{len(lines) + 1}: 1 columns")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_nan_score_is_refused_with_its_file_and_line_before_any_record(files, tmp_path):
+    """A regression label must be a finite number: a nan would train to a nan loss (blamed on
+    the learning rate) and evaluate to nan metrics that then choose best/."""
+    data = tmp_path / "stsb"
+    write_stsb(str(data), np.random.default_rng(0), sizes=(("train", 16), ("dev", 8)))
+    lines = (data / "dev.tsv").read_text().splitlines()
+    lines[3] = lines[3].rsplit("\t", 1)[0] + "\tnan"
+    (data / "dev.tsv").write_text("\n".join(lines) + "\n")
+    result = run_module(
+        "run_scripts.run_classifier", "--task_name=STS-B", f"--data_dir={data}",
+        f"--output_dir={tmp_path / 'out'}", f"--vocab_file={files['vocab_file']}",
+        f"--bert_config_file={files['bert_config_file']}", "--max_seq_length=16",
+        "--do_train", "--do_eval")
+    refused(result, f"{data / 'dev.tsv'}:4: label 'nan' is not a finite number")
     assert not (tmp_path / "out").exists()
 
 

@@ -29,7 +29,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The official modules data_prep may import, and why each. A module listed covers its submodules.
 DATA_PREP_MAY_IMPORT = (
-    "official.text",                 # the one tokenizer and the vocab files
+    "official.text",                 # the tokenizer (plain Python in the workers), vocab files
     "official.atomic_files",         # files that appear only when complete
     "official.output_paths",         # output places checked before any work
     "official.console",              # what a user reads on stderr

@@ -95,12 +95,15 @@ def test_data_objective_reads_data_preps_summary(tmp_path):
     made_here, original = tmp_path / "ours", tmp_path / "original"
     made_here.mkdir()
     original.mkdir()
-    (made_here / "summary.json").write_text(json.dumps({"options": {"objective": "none"}}))
+    def summary(objective):
+        return json.dumps({"num_shards": 1, "options": {"objective": objective}})
+
+    (made_here / "summary.json").write_text(summary("none"))
     assert data_objective([str(made_here / "a.tfrecord")]) == "none"
     assert data_objective([str(original / "a.tfrecord")]) == "nsp"
     other = tmp_path / "sop"
     other.mkdir()
-    (other / "summary.json").write_text(json.dumps({"options": {"objective": "sop"}}))
+    (other / "summary.json").write_text(summary("sop"))
     with pytest.raises(ValueError, match="mix objectives"):
         data_objective([str(made_here / "a"), str(other / "b")])
 
