@@ -30,7 +30,8 @@ ENTRY_POINTS = ("run_scripts.run_pretraining", "run_scripts.run_classifier",
                 "run_scripts.run_sentence_embedding", "run_scripts.export_saved_model",
                 "run_scripts.extract_features", "run_scripts.build_static_embeddings",
                 "run_scripts.convert_checkpoint", "run_scripts.semantic_search",
-                "data_prep.create_pretraining_data", "data_prep.build_vocab")
+                "data_prep.create_pretraining_data", "data_prep.build_vocab",
+                "data_prep.extend_vocab", "data_prep.vocab_report")
 
 
 def missing_file_flags(module: str, folder: str) -> list[str]:
@@ -56,6 +57,9 @@ def missing_file_flags(module: str, folder: str) -> list[str]:
                                               f"--vocab_file={vocab}",
                                               f"--output_dir={output}"],
         "data_prep.build_vocab": [f"--input_file={nowhere}", f"--output_file={output}"],
+        "data_prep.extend_vocab": [f"--vocab_file={vocab}", f"--input_file={nowhere}",
+                                   f"--output_dir={output}"],
+        "data_prep.vocab_report": [f"--vocab_file={vocab}", f"--input_file={nowhere}"],
     }.get(module, [f"--vocab_file={nowhere}", f"--output_dir={output}", "--do_train",
                    "--task_name=MRPC", f"--data_dir={folder}", f"--train_file={nowhere}"])
 

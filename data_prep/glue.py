@@ -5,7 +5,8 @@ Each task is one `TaskProcessor`, named by google-research/bert's `--task_name` 
 `data_dir` is the task's own folder of GLUE's download (`glue_data/MRPC`), as in the original.
 Task "tsv" is a classification task of one's own (`tsv_processor`): its labels and columns are
 read from its data_dir. Task "20ng" is 20 Newsgroups, whole posts in JSON lines
-(`newsgroups_processor`).
+(`newsgroups_processor`); task "scibert_jsonl" reads SciBERT's classification files (ChemProt,
+ACL-ARC: `scibert_processor`).
 
     processor = get_processor("mrpc")
     examples = processor.get_examples("glue_data/MRPC", "train")  # or "dev", "test"
@@ -88,7 +89,8 @@ class Columns:
     where the original read by position). `label` None: the split is read unlabelled.
     `where`: (column, value) that a row must have to be read (XNLI's dev set mixes languages).
     A file named `*.jsonl` or `*.jsonl.gz` is JSON lines, one object a line: the fields are
-    keys (str), and `has_header` and `where` do not apply. `guid`: the field that holds each
+    keys (str), and `has_header` and `where` do not apply; `json_lines` says so for a file of
+    another name. `guid`: the field that holds each
     example's id; None: "<split>-<row>".
     """
     file: str
@@ -98,10 +100,11 @@ class Columns:
     has_header: bool = True
     where: tuple[str | int, str] | None = None
     guid: str | int | None = None
+    json_lines: bool = False  # JSON lines whatever the name (SciBERT's files are *.txt)
 
     @property
     def is_json_lines(self) -> bool:
-        return self.file.endswith(JSON_LINES_SUFFIXES)
+        return self.json_lines or self.file.endswith(JSON_LINES_SUFFIXES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,9 +197,9 @@ class TaskProcessor:
         keys = {field: getattr(columns, field) for field in ("guid", "text_a", "text_b", "label")
                 if getattr(columns, field) is not None}
         examples, line_of_id = [], {}
-        for number, record in _read_json_lines(path):
+        for number, record in read_json_lines(path):
             where = f"{path}:{number}"
-            values = {field: _json_string(record, key, where) for field, key in keys.items()}
+            values = {field: json_string(record, key, where) for field, key in keys.items()}
             guid = values.get("guid", f"{split}-{number - 1}")
             if guid in line_of_id:
                 raise TsvError(f"{where}: id {guid!r} already on line {line_of_id[guid]}")
@@ -256,7 +259,7 @@ def _read_rows(path: str) -> Iterator[tuple[int, list[str]]]:
                 yield number, line.split("\t")
 
 
-def _read_json_lines(path: str) -> Iterator[tuple[int, dict]]:
+def read_json_lines(path: str) -> Iterator[tuple[int, dict]]:
     """(1-based line number, object) of each non-blank line of a JSON-lines file, UTF-8,
     gzip-compressed if its name ends in ".gz".
 
@@ -293,7 +296,7 @@ def _read_json_lines(path: str) -> Iterator[tuple[int, dict]]:
             yield number, record
 
 
-def _json_string(record: dict, key: str, where: str) -> str:
+def json_string(record: dict, key: str, where: str) -> str:
     """record[key], which must be a string."""
     if key not in record:
         raise TsvError(f"{where}: no key {key!r} (keys: {', '.join(record) or 'none'})")
@@ -393,6 +396,7 @@ PROCESSORS: dict[str, TaskProcessor] = {
 
 TSV_TASK = "tsv"
 NEWSGROUPS_TASK = "20ng"
+SCIBERT_TASK = "scibert_jsonl"
 LABELS_FILE = "labels.txt"
 
 
@@ -462,6 +466,30 @@ def newsgroups_processor(data_dir: str) -> TaskProcessor:
                           "test": Columns(files["test"], **post)})
 
 
+def scibert_processor(data_dir: str) -> TaskProcessor:
+    """Task "scibert_jsonl": SciBERT's text-classification files (ChemProt, ACL-ARC, SciCite),
+    as allenai/scibert released them: `train.txt`, `dev.txt` and `test.txt` in `data_dir`, JSON
+    lines `{"text": ..., "label": ..., "metadata": ...}` (metadata not read).
+
+    The labels are `data_dir/labels.txt` when there is one (a label's id is its line), else every
+    label of train.txt sorted, so a released folder is a task as it is. The text is read as
+    released: ChemProt's entity markers (`<< >>`, `[[ ]]`) stay in it, as SciBERT fed them.
+    Scored by micro-F1 (ChemProt's metric; accuracy, one gold label each) and macro-F1
+    (ACL-ARC's), both in eval_results.txt (official/tasks/glue_metrics.py).
+    """
+    files = {split: Columns(f"{split}.txt", "text", label="label", json_lines=True)
+             for split in SPLITS}
+    if os.path.isfile(os.path.join(data_dir, LABELS_FILE)):
+        labels = read_labels(data_dir)
+    else:
+        train = os.path.join(data_dir, files["train"].file)
+        labels = tuple(sorted({json_string(record, "label", f"{train}:{number}")
+                               for number, record in read_json_lines(train)}))
+        if not labels:
+            raise TsvError(f"{train}: no examples")
+    return TaskProcessor(SCIBERT_TASK, labels, files)
+
+
 def _json_lines_file(data_dir: str, stem: str) -> str:
     """`<stem>.jsonl.gz` or `<stem>.jsonl`, whichever `data_dir` holds (the first if neither,
     so that reading names the file expected); an error if it holds both."""
@@ -473,7 +501,8 @@ def _json_lines_file(data_dir: str, stem: str) -> str:
 
 
 # Tasks whose files (labels.txt) are read when the processor is made.
-_DATA_DIR_TASKS = {TSV_TASK: tsv_processor, NEWSGROUPS_TASK: newsgroups_processor}
+_DATA_DIR_TASKS = {TSV_TASK: tsv_processor, NEWSGROUPS_TASK: newsgroups_processor,
+                   SCIBERT_TASK: scibert_processor}
 
 
 def get_processor(task_name: str, data_dir: str | None = None) -> TaskProcessor:

@@ -18,6 +18,17 @@ the run's) with LoRA folded into its matrices and the trained LayerNorms and poo
 cannot fold: tf1 and tf2 keep them under adapter-bert's names (for adapter-bert's code and for
 convert_checkpoint; an --init_checkpoint refuses them), hf and keras_hub refuse them.
 The task head is not part of any of these formats; export_saved_model serves the run whole.
+
+For a domain vocab (data_prep/extend_vocab.py), the checkpoint grown to it, in any format:
+
+    python -m run_scripts.convert_checkpoint --input_format=tf1 --input=$BERT_DIR \
+      --extend_vocab=chemprot_vocab/vocab.txt --output_format=tf1 --output_dir=bert_chemprot
+
+keeps every old row and starts each new token's word-embedding row (and masked-LM output bias)
+as the mean of its old pieces' (official/checkpoints/extended_vocab.py); the vocab must keep
+every old token at its id and the checkpoint's vocab (beside it, or --vocab_file) must be the one
+its vocab_size says. The new vocab.txt and `extended_vocab.json` (the new ids, for
+run_pretraining --train_only_new_embeddings_steps) are written beside the weights.
 """
 
 from absl import flags
@@ -37,6 +48,9 @@ flags.DEFINE_string("peft_checkpoint", None,
                     "A parameter-efficient run's output_dir to merge with its base (--input).")
 flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
 flags.DEFINE_enum("output_format", "tf2", FORMAT_NAMES, "Format to write.")
+flags.DEFINE_string("extend_vocab", None,
+                    "A vocab extending the checkpoint's (data_prep/extend_vocab.py): the weights "
+                    "are grown to it, each new row the mean of its old pieces' rows.")
 common_flags.define_bert_config_flag(
     extra_help=" For tf1/tf2 input; default: bert_config.json beside the checkpoint.")
 common_flags.define_tokenizer_flags()
@@ -67,8 +81,12 @@ def prepare() -> None:
         raise ValueError("--input and --input_format are needed (or --peft_checkpoint)")
     check_checkpoint_path(FLAGS.input)
     check_checkpoint_path(FLAGS.peft_checkpoint)
-    if FLAGS.vocab_file:
-        vocab.load_vocab(FLAGS.vocab_file)
+    if FLAGS.extend_vocab and FLAGS.peft_checkpoint:
+        raise ValueError("--extend_vocab grows a checkpoint (--input), not a --peft_checkpoint "
+                         "run: merge it first, then extend the merged checkpoint")
+    for name in ("vocab_file", "extend_vocab"):
+        if FLAGS[name].value:
+            vocab.load_vocab(FLAGS[name].value)
 
 
 def job(_) -> None:
@@ -80,7 +98,7 @@ def job(_) -> None:
     else:
         written = converter.convert(FLAGS.input_format, FLAGS.input, FLAGS.output_dir,
                                     FLAGS.output_format, FLAGS.bert_config_file,
-                                    FLAGS.vocab_file, FLAGS.do_lower_case)
+                                    FLAGS.vocab_file, FLAGS.do_lower_case, FLAGS.extend_vocab)
     for path in written:
         print(path)
 

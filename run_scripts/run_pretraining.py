@@ -7,6 +7,10 @@ r"""Masked-LM + next-sentence pretraining: the original's run_pretraining.py com
       --max_seq_length=128 --max_predictions_per_seq=20 --num_train_steps=20 \
       --num_warmup_steps=10 --learning_rate=2e-5
 
+Continued pretraining on a domain's text starts from any checkpoint --init_checkpoint reads (a
+masked-LM head it lacks is built fresh, and says so); after convert_checkpoint --extend_vocab,
+--train_only_new_embeddings_steps=S first trains only the new tokens' rows for S steps.
+
 Rerunning the same command resumes from the newest checkpoint in --output_dir. The output_dir is
 then a valid --init_checkpoint for the fine-tuning scripts. The work is done by
 official/training/pretraining.py.
@@ -25,6 +29,7 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
+from official.checkpoints import extended_vocab
 from official.pretraining_shards import expand_input_files
 from official.training.options import PretrainingOptions, check_files
 from run_scripts import common_flags, entry_point
@@ -47,6 +52,12 @@ flags.DEFINE_bool("dynamic_masking", _D.dynamic_masking,
                   "Re-mask every sequence each time it is read (RoBERTa) instead of using the "
                   "masks stored in the TFRecords; needs --vocab_file.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary, for --dynamic_masking.")
+flags.DEFINE_integer(
+    "train_only_new_embeddings_steps", _D.train_only_new_embeddings_steps,
+    "For this many first steps train only the word-embedding rows (and masked-LM output biases) "
+    "of the tokens convert_checkpoint --extend_vocab added to --init_checkpoint, and any "
+    "pretraining head the checkpoint lacked; every other weight stays bit for bit. Then "
+    "everything trains.")
 common_flags.define_model_flags()
 common_flags.define_training_flags(_D)
 common_flags.define_max_seq_length_flag()
@@ -63,6 +74,7 @@ def options_from_flags() -> PretrainingOptions:
         do_eval=FLAGS.do_eval, num_train_steps=FLAGS.num_train_steps,
         num_warmup_steps=FLAGS.num_warmup_steps, max_eval_steps=FLAGS.max_eval_steps,
         dynamic_masking=FLAGS.dynamic_masking, vocab_file=FLAGS.vocab_file,
+        train_only_new_embeddings_steps=FLAGS.train_only_new_embeddings_steps,
         **common_flags.training_options())
 
 
@@ -75,9 +87,17 @@ class Plan(NamedTuple):
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
     options = options_from_flags()
-    check_files(options)
+    config = check_files(options)
     expand_input_files(options.input_file)
-    return Plan(options, common_flags.adaptation_settings(pretraining=True))
+    adaptations = common_flags.adaptation_settings(pretraining=True)
+    if options.train_only_new_embeddings_steps:
+        if any(adaptations.values()):
+            raise ValueError("--train_only_new_embeddings_steps and --teacher_checkpoint: a "
+                             "distillation's student has no extended vocab to train first")
+        extended_vocab.read_record(options.init_checkpoint,
+                                   config.vocab_size if config else None,
+                                   options.bert_config_file)
+    return Plan(options, adaptations)
 
 
 def job(plan: Plan) -> dict[str, dict[str, float]]:

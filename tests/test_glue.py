@@ -438,3 +438,23 @@ def test_20ng_refuses_damaged_gzip_files_and_an_ambiguous_folder(tmp_path):
     (tmp_path / "test.jsonl").unlink()
     with pytest.raises(glue.TsvError, match=f"^{tmp_path}/train.jsonl.gz: no such file$"):
         glue.get_processor("20ng", data_dir).get_train_examples(data_dir)
+
+
+SCIBERT_SAMPLE = os.path.join(os.path.dirname(__file__), "..", "data", "chemprot_sample")
+
+
+def test_scibert_files_are_a_task_as_released(tmp_path):
+    processor = glue.get_processor("scibert_jsonl", SCIBERT_SAMPLE)
+    train = [json.loads(line) for line in open(os.path.join(SCIBERT_SAMPLE, "train.txt"))]
+    assert processor.get_labels() == sorted({r["label"] for r in train})
+    examples = processor.get_examples(SCIBERT_SAMPLE, "test")
+    first = json.loads(open(os.path.join(SCIBERT_SAMPLE, "test.txt")).readline())
+    assert examples[0] == InputExample("test-0", first["text"], None, first["label"])
+    (tmp_path / "labels.txt").write_text("B\nA\n")
+    (tmp_path / "train.txt").write_text('{"text": "x", "label": "A"}\n')
+    (tmp_path / "dev.txt").write_text('{"text": "y", "label": "A"}\n{"text": "z", "label": "C"}\n')
+    processor = glue.get_processor("scibert_jsonl", str(tmp_path))
+    assert processor.get_labels() == ["B", "A"]  # labels.txt's order wins
+    with pytest.raises(glue.TsvError,
+                       match=f"^{tmp_path}/dev.txt:2: label 'C' is not one of B, A$"):
+        processor.get_examples(str(tmp_path), "dev")

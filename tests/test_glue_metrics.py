@@ -110,6 +110,18 @@ def test_perfect_correlation_stays_within_one():
         assert -1.0 <= glue_metrics.pearson(x, -0.7 * x) < -1.0 + 1e-12
 
 
+@pytest.mark.parametrize("labels, predictions", list(_random_pairs(classes=5)))
+def test_micro_and_macro_f1_match_scikit_learn(labels, predictions):
+    metrics = glue_metrics.task_metrics("scibert_jsonl", labels, predictions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert metrics["macro_f1"] == pytest.approx(
+            sklearn.metrics.f1_score(labels, predictions, average="macro"))
+        assert metrics["micro_f1"] == pytest.approx(
+            sklearn.metrics.f1_score(labels, predictions, average="micro"))
+    assert glue_metrics.score_metric("scibert_jsonl") == "macro_f1"
+
+
 @pytest.mark.parametrize("name, keys", [
     ("CoLA", {"mcc"}),
     ("SST-2", {"accuracy"}), ("qnli", {"accuracy"}), ("RTE", {"accuracy"}),

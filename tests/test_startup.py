@@ -97,6 +97,15 @@ def cases(f):
         ("data_prep.build_vocab", ["--output_file=v.txt"], "--input_file: required"),
         ("data_prep.build_vocab", ["--output_file=v.txt", "--vocab_size=many"],
          "flag --vocab_size=many: invalid literal for int()"),
+        ("data_prep.extend_vocab", [f"--vocab_file={VOCAB}", f"--input_file={f['text']}",
+                                    f"--output_dir={f['out']}", "--max_new_tokens=995"],
+         "has only 994 [unusedN] lines for --strategy=unused"),
+        ("data_prep.vocab_report", [f"--vocab_file={VOCAB}", "--input_file=/nowhere.txt"],
+         "/nowhere.txt: no file matches"),
+        ("run_scripts.run_pretraining", [*model, "--do_train", f"--input_file={f['text']}",
+                                         "--init_checkpoint=/",
+                                         "--train_only_new_embeddings_steps=1"],
+         "/: no extended_vocab.json beside it"),
     ]
 
 

@@ -161,9 +161,10 @@ def weights_for(path: str, config: BertConfig) -> Weights:
     return weights
 
 
-def load_init_checkpoint(path: str, model: keras.Model) -> None:
+def load_init_checkpoint(path: str, model: keras.Model) -> list[keras.Variable]:
     """Loads `--init_checkpoint` weights (see `weights_for`) into `model` (an encoder or a model
-    with `.encoder`).
+    with `.encoder`); returns the variables of the pretraining heads it lacks (`tf1.assign`),
+    which keep their initialisation.
 
     Raises:
       CheckpointError: no readable checkpoint at `path`, or a folder config that differs.
@@ -172,4 +173,4 @@ def load_init_checkpoint(path: str, model: keras.Model) -> None:
     from official.checkpoints import tf1
     from official.modeling.encoder import encoder_of
 
-    tf1.assign(model, weights_for(path, encoder_of(model).config), source=path)
+    return tf1.assign(model, weights_for(path, encoder_of(model).config), source=path)

@@ -22,8 +22,8 @@ from typing import Callable
 
 import keras
 
-from official import checkpoints
-from official.checkpoints import hf, sentence_transformers, tf1, tf2, training
+from official import checkpoints, records
+from official.checkpoints import extended_vocab, hf, sentence_transformers, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
@@ -223,14 +223,40 @@ def _move_into(staging: str, output_dir: str) -> list[str]:
 
 def convert(input_format: str, input_path: str, output_dir: str, output_format: str = "tf2",
             bert_config_file: str | None = None, vocab_file: str | None = None,
-            do_lower_case: bool = True) -> list[str]:
+            do_lower_case: bool = True, extend_vocab: str | None = None) -> list[str]:
     """Reads `input_path` in `input_format` and writes it to `output_dir` in `output_format`;
     a sentence-transformers folder's pooling goes along as `sentence_encoder.json`
-    (official/checkpoints/sentence_transformers.py)."""
+    (official/checkpoints/sentence_transformers.py). With `extend_vocab` (a vocab that extends
+    the checkpoint's), the weights are grown to it first and its record written beside them
+    (official/checkpoints/extended_vocab.py).
+
+    Raises:
+      CheckpointError: unreadable input; ValueError (before anything is written): an
+        `extend_vocab` that does not extend the checkpoint's vocab.
+    """
     bundle = read(input_format, input_path, bert_config_file, vocab_file)
+    extension = None
+    if extend_vocab:
+        bundle, extension = _extended(bundle, extend_vocab, input_path)
     sentence = sentence_transformers.settings_of(input_path)
     written = write(output_format, bundle, output_dir, source=input_path,
                     do_lower_case=do_lower_case)
     if sentence is not None:
         written.append(sentence_transformers.write_record(output_dir, sentence))
+    if extension is not None:
+        record = os.path.join(output_dir, extended_vocab.RECORD_FILE)
+        records.write(record, extension)
+        written.append(record)
     return written
+
+
+def _extended(bundle: Bundle, vocab_file: str,
+              source: str) -> tuple[Bundle, extended_vocab.ExtendedVocab]:
+    """`bundle` grown to the extended vocab `vocab_file`, and the extension's record."""
+    if not bundle.vocab_file:
+        raise CheckpointError(f"{source}: no {VOCAB_FILE} beside it, and --extend_vocab needs "
+                              f"the checkpoint's own vocab: pass --vocab_file")
+    plan = extended_vocab.plan_extension(bundle.vocab_file, vocab_file,
+                                         bundle.config.vocab_size, source)
+    config = dataclasses.replace(bundle.config, vocab_size=plan.vocab_size)
+    return Bundle(config, extended_vocab.extend_weights(bundle.weights, plan), vocab_file), plan

@@ -177,8 +177,9 @@ def weights_of(model: keras.Model) -> Weights:
     return weights
 
 
-def assign(model: keras.Model, weights: Weights, source: str) -> None:
-    """Sets the model's encoder and pretraining heads from original-named weights.
+def assign(model: keras.Model, weights: Weights, source: str) -> list[keras.Variable]:
+    """Sets the model's encoder and pretraining heads from original-named weights; returns the
+    variables of the heads the weights lack, left at their initialisation.
 
     Every encoder variable must be present with its exact shape. A pretraining head of the model
     is loaded when the checkpoint has it and keeps its fresh initialisation when the checkpoint has
@@ -193,13 +194,17 @@ def assign(model: keras.Model, weights: Weights, source: str) -> None:
     """
     entries = dict(_encoder_entries(encoder_of(model)))
     checked_prefixes = [ENCODER_PREFIX]
+    fresh = []
     for prefix, head in _head_entries(model).items():
         if any(name.startswith(prefix) for name in weights):
             entries.update(head)
             checked_prefixes.append(prefix)
         else:
-            logging.info("%s has no %s* variables; that head keeps its initialisation.",
-                         source, prefix)
+            logging.info("%s has no %s* variables: that head is built fresh, from its "
+                         "initialisation%s", source, prefix,
+                         " (its decoder is the word embeddings, as always)"
+                         if prefix == MASKED_LM_PREFIX else "")
+            fresh += [entry.variable for entry in head.values()]
 
     missing = [f"{n} {list(e.shape)}" for n, e in entries.items() if n not in weights]
     unexpected = [f"{n} {list(np.shape(v))}" for n, v in weights.items()
@@ -226,6 +231,7 @@ def assign(model: keras.Model, weights: Weights, source: str) -> None:
             parts.setdefault(id(entry.variable), (entry.variable, {}))[1][entry.part] = value
     for variable, by_part in parts.values():
         variable.assign(np.concatenate([by_part[i] for i in range(3)], axis=-1))
+    return fresh
 
 
 def _counted(label: str, names: list[str], shown: int = 3) -> str:

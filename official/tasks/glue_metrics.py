@@ -7,7 +7,11 @@ GLUE's leaderboard reports, per task:
     MRPC, QQP                       F1 of class 1 and accuracy
     STS-B                           Pearson and Spearman correlation
 
-and a task with two metrics enters the GLUE score as their mean, given here as "combined".
+and, for SciBERT's classification tasks ("scibert_jsonl": ChemProt, ACL-ARC), micro-F1 (which
+for one gold label an example is accuracy: ChemProt's metric) and macro-F1 (the unweighted mean
+of each label's F1: ACL-ARC's), the checkpoint chosen by macro-F1, so rare labels count.
+
+A GLUE task with two metrics enters the GLUE score as their mean, given here as "combined".
 Values are fractions in [0, 1] (correlations in [-1, 1]), not percentages.
 
 Labels and predictions are class ids as the classifier emits them (the index into the task's label
@@ -56,6 +60,14 @@ def f1(labels: ArrayLike, predictions: ArrayLike, positive_label: int = 1) -> fl
     true_positives = np.sum(is_label & is_predicted)
     denominator = np.sum(is_label) + np.sum(is_predicted)  # = 2TP + FP + FN
     return float(2 * true_positives / denominator) if denominator else 0.0
+
+
+def macro_f1(labels: ArrayLike, predictions: ArrayLike) -> float:
+    """The unweighted mean over labels of each label's F1 (`f1` with it as the positive label),
+    over the labels that occur in `labels` or `predictions` (scikit-learn's average="macro")."""
+    labels, predictions = _pair(labels, predictions)
+    present = np.unique(np.concatenate([labels, predictions]))
+    return float(np.mean([f1(labels, predictions, positive_label=c) for c in present]))
 
 
 def matthews_corrcoef(labels: ArrayLike, predictions: ArrayLike) -> float:
@@ -133,6 +145,11 @@ def _correlations(labels: ArrayLike, predictions: ArrayLike) -> dict[str, float]
     return {**metrics, "combined": (metrics["pearson"] + metrics["spearman"]) / 2}
 
 
+def _micro_and_macro_f1(labels: ArrayLike, predictions: ArrayLike) -> dict[str, float]:
+    return {"micro_f1": accuracy(labels, predictions),
+            "macro_f1": macro_f1(labels, predictions)}
+
+
 def _mcc(labels: ArrayLike, predictions: ArrayLike) -> dict[str, float]:
     return {"mcc": matthews_corrcoef(labels, predictions)}
 
@@ -157,12 +174,13 @@ _TASK_METRICS: dict[str, Callable[[ArrayLike, ArrayLike], dict[str, float]]] = {
     # A classification task of one's own (data_prep/glue.py's "tsv").
     "tsv": _accuracy_metrics,
     "20ng": _accuracy_metrics,
+    "scibertjsonl": _micro_and_macro_f1,
 }
 
 
 # The one figure each kind of task enters the GLUE score with.
 _SCORE_METRIC = {_mcc: "mcc", _accuracy_metrics: "accuracy", _f1_and_accuracy: "combined",
-                 _correlations: "combined"}
+                 _correlations: "combined", _micro_and_macro_f1: "macro_f1"}
 
 
 def _metrics_fn(task_name: str) -> Callable[[ArrayLike, ArrayLike], dict[str, float]]:

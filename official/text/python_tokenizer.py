@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from typing import Iterable
+from typing import Container, Iterable
 
 import numpy as np
 
@@ -106,7 +106,7 @@ class PythonTokenizer:
         """Many texts -> (int32 [total ids] every text's ids in order, int64 [texts] where each
         text's ids end): the arrays a data generator wants, with no array per text."""
         words = self.words(texts)
-        pieces = self._wordpieces(list(itertools.chain.from_iterable(words)))
+        pieces = self.pieces(list(itertools.chain.from_iterable(words)))
         ids = np.fromiter(itertools.chain.from_iterable(pieces), np.int32)
         piece_ends = np.zeros(len(pieces) + 1, np.int64)
         np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)), out=piece_ends[1:])
@@ -137,8 +137,9 @@ class PythonTokenizer:
                 text = patterns.marks.sub("", unicodedata.normalize("NFD", text))
         return text
 
-    def _wordpieces(self, words: list[str]) -> list[tuple[int, ...]]:
-        """Each word's WordPiece ids, from the cache where it has them."""
+    def pieces(self, words: list[str]) -> list[tuple[int, ...]]:
+        """Each word's WordPiece ids (words as `words` gives them), from the cache where it has
+        them."""
         cache = self._pieces
         if len(cache) > _CACHE_WORDS:
             cache.clear()
@@ -147,18 +148,33 @@ class PythonTokenizer:
         return list(map(cache.__getitem__, words))
 
     def _wordpiece(self, word: str) -> tuple[int, ...]:
-        """The original WordpieceTokenizer on one word: the longest vocab entry from the start,
-        then the longest "##" entry from where it ended, ...; [UNK] if a step finds none."""
+        """The original WordpieceTokenizer on one word (`longest_match_pieces`)."""
         if len(word) > MAX_CHARS_PER_WORD:
             return self._unknown
-        vocab, ids, start = self.vocab, [], 0
-        while start < len(word):
-            for end in range(min(len(word), start + self._longest), start, -1):
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                if piece in vocab:
-                    ids.append(vocab[piece])
-                    start = end
-                    break
-            else:
-                return self._unknown
-        return tuple(ids)
+        pieces = longest_match_pieces(word, self.vocab, self._longest)
+        return self._unknown if pieces is None else tuple(map(self.vocab.__getitem__, pieces))
+
+
+def longest_match_pieces(word: str, vocab: Container[str], longest: int,
+                         continued: bool = False) -> list[str] | None:
+    """The original WordpieceTokenizer's pieces of one word: the longest vocab entry from the
+    start, then the longest "##" entry from where it ended, ...; None if a step finds none (the
+    word is [UNK]). `longest`: no entry is longer (after its "##"), so longer tries are skipped.
+    `continued`: the word continues an earlier one, so its first piece is a "##" entry too (how
+    an old vocab cuts a new "##" piece).
+
+    Example:
+        >>> longest_match_pieces("unaffable", {"un", "##aff", "##able"}, longest=4)
+        ['un', '##aff', '##able']
+    """
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(min(len(word), start + longest), start, -1):
+            piece = word[start:end] if start == 0 and not continued else "##" + word[start:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            return None
+    return pieces

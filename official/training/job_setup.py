@@ -51,9 +51,12 @@ def loop_options(options: TrainingOptions, num_train_steps: int) -> LoopOptions:
 
 @dataclasses.dataclass(frozen=True)
 class Job:
+    """A set-up job; `fresh`: the model's pretraining-head variables --init_checkpoint did not
+    have (they start from their initialisation)."""
     config: BertConfig
     strategy: tf.distribute.Strategy
     model: keras.Model
+    fresh: tuple[keras.Variable, ...] = ()
 
 
 def checked_config(options: TrainingOptions,
@@ -104,11 +107,12 @@ def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.
                                          options.tpu_address)
     with strategy.scope():
         model = build_model(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
+        fresh = []
         if options.init_checkpoint:
-            checkpoints.load_init_checkpoint(options.init_checkpoint, model)
+            fresh = checkpoints.load_init_checkpoint(options.init_checkpoint, model)
         for adaptation in adaptations:
             adaptation.adapt(model)
-    return Job(config, strategy, model)
+    return Job(config, strategy, model, tuple(fresh))
 
 
 def create_optimizer(options: TrainingOptions, job: Job, num_train_steps: int,

@@ -111,6 +111,9 @@ class PretrainingOptions(TrainingOptions):
     num_warmup_steps: int = 10000
     max_eval_steps: int = 100
     dynamic_masking: bool = False  # needs vocab_file: the ids of [MASK], [CLS], [SEP]
+    # The first updates train only the rows convert_checkpoint --extend_vocab added to the
+    # init_checkpoint (and any head it lacked); see official/training/pretraining.py.
+    train_only_new_embeddings_steps: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -118,6 +121,15 @@ class PretrainingOptions(TrainingOptions):
             raise ValueError("at least one of do_train or do_eval must be True")
         if not self.input_file:
             raise ValueError("--input_file is needed: the pretraining records")
+        steps = self.train_only_new_embeddings_steps
+        if steps < 0:
+            raise ValueError(f"--train_only_new_embeddings_steps={steps}: must be at least 0")
+        if steps and not self.init_checkpoint:
+            raise ValueError("--train_only_new_embeddings_steps needs --init_checkpoint: a "
+                             "checkpoint convert_checkpoint --extend_vocab wrote")
+        if steps > self.num_train_steps:
+            raise ValueError(f"--train_only_new_embeddings_steps={steps}: more than "
+                             f"--num_train_steps={self.num_train_steps}")
 
 
 def check_files(options: TrainingOptions) -> BertConfig | None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 from absl import logging
 
 from official.adaptation import Adaptation
+from official.checkpoints import extended_vocab, tf1
 from official.configs import BertConfig
 from official.pretraining_shards import expand_input_files
 from official.tasks.pretraining import PretrainingTask, data_objective
@@ -26,7 +28,7 @@ from official.training.pretraining_input import (
     pretraining_dataset,
 )
 from official.training.record_errors import naming_bad_records
-from official.training.trainer import Trainer
+from official.training.trainer import FirstSteps, Trainer
 
 
 def run(options: PretrainingOptions,
@@ -56,8 +58,10 @@ def run(options: PretrainingOptions,
     strategy = job.strategy
     optimizer = job_setup.create_optimizer(options, job, options.num_train_steps,
                                            options.num_warmup_steps)
+    first_steps = (_new_rows_first(options, job) if options.train_only_new_embeddings_steps
+                   else None)
     trainer = Trainer(strategy, job.model, optimizer, task,
-                      job_setup.loop_options(options, options.num_train_steps))
+                      job_setup.loop_options(options, options.num_train_steps), first_steps)
     if trainer.is_chief:
         files = {}
         for adaptation in adaptations:
@@ -87,6 +91,27 @@ def run(options: PretrainingOptions,
             results["eval"] = trainer.evaluate(dataset_fn(False), options.eval_batch_size,
                                                options.max_eval_steps)
     return results
+
+
+def _new_rows_first(options: PretrainingOptions, job: job_setup.Job) -> FirstSteps:
+    """The first --train_only_new_embeddings_steps updates: the rows of the tokens the init
+    checkpoint's vocab extension added (official/checkpoints/extended_vocab.py) in the word
+    embeddings (the masked-LM decoder too: it is tied to them) and in the masked-LM output bias,
+    plus every head variable the checkpoint lacked (a fresh head has nothing to keep, and the new
+    rows learn nothing through a random one). Everything else waits."""
+    record = extended_vocab.read_record(options.init_checkpoint, job.config.vocab_size,
+                                        options.bert_config_file)
+    rows = np.zeros(record.vocab_size, bool)
+    rows[list(record.new_ids)] = True
+    names = tf1.original_names(job.model)
+    fresh = {id(v) for v in job.fresh}
+    masked = [(names[name], rows) for name in (extended_vocab.WORD_EMBEDDINGS,
+                                                extended_vocab.OUTPUT_BIAS)
+              if name in names and id(names[name]) not in fresh]
+    description = (f"the {len(record.new_ids)} new tokens' rows"
+                   + (" and the pretraining heads the checkpoint lacked" if fresh else ""))
+    return FirstSteps(options.train_only_new_embeddings_steps,
+                      tuple(v for v, _ in masked) + job.fresh, tuple(masked), description)
 
 
 def _dynamic_masking(options: PretrainingOptions, config: BertConfig,

@@ -30,6 +30,9 @@ weights as an uninterrupted one. A distributed iterator cannot be saved; there a
 restarts its input with a seed moved by the step (as the original's Estimator restarted
 input_fn), so it does not replay the same batches.
 
+A `FirstSteps` trains only some variables (or rows of them) for the first updates, then all:
+a new vocab's embedding rows learnt before the rest moves (official/training/pretraining.py).
+
 `train` can stop at given steps (each epoch's end) to save and call back (evaluation, in the
 fine-tuning jobs); `predict` runs the model over a dataset and returns its outputs in order.
 """
@@ -88,6 +91,23 @@ class Task(Protocol):
 
 
 @dataclasses.dataclass(frozen=True)
+class FirstSteps:
+    """The first `steps` updates train only `variables`, and of a variable in `rows` only the
+    rows marked True: the others keep their values bit for bit (their gradient is zeroed, and
+    since weight decay does not read the gradient, their values are put back after the
+    update). From step `steps` on, every trainable variable trains. A resumed run picks the
+    phase by its step.
+
+    rows: (variable, bool numpy array [the variable's first dimension]) pairs; each of those
+      variables must be in `variables` too.
+    """
+    steps: int
+    variables: tuple[keras.Variable, ...]
+    rows: tuple[tuple[keras.Variable, np.ndarray], ...] = ()
+    description: str = "some variables"
+
+
+@dataclasses.dataclass(frozen=True)
 class LoopOptions:
     """How long to train and how often to report and save (the original's flag names)."""
 
@@ -130,7 +150,8 @@ class Trainer:
     """
 
     def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
-                 optimizer: keras.optimizers.Optimizer, task: Task, options: LoopOptions):
+                 optimizer: keras.optimizers.Optimizer, task: Task, options: LoopOptions,
+                 first_steps: FirstSteps | None = None):
         replicas = strategy.num_replicas_in_sync
         k = options.gradient_accumulation_steps
         if options.train_batch_size % (replicas * k):
@@ -142,7 +163,7 @@ class Trainer:
             if getattr(options, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(options, name)}")
         self.strategy, self.model, self.optimizer = strategy, model, optimizer
-        self.task, self.options = task, options
+        self.task, self.options, self.first_steps = task, options, first_steps
         self.inference_model = getattr(model, "inference_model", model)
         self.per_replica_batch_size = options.train_batch_size // replicas
         self._input_names = list(model.input.keys())
@@ -176,7 +197,7 @@ class Trainer:
         grads = tape.gradient(scaled_loss, self.model.trainable_variables)
         return [None if g is None else tf.convert_to_tensor(g) for g in grads], loss, stats
 
-    def _replica_update(self, features):
+    def _replica_update(self, features, first_steps: bool = False):
         k = self.options.gradient_accumulation_steps
         replica = tf.distribute.get_replica_context()
         normalizers = replica.all_reduce(tf.distribute.ReduceOp.SUM,
@@ -197,15 +218,42 @@ class Trainer:
                 loss += more_loss
                 stats = {name: stats[name] + more_stats[name] for name in stats}
         grads = replica.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        variables = [self.model.trainable_variables[i] for i in used]
+        if first_steps:
+            grads, variables, kept = self._first_steps_only(grads, variables)
         finite = tf.math.is_finite(loss)
         if not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             # The global norm is what clipping divides by: an infinite one makes the update nan.
             finite &= tf.math.is_finite(tf.linalg.global_norm(grads))
-        self.optimizer.apply(grads, [self.model.trainable_variables[i] for i in used])
+        self.optimizer.apply(grads, variables)
+        if first_steps:
+            for variable, mask, before in kept:
+                variable.assign(tf.where(mask, variable, before))
         return dict(stats, **{_NON_FINITE: 1.0 - tf.cast(finite, tf.float32)})
 
-    def _reduced_update(self, features):
-        stats = self.strategy.run(self._update_fn, args=(features,))
+    def _first_steps_only(self, grads, variables):
+        """The gradients and variables of `FirstSteps.variables`, their masked rows' gradients
+        zeroed; and (variable, row mask broadcastable to it, its value before the update) for
+        each variable with masked rows, to put those rows back after it."""
+        first = self.first_steps
+        chosen = {id(v) for v in first.variables}
+        masks = {id(v): rows for v, rows in first.rows}
+        kept_grads, kept_variables, kept = [], [], []
+        for grad, variable in zip(grads, variables):
+            if id(variable) not in chosen:
+                continue
+            if id(variable) in masks:
+                rows = masks[id(variable)]
+                mask = tf.constant(rows.reshape(rows.shape + (1,) * (len(variable.shape) - 1)))
+                grad = grad * tf.cast(mask, grad.dtype)
+                kept.append((variable, mask, tf.identity(variable.value)))
+            kept_grads.append(grad)
+            kept_variables.append(variable)
+        return kept_grads, kept_variables, kept
+
+    def _reduced_update(self, features, first_steps: bool = False):
+        stats = self.strategy.run(self._update_fn, args=(features,),
+                                  kwargs={"first_steps": first_steps})
         self.step.assign_add(1)
         return self._sum_over_replicas(stats)
 
@@ -215,14 +263,15 @@ class Trainer:
                 for name, value in per_replica_stats.items()}
 
     @tf.function
-    def _train_loop(self, iterator, num_steps):
-        """`num_steps` updates in one call; returns their summed stats. Stops early after an
-        update with a non-finite loss or gradient (stats[_NON_FINITE] > 0)."""
-        stats = self._reduced_update(next(iterator))
+    def _train_loop(self, iterator, num_steps, first_steps: bool = False):
+        """`num_steps` updates in one call (of `FirstSteps` only, when `first_steps`); returns
+        their summed stats. Stops early after an update with a non-finite loss or gradient
+        (stats[_NON_FINITE] > 0)."""
+        stats = self._reduced_update(next(iterator), first_steps)
         for _ in tf.range(num_steps - 1):
             if stats[_NON_FINITE] > 0:
                 break
-            more = self._reduced_update(next(iterator))
+            more = self._reduced_update(next(iterator), first_steps)
             stats = {name: stats[name] + more[name] for name in stats}
         return stats
 
@@ -293,10 +342,15 @@ class Trainer:
                 manager.save(checkpoint_number=step)
                 raise Preempted(step, self._stop_requested)
             next_evaluation = next((s for s in evaluate_at if s > step), opts.num_train_steps)
+            first_steps = self.first_steps is not None and step < self.first_steps.steps
             n = min(opts.steps_per_loop, opts.num_train_steps - step, next_evaluation - step,
                     _to_next_multiple(step, opts.log_steps),
-                    _to_next_multiple(step, opts.save_checkpoints_steps))
-            stats = self._train_loop(iterator, tf.constant(n))
+                    _to_next_multiple(step, opts.save_checkpoints_steps),
+                    self.first_steps.steps - step if first_steps else opts.num_train_steps)
+            if first_steps and step == 0:
+                logging.info("steps 1-%d train only %s", self.first_steps.steps,
+                             self.first_steps.description)
+            stats = self._train_loop(iterator, tf.constant(n), first_steps)
             stats = {name: float(value) for name, value in stats.items()}
             if stats.pop(_NON_FINITE) > 0:
                 raise Diverged(int(self.step.numpy()), manager.latest_checkpoint,
