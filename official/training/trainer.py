@@ -220,40 +220,37 @@ class Trainer:
         grads = replica.all_reduce(tf.distribute.ReduceOp.SUM, grads)
         variables = [self.model.trainable_variables[i] for i in used]
         if first_steps:
-            grads, variables, kept = self._first_steps_only(grads, variables)
+            grads, variables = self._first_steps_only(grads, variables)
         finite = tf.math.is_finite(loss)
         if not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             # The global norm is what clipping divides by: an infinite one makes the update nan.
             finite &= tf.math.is_finite(tf.linalg.global_norm(grads))
         self.optimizer.apply(grads, variables)
-        if first_steps:
-            for variable, mask, before in kept:
-                variable.assign(tf.where(mask, variable, before))
         return dict(stats, **{_NON_FINITE: 1.0 - tf.cast(finite, tf.float32)})
 
+    def _row_masks(self) -> list[tuple[keras.Variable, tf.Tensor]]:
+        """(variable, its FirstSteps row mask shaped to broadcast against it)."""
+        return [(v, tf.constant(rows.reshape(rows.shape + (1,) * (len(v.shape) - 1))))
+                for v, rows in self.first_steps.rows]
+
     def _first_steps_only(self, grads, variables):
-        """The gradients and variables of `FirstSteps.variables`, their masked rows' gradients
-        zeroed; and (variable, row mask broadcastable to it, its value before the update) for
-        each variable with masked rows, to put those rows back after it."""
-        first = self.first_steps
-        chosen = {id(v) for v in first.variables}
-        masks = {id(v): rows for v, rows in first.rows}
-        kept_grads, kept_variables, kept = [], [], []
-        for grad, variable in zip(grads, variables):
-            if id(variable) not in chosen:
-                continue
-            if id(variable) in masks:
-                rows = masks[id(variable)]
-                mask = tf.constant(rows.reshape(rows.shape + (1,) * (len(variable.shape) - 1)))
-                grad = grad * tf.cast(mask, grad.dtype)
-                kept.append((variable, mask, tf.identity(variable.value)))
-            kept_grads.append(grad)
-            kept_variables.append(variable)
-        return kept_grads, kept_variables, kept
+        """The gradients and variables of `FirstSteps.variables`, the gradients of their masked
+        rows zeroed (so Adam's moments of those rows stay zero)."""
+        chosen = {id(v) for v in self.first_steps.variables}
+        masks = {id(v): mask for v, mask in self._row_masks()}
+        kept = [(g * tf.cast(masks[id(v)], g.dtype) if id(v) in masks else g, v)
+                for g, v in zip(grads, variables) if id(v) in chosen]
+        return [g for g, _ in kept], [v for _, v in kept]
 
     def _reduced_update(self, features, first_steps: bool = False):
+        # During FirstSteps the masked rows are put back after the update (weight decay, which
+        # reads no gradient, would move them), here in cross-replica context, on every replica.
+        kept = ([(v, mask, tf.identity(v.value)) for v, mask in self._row_masks()]
+                if first_steps else [])
         stats = self.strategy.run(self._update_fn, args=(features,),
                                   kwargs={"first_steps": first_steps})
+        for variable, mask, before in kept:
+            variable.assign(tf.where(mask, variable, before))
         self.step.assign_add(1)
         return self._sum_over_replicas(stats)
 
