@@ -22,13 +22,14 @@ Either way no existing token changes its id: a checkpoint's rows stay where its 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import heapq
 import re
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from data_prep.input_errors import InputError
-from official.text.python_tokenizer import longest_match_pieces
+from official.text.python_tokenizer import MAX_CHARS_PER_WORD, longest_match_pieces
 
 STRATEGIES = ("unused", "append")
 UNUSED_TOKEN = re.compile(r"\[unused\d+\]")
@@ -71,7 +72,26 @@ class _Extended:
     def __contains__(self, piece: str) -> bool:
         return piece in self.base or piece in self.added
 
+    @contextlib.contextmanager
+    def trying(self, token: str) -> Iterator[None]:
+        """`token` in the vocab for the duration of the block."""
+        longest = self.longest
+        self.add(token)
+        try:
+            yield
+        finally:
+            self.added.discard(token)
+            self.longest = longest
+
+    def add(self, token: str) -> None:
+        self.added.add(token)
+        # A piece longer than every entry so far must be tried, or it never matches.
+        self.longest = max(self.longest, len(token.removeprefix(_SUFFIX)))
+
     def pieces(self, word: str) -> list[str] | None:
+        """The word's pieces, None for [UNK] (a word over the tokenizer's length limit too)."""
+        if len(word) > MAX_CHARS_PER_WORD:
+            return None
         return longest_match_pieces(word, self, self.longest)
 
 
@@ -97,21 +117,18 @@ class _Scorer:
     def score(self, token: str) -> tuple[int, int]:
         """(pieces saved on the text, occurrences of words that would use it) if `token` were
         added now."""
-        self.vocab.added.add(token)
-        try:
-            saved = uses = 0
+        saved = uses = 0
+        with self.vocab.trying(token):
             for word in self._affected(token):
                 pieces = self.vocab.pieces(word)
                 if pieces is not None and token in pieces:
                     saved += self.counts[word] * (self.current[word] - len(pieces))
                     uses += self.counts[word]
-            return saved, uses
-        finally:
-            self.vocab.added.discard(token)
+        return saved, uses
 
     def take(self, token: str) -> None:
         affected = self._affected(token)
-        self.vocab.added.add(token)
+        self.vocab.add(token)
         for word in affected:
             pieces = self.vocab.pieces(word)
             if pieces is not None and len(pieces) > 1:

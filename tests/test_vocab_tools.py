@@ -56,6 +56,9 @@ def test_choices_save_what_hand_counting_says_and_rescore_after_each_pick(letter
     assert chosen == [vocab_extension.Choice("abc", 16, 8), vocab_extension.Choice("abcd", 5, 5)]
     assert vocab_extension.choose(counts, base, ["abcd", "abc"], 3, min_count=6) == [
         vocab_extension.Choice("abc", 16, 8)]  # "abcd"'s words occur 5 times
+    # Longer than every base entry ("[unused0]", 9 characters): 10 pieces become 1, 4 times.
+    assert vocab_extension.choose({"abcdeabcde": 4}, base, ["abcdeabcde"], 1, min_count=1) == [
+        vocab_extension.Choice("abcdeabcde", 36, 4)]
 
 
 def test_layouts_fill_unused_lines_in_order_or_append_and_never_move_an_old_token(letters_vocab):
