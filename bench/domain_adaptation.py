@@ -15,11 +15,11 @@ ACL-ARC (../shared/data/domain), fine-tuned four ways under one recipe.
                        the TAPT budget (--train_only_new_embeddings_steps), then everything
 
 Every step is the command a user runs, in a process of its own; finished steps are reused from
---work_dir (results.json). Printed: pieces per word before and after the extension, held-out
+--work_dir (results.json). Printed: pieces per word before and after the extension; held-out
 masked-LM loss and accuracy on the dev text before and after TAPT (before = the fresh head: how
-far it has to go), test micro- and macro-F1 per way (mean and spread over seeds) beside SciBERT's
-and "Don't Stop Pretraining"'s figures, each expected ordering with whether it holds here, and
-each step's wall time on this CPU.
+far it has to go) and the head's accuracy along the TAPT run; test micro- and macro-F1 per way
+(mean and spread over seeds) beside SciBERT's and "Don't Stop Pretraining"'s figures; each
+expected ordering with whether it holds here; each step's wall time on this CPU.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numpy as np
 from bench.finetune_glue import minilm_checkpoint, read_results
 from data_prep import glue
 from official.tasks import glue_metrics
+from official.training.summaries import read_scalars
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOMAIN = os.path.join(REPO, "..", "shared", "data", "domain")
@@ -242,6 +243,10 @@ def report(bench: Bench, task: str, extension: dict, tapts: dict, scores: dict) 
         print(f"  {name:<5} before TAPT loss {t['before']['loss']:.3f} acc "
               f"{t['before']['accuracy']:.3f}  after loss {t['after']['loss']:.3f} acc "
               f"{t['after']['accuracy']:.3f}  ({t['seconds']:.0f} s of TAPT)")
+        curve = read_scalars(os.path.join(t["model_dir"], "train"))
+        print("        the fresh head while training (step: masked-LM accuracy): " + ", ".join(
+            f"{step}: {values['masked_lm_accuracy']:.3f}" for step, values in sorted(
+                curve.items()) if "masked_lm_accuracy" in values))
     print(f"test F1 (x100), mean over seeds; {task}'s metric is {metric}:")
     for way in WAYS:
         runs = scores[way]
