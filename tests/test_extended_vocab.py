@@ -105,7 +105,11 @@ def test_the_extended_checkpoint_computes_as_before_in_keras_hub_and_loads_in_tf
     weights = tf1.read(str(tmp_path / "tf1" / "bert_model.ckpt"))
     graph = tf.Graph()
     with graph.as_default():
-        variables = {n: tf.compat.v1.get_variable(n, shape=v.shape) for n, v in weights.items()}
+        # Zeros: the restore sets them (and op determinism, on in a worker after a training
+        # test, refuses an unseeded random initialiser).
+        variables = {n: tf.compat.v1.get_variable(n, shape=v.shape,
+                                                  initializer=tf.compat.v1.zeros_initializer())
+                     for n, v in weights.items()}
         with tf.compat.v1.Session() as session:
             tf.compat.v1.train.Saver(variables).restore(session,
                                                         str(tmp_path / "tf1" / "bert_model.ckpt"))
