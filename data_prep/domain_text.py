@@ -4,16 +4,16 @@ field of JSON lines (the SciBERT tasks' files, `{"text": ..., "label": ...}` a l
     texts = read_texts(["chemprot/train.txt"], text_field="text")
 
 Blank lines are skipped. A JSON line that is not an object, or lacks the field, is one InputError
-"path:line: what is wrong" (data_prep/glue.py's JSON-lines reader, which the classifier task
-reads the same files with).
+"path:line: what is wrong" (data_prep/json_lines.py, which the classifier task reads the same
+files with).
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from data_prep.glue import json_string, read_json_lines
 from data_prep.input_errors import InputError
+from data_prep.json_lines import json_string, read_json_lines
 
 
 def read_texts(files: list[str], text_field: str | None = None) -> Iterator[str]:

@@ -46,7 +46,6 @@ def _dev_full_errors():
     return [_raised(python_write), _raised(numpy_save), _raised(tensorflow_write)]
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
 def test_each_writers_full_disk_is_one_oserror_naming_the_path(tmp_path):
     for error in _dev_full_errors():
         full = disk_full(error, str(tmp_path / "vectors.npy"))
