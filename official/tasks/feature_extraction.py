@@ -249,53 +249,65 @@ def check_doc_stride(doc_stride: int | None) -> None:
         raise ValueError(f"doc_stride: must be at least 1, got {doc_stride}")
 
 
+def windowed_vectors(token_ids: list[np.ndarray], layer_fn: Callable[..., tf.Tensor],
+                     max_seq_length: int, doc_stride: int, batch_size: int, cls_id: int,
+                     sep_id: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(i, vectors) for each text of `token_ids` (WordPiece ids, without [CLS] and [SEP]), in
+    order, read in windows (the module docstring): vectors [layers, len(token_ids[i]) + 2,
+    hidden] hold [CLS] from the first window, each token from its max-context window, [SEP]
+    from the last. `layer_fn` maps (word_ids, mask, type_ids), int32 [batch, seq_len] each, to
+    float32 [layers, batch, seq_len, hidden] (`make_layer_fn`'s, or probing's, which adds the
+    embedding layer).
+
+    The windows, in order, go through the encoder `batch_size` at a time; a text's vectors are
+    filled window by window and yielded after its last window, so what is held beyond one
+    batch's activations is the texts still being filled.
+    """
+    rows = window_rows(tf.RaggedTensor.from_row_lengths(
+        np.concatenate(token_ids).astype(np.int32), [len(t) for t in token_ids]),
+        max_seq_length, doc_stride, cls_id, sep_id)
+    windows = rows.windows
+    input_ids, input_mask = rows.input_word_ids.numpy(), rows.input_mask.numpy()
+    is_max = max_context(windows)
+    owner_splits, owner_flags = is_max.row_splits.numpy(), is_max.flat_values.numpy()
+    example_of, index, start, length = (
+        x.numpy() for x in (windows.example, windows.index, windows.start, windows.length))
+    count = windows.count.numpy()
+    vectors: dict[int, np.ndarray] = {}  # the texts being filled
+    for batch_start in range(0, len(example_of), batch_size):
+        batch = range(batch_start, min(batch_start + batch_size, len(example_of)))
+        values = layer_fn(input_ids[batch.start:batch.stop], input_mask[batch.start:batch.stop],
+                          np.zeros([len(batch), max_seq_length], np.int32)).numpy()
+        for row, w in enumerate(batch):  # values[:, row]: [layers, seq_len, hidden]
+            e = example_of[w]
+            if index[w] == 0:
+                vectors[e] = np.empty([values.shape[0], len(token_ids[e]) + 2, values.shape[-1]],
+                                      np.float32)
+                vectors[e][:, 0] = values[:, row, 0]  # [CLS], from the first window
+            line = vectors[e]
+            owned = np.flatnonzero(owner_flags[owner_splits[w]:owner_splits[w + 1]])
+            line[:, 1 + start[w] + owned] = values[:, row, 1 + owned]
+            if index[w] == count[e] - 1:
+                line[:, -1] = values[:, row, 1 + length[w]]  # [SEP], from the last window
+                yield int(e), vectors.pop(e)
+
+
 def windowed_lines(examples: list[InputExample], tokenizer: FullTokenizer,
                    layer_fn: Callable[..., tf.Tensor], layer_indexes: list[int],
                    max_seq_length: int, doc_stride: int,
                    batch_size: int, pooling: str | None = None) -> Iterator[dict]:
     """The output line of each example (single texts; `extract_features` checks), in order, its
-    text in windows (the module docstring); `layer_fn` is `make_layer_fn`'s.
-
-    Examples are tokenized `batch_size` at a time and their windows, in order, go through the
-    encoder `batch_size` at a time. A line's vectors, [len(layer_indexes), tokens + 2, hidden],
-    are filled window by window and the line is yielded after its last window, so what is held
-    beyond one batch's activations is the lines still being filled.
-    """
+    text in windows (`windowed_vectors`); `layer_fn` is `make_layer_fn`'s. Examples are
+    tokenized `batch_size` at a time."""
     cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
     for chunk_start in range(0, len(examples), batch_size):
         chunk = examples[chunk_start:chunk_start + batch_size]
         token_ids = tokenizer.tokenize_batch_ids([e.text_a for e in chunk])
-        # Rows [CLS] window [SEP], as convert_examples_to_features lays out a single text.
-        rows = window_rows(tf.RaggedTensor.from_row_lengths(
-            np.concatenate(token_ids), [len(t) for t in token_ids]), max_seq_length, doc_stride,
-            cls_id, sep_id)
-        windows = rows.windows
-        input_ids, input_mask = rows.input_word_ids.numpy(), rows.input_mask.numpy()
-        is_max = max_context(windows)
-        owner_splits, owner_flags = is_max.row_splits.numpy(), is_max.flat_values.numpy()
-        example_of, index, start, length = (
-            x.numpy() for x in (windows.example, windows.index, windows.start, windows.length))
-        count = windows.count.numpy()
-        vectors: dict[int, np.ndarray] = {}  # the lines being filled, by index in the chunk
-        for batch_start in range(0, len(example_of), batch_size):
-            batch = range(batch_start, min(batch_start + batch_size, len(example_of)))
-            values = layer_fn(input_ids[batch.start:batch.stop], input_mask[batch.start:batch.stop],
-                              np.zeros([len(batch), max_seq_length], np.int32)).numpy()
-            for row, w in enumerate(batch):  # values[:, row]: [layers, seq_len, hidden]
-                e = example_of[w]
-                if index[w] == 0:
-                    vectors[e] = np.empty(
-                        [len(layer_indexes), len(token_ids[e]) + 2, values.shape[-1]],
-                        np.float32)
-                    vectors[e][:, 0] = values[:, row, 0]  # [CLS], from the first window
-                line = vectors[e]
-                owned = np.flatnonzero(owner_flags[owner_splits[w]:owner_splits[w + 1]])
-                line[:, 1 + start[w] + owned] = values[:, row, 1 + owned]
-                if index[w] == count[e] - 1:
-                    line[:, -1] = values[:, row, 1 + length[w]]  # [SEP], from the last window
-                    tokens = tokenizer.convert_ids_to_tokens(token_ids[e].tolist())
-                    yield tokens_json(chunk[e].unique_id, ["[CLS]", *tokens, "[SEP]"],
-                                      vectors.pop(e), layer_indexes, pooling)
+        for e, vectors in windowed_vectors(token_ids, layer_fn, max_seq_length, doc_stride,
+                                           batch_size, cls_id, sep_id):
+            tokens = tokenizer.convert_ids_to_tokens(token_ids[e].tolist())
+            yield tokens_json(chunk[e].unique_id, ["[CLS]", *tokens, "[SEP]"], vectors,
+                              layer_indexes, pooling)
 
 
 def extract_features(examples: list[InputExample], output_file: str, encoder: BertEncoder,
