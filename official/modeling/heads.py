@@ -98,6 +98,9 @@ class DenseLogits(keras.layers.Layer):
     def __init__(self, num_outputs: int, dropout_rate: float = 0.0,
                  initializer_range: float = 0.02, **kwargs):
         super().__init__(**kwargs)
+        # Position by position: a mask on x (a masked BiLSTM's output, feature_tagger.py) holds
+        # for the logits too.
+        self.supports_masking = True
         self.num_outputs = num_outputs
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range

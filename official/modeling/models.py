@@ -36,9 +36,14 @@ class _EncoderModel(keras.Model):
     last_layer_positions = "all"
 
     def _build_graph(self, encoder: BertEncoder, inputs: dict, **kwargs) -> None:
-        """The functional graph: the encoder's forward pass, then the heads."""
-        encoded = encoder.forward(inputs, last_layer_positions=self.last_layer_positions)
+        """The functional graph: the encoder's forward pass (`encode`), then the heads."""
+        encoded = self.encode(encoder, inputs)
         super().__init__(inputs=inputs, outputs=self.head_outputs(encoded, inputs), **kwargs)
+
+    def encode(self, encoder: BertEncoder, inputs: dict):
+        """What the heads read: `encoder.forward(inputs)`, unless a model reads otherwise (a
+        frozen encoder's every layer, official/modeling/feature_tagger.py)."""
+        return encoder.forward(inputs, last_layer_positions=self.last_layer_positions)
 
     def head_outputs(self, encoded: dict, inputs: dict):
         """The model's outputs from `encoded`, the outputs of `encoder.forward(inputs)` (any
