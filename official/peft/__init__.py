@@ -3,6 +3,7 @@
     method      what a method is (PeftMethod: settings, flags, insert, trains, fold) and the
                 settings every method shares (PeftSettings: train_pooler, the record's fields)
     adapters    Houlsby adapters         lora    LoRA         bitfit    BitFit (bias terms)
+    frozen      the frozen encoder: the head alone trains (feature-based, linear probe)
     methods     METHODS, the table (a new method is a module and one line there); from_flags;
                 apply(model, settings): what is inserted, what trains
     artifact    a run's record (peft_config.json: base fingerprint, task), loading its base,

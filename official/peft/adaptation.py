@@ -5,7 +5,8 @@ official/adaptation.py).
         reconciles the flags' settings with what output_dir already holds, before any model or
         data work: a rerun resumes a PEFT run only with the same method and sizes; a run that
         only evaluates or predicts on a PEFT output_dir takes its method (and its base, when no
-        --init_checkpoint is given) from its record; a PEFT run into a fully fine-tuned
+        --init_checkpoint is given) from its record; either must build the task the record
+        names (its serving spec, but for max_seq_length); a PEFT run into a fully fine-tuned
         output_dir, or the reverse, is refused
     PeftAdaptation
         `adapt(model)`: after --init_checkpoint is loaded, fingerprints the base (checked against
@@ -84,16 +85,19 @@ def resolve(settings: PeftSettings | None, options: Any, task: Any
     # leaves nothing to resume).
     has_checkpoint = finetuned.has_checkpoint(directory)
     earlier = artifact.read_record(directory) if has_checkpoint else None
+    spec = dict(task.serving_spec(), max_seq_length=options.max_seq_length)
     if earlier is not None:
         if settings is None and options.do_train:
             raise ValueError(
                 f"{directory} holds a parameter-efficient run ({earlier.settings.describe()}): "
                 f"pass its flags to resume it, or use another --output_dir")
-        if settings is not None and earlier.settings.differences(settings):
+        differences = (earlier.settings.differences(settings) if settings is not None else []) \
+            + [f"the task's {d}" for d in artifact.task_differences(earlier.task, spec)]
+        if differences:
             raise ValueError(
                 f"{os.path.join(directory, artifact.PEFT_FILE)} (the run in {directory}) and the "
-                f"flags differ in {', '.join(earlier.settings.differences(settings))}: nothing "
-                f"was changed; use another --output_dir, or the same flags to resume")
+                f"flags differ in {', '.join(differences)}: nothing was changed; use another "
+                f"--output_dir, or the same flags to resume")
         settings = earlier.settings
     elif settings is not None and has_checkpoint:  # no record there
         raise ValueError(f"{directory} holds a full fine-tuning's checkpoints: a "
@@ -107,7 +111,6 @@ def resolve(settings: PeftSettings | None, options: Any, task: Any
         raise ValueError(f"a parameter-efficient fine-tuning ({settings.describe()}) needs "
                          "--init_checkpoint: the base it adapts")
     options = dataclasses.replace(options, init_checkpoint=base)
-    spec = dict(task.serving_spec(), max_seq_length=options.max_seq_length)
     # The record names the base for later runs, exports and merges, from any directory.
     recorded = base if "://" in base else os.path.abspath(base)
     return options, PeftAdaptation(settings, directory, recorded, spec)

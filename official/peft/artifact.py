@@ -16,6 +16,8 @@ the same shapes nothing else would notice.
     fingerprint(encoder)        sha256 of the encoder's weights (names, dtypes, shapes, values)
     PeftRecord                  peft_config.json, read and written
     read_record(directory)      a folder's record, or None
+    task_differences(recorded, spec)
+                                what a record's task and a run's serving spec disagree on
     find_run(path)              a run's checkpoint (best/ when kept) and record
     load_base(model, record, base, source)
                                 base weights into a fresh model, checked against the record, then
@@ -80,6 +82,17 @@ class PeftRecord:
     def write(self, directory: str) -> None:
         with open_atomically(os.path.join(directory, PEFT_FILE)) as f:
             f.write(self.to_json())
+
+
+def task_differences(recorded: dict, spec: dict) -> list[str]:
+    """["feature_based ({...} vs None)", ...]: the entries of a record's task (`PeftRecord.task`)
+    and a run's serving spec that differ, max_seq_length aside (a rerun may read its data at
+    another length); none when the record names no task (a record written before it did)."""
+    if not recorded:
+        return []
+    return [f"{name} ({recorded.get(name)} vs {spec.get(name)})"
+            for name in dict.fromkeys([*recorded, *spec])
+            if name != "max_seq_length" and recorded.get(name) != spec.get(name)]
 
 
 def read_record(directory: str) -> PeftRecord | None:

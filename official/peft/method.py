@@ -8,10 +8,10 @@
     Flag            one flag of a method, as data: run_scripts/common_flags.py defines it on
                     every fine-tuning entry point, so a new method needs no entry-point code
 
-A method is one module (official/peft/adapters.py, lora.py, bitfit.py) holding its settings
-dataclass and its `METHOD` row, and one line of registration in `methods.METHODS`. Everything
-else (freezing, what the head and the pooler do, checkpoints that hold only what trained, the
-record naming the base, exports, merging) is the same for every method.
+A method is one module (official/peft/adapters.py, lora.py, bitfit.py, frozen.py) holding its
+settings dataclass and its `METHOD` row, and one line of registration in `methods.METHODS`.
+Everything else (freezing, what the head and the pooler do, checkpoints that hold only what
+trained, the record naming the base, exports, merging) is the same for every method.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@
 | adapters | two bottleneck adapters per layer   | adapters, every LayerNorm         | no    |
 | lora     | A, B beside each targeted matrix    | the LoRA matrices                 | yes   |
 | bitfit   | nothing                             | every bias and LayerNorm beta     | yes   |
+| frozen   | nothing                             | nothing (the feature-based and    | yes   |
+|          |                                     | linear-probe baseline)            |       |
 
 With `train_pooler` the pooler trains whole too, under a head that reads it; a head that never
 reads the pooler (span, token) leaves every pooler variable frozen. Everything else of the
@@ -31,14 +33,14 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from official import records
-from official.peft import adapters, bitfit, lora
+from official.peft import adapters, bitfit, frozen, lora
 from official.peft.method import PeftMethod, PeftSettings
 
 if TYPE_CHECKING:
     import keras
 
 METHODS: dict[str, PeftMethod] = {m.name: m for m in (adapters.METHOD, lora.METHOD,
-                                                       bitfit.METHOD)}
+                                                       bitfit.METHOD, frozen.METHOD)}
 _POOLER = "bert/pooler/"
 POOLER_FLAG = "peft_train_pooler"  # the flag of PeftSettings.train_pooler, shared by all
 
