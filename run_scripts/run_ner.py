@@ -18,9 +18,18 @@ overall and per type), test_predictions.txt ("word gold predicted" lines, conlle
 and test_results.txt (the test file's scores, since CoNLL test files carry gold tags).
 Rerunning a finished output_dir with only --do_predict predicts from its checkpoint.
 
+--feature_based=concat_last_4 (or weighted_sum_last_4, weighted_sum_all, second_to_last, last,
+embeddings) is the BERT paper's feature-based approach (its Table 7): the encoder frozen
+(--freeze_encoder, official/peft/frozen.py), the layers named fed to a two-layer BiLSTM of
+--feature_lstm_units per direction (default 768, the paper's; fewer on a CPU) and a tag
+classifier (official/modeling/feature_tagger.py). Its output_dir is a parameter-efficient run's:
+checkpoints of the head alone, and peft_config.json naming the base (--init_checkpoint) and the
+setting; a rerun with another setting is refused, and an export serves encoder and head.
+bench/feature_based_ner.py compares the choices with fine-tuning.
+
 The halves: data_prep/conll.py (files -> records), official/tasks/ner.py (model, loss, tags per
-word, scores, prediction file), official/training/finetuning.py (the run every fine-tuning task
-shares).
+word, scores, prediction file; official/tasks/ner_settings.py the feature-based setting),
+official/training/finetuning.py (the run every fine-tuning task shares).
 """
 
 import os
@@ -28,7 +37,11 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
+from official.configs import BertConfig
+from official.modeling.feature_layers import CHOICES
+from official.peft import methods as peft_methods
 from official.tasks.ner_metrics import CONLL2003_LABELS
+from official.tasks.ner_settings import DEFAULT_LSTM_UNITS, FeatureBasedSettings
 from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
@@ -36,6 +49,14 @@ flags.DEFINE_string("data_dir", None, "The directory holding the CoNLL-2003 file
 flags.DEFINE_string("train_file", "eng.train", "The training file, in --data_dir.")
 flags.DEFINE_string("dev_file", "eng.testa", "The file --do_eval scores, in --data_dir.")
 flags.DEFINE_string("test_file", "eng.testb", "The file --do_predict tags, in --data_dir.")
+flags.DEFINE_enum("feature_based", None, list(CHOICES),
+                  "The BERT paper's feature-based approach (Table 7): the encoder frozen, these "
+                  "layers (concatenated, a learned weighted sum, or one) fed to a two-layer "
+                  "BiLSTM and a tag classifier. Needs --init_checkpoint; implies "
+                  "--freeze_encoder.")
+flags.DEFINE_integer("feature_lstm_units", None,
+                     "With --feature_based: units of each LSTM direction (default "
+                     f"{DEFAULT_LSTM_UNITS}, the paper's BERT-Base runs; fewer on a CPU).")
 common_flags.define_finetuning_flags(max_seq_length=128)
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
@@ -46,18 +67,48 @@ class Plan(NamedTuple):
     options: FinetuningOptions
     adaptations: dict[str, Any]
     files: dict[str, str]
+    feature_based: FeatureBasedSettings | None
+
+
+def feature_based(options: FinetuningOptions,
+                  adaptations: dict[str, Any]) -> FeatureBasedSettings | None:
+    """The feature-based setting the flags ask for (None: fine-tuning), its encoder frozen in
+    `adaptations` (official/peft/frozen.py); its depth checked against --bert_config_file when
+    given (else the model checks it once built, before any data is written).
+
+    Raises:
+      ValueError: --feature_lstm_units alone, another adaptation besides it, a model too
+        shallow for the layers named.
+    """
+    settings = FeatureBasedSettings.from_flags(FLAGS.feature_based, FLAGS.feature_lstm_units)
+    if settings is None:
+        return None
+    if adaptations["distillation"] is not None:
+        raise ValueError("--feature_based and --teacher_checkpoint: the feature-based approach "
+                         "trains no student, only a head on the frozen encoder")
+    peft = adaptations["peft"]
+    frozen = peft_methods.from_flags(freeze_encoder=True)
+    if peft is not None and peft.method != frozen.method:
+        raise ValueError(f"--feature_based and --{peft_methods.method_of(peft).flags[0].name}: "
+                         "the feature-based approach freezes the whole encoder")
+    adaptations["peft"] = peft or frozen
+    if options.bert_config_file:
+        settings.check_depth(BertConfig.from_json_file(options.bert_config_file)
+                             .num_hidden_layers)
+    return settings
 
 
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
     options, adaptations = common_flags.prepare_finetuning()
+    features = feature_based(options, adaptations)
     files = {split: os.path.join(FLAGS.data_dir, name) for split, name in
              (("train", FLAGS.train_file), ("dev", FLAGS.dev_file), ("test", FLAGS.test_file))}
     for split, wanted in (("train", options.do_train), ("dev", options.do_eval),
                           ("test", options.do_predict)):
         if wanted and not os.path.isfile(files[split]):
             raise ValueError(f"{files[split]}: no such file")
-    return Plan(options, adaptations, files)
+    return Plan(options, adaptations, files, features)
 
 
 def job(plan: Plan) -> dict[str, dict[str, float]]:
@@ -67,8 +118,8 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
 
     data = conll.ConllData(plan.files, CONLL2003_LABELS, plan.options.max_seq_length,
                            FLAGS.vocab_file, FLAGS.do_lower_case, plan.options.output_dir)
-    return common_flags.finetune(plan.options, NerTask(CONLL2003_LABELS), data,
-                                 plan.adaptations)
+    return common_flags.finetune(plan.options, NerTask(CONLL2003_LABELS, plan.feature_based),
+                                 data, plan.adaptations)
 
 
 if __name__ == "__main__":

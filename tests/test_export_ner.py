@@ -108,3 +108,27 @@ def test_labels_must_be_tags(model, tokenizer):
         NerExport(model, tokenizer, ["O", "PER"] + list(LABELS[2:]), 64)
     with pytest.raises(ValueError, match="8 labels"):
         NerExport(model, tokenizer, LABELS[:8], 64)
+
+
+def test_a_feature_based_run_serves_its_frozen_encoder_and_bilstm_head(tokenizer, tmp_path):
+    """A feature-based run's output_dir (a frozen encoder's PEFT record naming the setting):
+    the export rebuilds its BertFeatureTagger from the record, on the base, and tags as it."""
+    from official.export import jobs
+    from official.peft import methods
+    from official.tasks.ner import NerTask
+    from official.tasks.ner_settings import FeatureBasedSettings
+    from tests.peft_helpers import write_base, write_run
+
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=64)
+    base = write_base(config, tmp_path / "base")
+    task = NerTask(LABELS, FeatureBasedSettings("weighted_sum_all", lstm_units=8))
+    trained = write_run(base, methods.from_flags(freeze_encoder=True), tmp_path / "run", task)
+    export = jobs.serving_module(jobs.ExportOptions(
+        export_type="ner", export_dir="", vocab_file=VOCAB, max_seq_length=16,
+        init_checkpoint=str(tmp_path / "run"), labels=list(LABELS)), tokenizer)
+    outputs = export.signatures()["serving_default"](text=tf.constant(SENTENCES))
+    expected = _reference(trained, tokenizer, SENTENCES, 16)
+    assert sum(len(e) for _, _, e in expected) > 3
+    for i, reference in enumerate(expected):
+        assert _served(outputs, i) == reference, SENTENCES[i]

@@ -205,3 +205,90 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     last = failed(result)
     assert last == f"run_ner: {data / 'eng.train'}: no such file", last
     assert not out.exists() or not os.listdir(out)
+
+
+# ---- the feature-based approach (--feature_based): a BiLSTM on a frozen encoder ----------------
+
+FEATURE_FLAGS = ("--feature_based=weighted_sum_all", "--feature_lstm_units=32",
+                 "--learning_rate=1e-2", "--num_train_epochs=6", "--train_batch_size=8")
+FEATURE_STEPS = 180  # 240 sentences / batch 8 * 6 epochs
+
+
+@pytest.fixture(scope="module")
+def feature_run(toy):
+    """A feature-based run on a random base: its frozen features still tell the planted
+    names apart, so the BiLSTM learns them."""
+    from tests.peft_helpers import write_base
+
+    base = write_base(BertConfig.from_json_file(str(toy["root"] / "bert_config.json")),
+                      toy["root"] / "base")
+    out = toy["root"] / "features"
+    log = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict",
+                        f"--init_checkpoint={base}", *FEATURE_FLAGS)).stderr
+    return {"out": out, "log": log, "base": base}
+
+
+def test_feature_based_learns_on_the_frozen_encoder_and_keeps_only_its_head(toy, feature_run):
+    import tensorflow as tf
+
+    from official.checkpoints import tf1
+    from official.modeling.encoder import build_encoder
+    from official.peft import artifact
+    from official.tasks.ner import NerTask
+    from official.tasks.ner_metrics import CONLL2003_LABELS
+    from official.tasks.ner_settings import FeatureBasedSettings
+
+    out, base = feature_run["out"], feature_run["base"]
+    f1 = [float(m) for m in re.findall(r"eval at step \d+: precision \S+  recall \S+  f1 (\S+)",
+                                       feature_run["log"])]
+    assert len(f1) == 6 and f1[-1] > 0.7 and f1[-1] > f1[0] + 0.2, f1
+    assert f"step {FEATURE_STEPS}/{FEATURE_STEPS}" in feature_run["log"]
+
+    # The record names the base and the setting.
+    record = json.loads((out / "best" / "peft_config.json").read_text())
+    assert record["method"] == "frozen" and record["base_checkpoint"] == str(base)
+    assert record["task"]["feature_based"] == {"layers": "weighted_sum_all", "lstm_units": 32}
+
+    # The checkpoint holds the head alone: by hand, a ScalarMix over 3 layers (3 weights and
+    # gamma), two BiLSTMs (per direction 4 gates of input x units, units x units and units)
+    # and the classifier.
+    saved = dict(tf.train.list_variables(tf.train.latest_checkpoint(str(out / "best"))))
+    heads = {name: shape for name, shape in saved.items() if name.startswith("heads/")}
+    assert {name.split("/")[1] for name in heads} == {"scalar_mix", "bilstm_0", "bilstm_1",
+                                                      "classifier"}
+    assert not [name for name in saved if name.startswith("encoder")]
+    units, hidden, labels = 32, 32, len(CONLL2003_LABELS)
+
+    def bilstm(inputs):
+        return 2 * 4 * (inputs * units + units * units + units)
+
+    assert sum(int(np.prod(shape)) for shape in heads.values()) == \
+        4 + bilstm(hidden) + bilstm(2 * units) + 2 * units * labels + labels
+
+    # Restored on its base, the encoder is the base's bit for bit.
+    config = BertConfig.from_json_file(str(toy["root"] / "bert_config.json"))
+    model = NerTask(CONLL2003_LABELS, FeatureBasedSettings("weighted_sum_all", 32)).build_model(
+        build_encoder(config))
+    artifact.restore(model, str(out))
+    base_weights = tf1.read(os.path.join(base, "bert_model.ckpt"))
+    for name, value in tf1.weights_of(model).items():
+        np.testing.assert_array_equal(value, base_weights[name], err_msg=name)
+
+
+def test_a_feature_based_run_predicts_again_and_refuses_another_choice(toy, feature_run,
+                                                                        tmp_path):
+    from tests.cli import refused, snapshot
+
+    out = feature_run["out"]
+    predictions = (out / "test_predictions.txt").read_bytes()
+    before = snapshot(out)
+    last = refused(run(toy, out, "--do_train", "--feature_based=last",
+                       "--feature_lstm_units=32"),
+                   "peft_config.json", "the task's feature_based")
+    assert "'layers': 'weighted_sum_all'" in last and "'layers': 'last'" in last, last
+    assert snapshot(out) == before
+
+    flags = [f for f in FEATURE_FLAGS if f.startswith("--feature")]
+    log = succeeded(run(toy, out, "--do_predict", *flags)).stderr
+    assert re.search(r"Restored \S*best/model.ckpt-\d+", log), log[-2000:]
+    assert (out / "test_predictions.txt").read_bytes() == predictions

@@ -52,6 +52,7 @@ from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSentenceEncoder
 from official.peft import artifact, merging, methods
 from official.sentence_settings import DEFAULT_SETTINGS
+from official.tasks import ner_settings
 from official.tasks.base import FinetuningTask
 from official.tasks.classification import ClassificationTask
 from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
@@ -148,7 +149,7 @@ TASK_SERVING: dict[str, TaskServing] = {
             model, tokenizer, spec["labels"], spec["max_seq_length"], spec.get("pair", False),
             options.jit_compile, _long_doc(spec), options.window_batch_size)),
     "ner": TaskServing(
-        task=lambda spec: NerTask(spec["labels"]),
+        task=lambda spec: NerTask(spec["labels"], ner_settings.from_spec(spec)),
         # Sentences -> entities with their character offsets.
         module=lambda model, tokenizer, spec, options: NerExport(
             model, tokenizer, spec["labels"], spec["max_seq_length"])),
@@ -209,7 +210,13 @@ def _finetuned(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     module."""
     config = _model_config(options)
     run = finetuned.resolve(options.peft_checkpoint or options.init_checkpoint)
-    return _served(_spec(options), config, run,
+    spec = _spec(options)
+    record = artifact.record_of(run)
+    if record is not None and record.task.get("export_type") == spec["export_type"]:
+        # What the flags do not say of the task comes from its record (the settings its model
+        # is built from), so the export rebuilds the model the run trained.
+        spec = {**record.task, **spec}
+    return _served(spec, config, run,
                    options.init_checkpoint if options.peft_checkpoint else None, tokenizer,
                    options)
 

@@ -51,9 +51,11 @@ from absl import logging
 
 from official.atomic_files import open_atomically
 from official.modeling.encoder import BertEncoder
+from official.modeling.feature_tagger import BertFeatureTagger
 from official.modeling.models import BertTokenClassifier
 from official.tasks.base import Records, SoftTarget
 from official.tasks.ner_metrics import entity_scores
+from official.tasks.ner_settings import FeatureBasedSettings
 
 TEST_PREDICTIONS_FILE = "test_predictions.txt"
 TEST_RESULTS_FILE = "test_results.txt"
@@ -68,9 +70,13 @@ class NerTask:
 
     Args:
       labels: the tags in label-id order (data_prep.conll.LABELS for CoNLL-2003).
+      feature_based: the paper's feature-based approach (official/tasks/ner_settings.py): a
+        BertFeatureTagger (a BiLSTM on the chosen layers of the encoder, which the run's
+        frozen method freezes) instead of fine-tuning a BertTokenClassifier; kept in the
+        serving spec, so an export rebuilds the same model.
 
     Features: label_ids int32 [batch, seq_len], label_weights float32 [batch, seq_len].
-    Outputs (of BertTokenClassifier): float32 logits [batch, seq_len, num_labels].
+    Outputs (of either model): float32 logits [batch, seq_len, num_labels].
     Stats: loss_sum and correct (weighted sums over predicted positions), label_weight,
     examples. Metrics: loss and accuracy over predicted positions (words, not pieces).
     The dev metrics are conlleval's entity scores (best/ kept by entity F1); the test split's
@@ -82,14 +88,20 @@ class NerTask:
     keep = PREDICT_FEATURES
     results_file = TEST_RESULTS_FILE
 
-    def __init__(self, labels: Sequence[str] = ()):
+    def __init__(self, labels: Sequence[str] = (),
+                 feature_based: FeatureBasedSettings | None = None):
         self.labels = list(labels)
+        self.feature_based = feature_based
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
-        return BertTokenClassifier(encoder, len(self.labels))
+        if self.feature_based is None:
+            return BertTokenClassifier(encoder, len(self.labels))
+        return BertFeatureTagger(encoder, len(self.labels), self.feature_based.layers,
+                                 self.feature_based.lstm_units)
 
     def serving_spec(self) -> dict:
-        return {"export_type": "ner", "task_name": "ner", "labels": self.labels}
+        spec = {"export_type": "ner", "task_name": "ner", "labels": self.labels}
+        return spec if self.feature_based is None else {**spec, **self.feature_based.to_spec()}
 
     def files(self) -> dict[str, str | None]:
         return {}
