@@ -7,9 +7,9 @@ Everything is read back from what the stages wrote: the vocab, the records' summ
 TensorBoard curves and eval_results.txt of run_pretraining and run_classifier, the classifier's
 test_results.tsv (scored here against the task's test.tsv labels), the exported models' answers
 (on new sentences, and on the passages' test split: the passage accuracy), the passage run's
-long_documents.json, and run_demo's --run_file (its budget, data paths and stage times). The
-baseline is the majority class of the training set, predicted for every test sentence (or
-passage). Prints the headline figures and where the files are.
+long_documents.json, probe_layers' probe_results.json, and run_demo's --run_file (its budget,
+data paths and stage times). The baseline is the majority class of the training set, predicted
+for every test sentence (or passage). Prints the headline figures and where the files are.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from data_prep import glue
 from demo.stages import format_seconds
 from official.atomic_files import open_atomically
 from official.checkpoints import finetuned
+from official.probing import report as probing_report
 from official.tasks import glue_metrics, long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 
@@ -183,6 +184,33 @@ def _table(header: Sequence[str], rows: list[Sequence]) -> list[str]:
     return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
 
 
+def _probing_section(run: dict) -> list[str]:
+    """The probing stage's table and curves (run_scripts.probe_layers' own files)."""
+    folder = run["probing"]
+    with open(os.path.join(folder, probing_report.RESULTS_FILE), encoding="utf-8") as f:
+        results = json.load(f)
+    mix = results["mix"]
+    words = results["words"]
+    return [
+        "## Probing: what each layer knows", "",
+        f"Linear probes read the pretrained model's word vectors, frozen, layer by layer (0: the "
+        f"embedding layer's output), and predict each word's universal part of speech: "
+        f"{words['train']} training, {words['dev']} dev and {words['test']} test words of the "
+        "shipped UD English-EWT sample (`data/ud_ewt_sample`, a word's vector its first "
+        "WordPiece's). The control task gives each word type a random tag of its own (Hewitt & "
+        "Liang 2019): selectivity, task minus control accuracy, is what the layer knows beyond "
+        "the word's identity. The mix is one probe of all layers, its weights learnt "
+        f"(Tenney et al. 2019): E_s[l] = {mix['expected_layer']:.2f}.", "",
+        *_table(["layer", "dev accuracy", "test accuracy", "control (test)",
+                 "selectivity (test)"],
+                [[str(e["layer"]), f"{e['dev']['accuracy']:.3f}", f"{e['test']['accuracy']:.3f}",
+                  f"{e['control']['test']['accuracy']:.3f}", f"{e['selectivity']['test']:.3f}"]
+                 for e in results["layers"]] +
+                [["mix of all", f"{mix['dev']['accuracy']:.3f}", f"{mix['test']['accuracy']:.3f}",
+                  "", ""]]),
+        "", f"![probing curves]({os.path.basename(folder)}/{probing_report.PLOT_FILE})", ""]
+
+
 def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     """Writes REPORT.md and the two plots in `out`; returns (their paths, the headline figures
     as lines for the terminal). `run`: run_demo's last_run.json."""
@@ -325,7 +353,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         "not only accuracy): " + ", ".join(
             f"{label} {right}/{count}" for label, (right, count)
             in passages["per_author"].items()) + ".",
-        "", "## Stages", "",
+        "", *_probing_section(run), "## Stages", "",
         *_table(["stage", "time", "command"],
                 [[stage["name"], format_seconds(stage["seconds"]) +
                   (" (reused)" if stage["reused"] else ""),

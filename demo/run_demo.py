@@ -26,14 +26,18 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         --long_doc=windows): stage 4's model reads each
                                         passage in windows half a window apart, pooled into
                                         one prediction (training: at most --max_windows)
- 11. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
- 12. run_scripts.export_saved_model     the distilled student, the same way
- 13. run_scripts.export_saved_model     the passage classifier, serving texts of any length
- 14. demo.classify                      the first SavedModel, loaded with TensorFlow alone,
+ 11. run_scripts.probe_layers           what each layer of stage 4's model knows: a linear
+                                        part-of-speech probe per layer (0 = embeddings) on
+                                        the shipped UD English-EWT sample, its control task
+                                        (selectivity) and the layers' learned mix (E_s)
+ 12. run_scripts.export_saved_model     the fine-tuned classifier as a SavedModel serving text
+ 13. run_scripts.export_saved_model     the distilled student, the same way
+ 14. run_scripts.export_saved_model     the passage classifier, serving texts of any length
+ 15. demo.classify                      the first SavedModel, loaded with TensorFlow alone,
                                         labels demo/sentences.txt (lines by the same authors
                                         from works not in the data); the third labels the
                                         passages' test split (books no stage trained on)
- 15. demo.serving_speed                 both sentence SavedModels' sentences/s, side by side
+ 16. demo.serving_speed                 both sentence SavedModels' sentences/s, side by side
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
 --smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
 """
@@ -56,6 +60,7 @@ CLASSIFIED_FILE = "classified.jsonl"
 CLASSIFIED_PASSAGES_FILE = "classified_passages.json"
 SPEED_FILE = "serving_speed.json"
 RUN_FILE = "last_run.json"
+PROBING_DIR = "probing"
 
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
 flags.DEFINE_bool("fresh", False, "Remove output_dir first: every stage runs again.")
@@ -67,6 +72,8 @@ flags.DEFINE_string("task_dir", os.path.join(REPO, "data", "gutenberg", "authors
 flags.DEFINE_string("passages_dir", os.path.join(REPO, "data", "gutenberg",
                                                  "authorship_passages"),
                     "The same task on long passages (the same layout), read in windows.")
+flags.DEFINE_string("treebank_dir", os.path.join(REPO, "data", "ud_ewt_sample"),
+                    "A UD treebank's train.conllu, dev.conllu and test.conllu, for probing.")
 flags.DEFINE_string("sentences", os.path.join(REPO, "demo", "sentences.txt"),
                     "New sentences for the exported model: text<TAB>source per line.")
 FLAGS = flags.FLAGS
@@ -108,16 +115,19 @@ class Budget:
     passages_batch_size: int = 8
     max_windows: int = 16
     serving_rounds: int = 5
+    # Probing BERT-Tiny's layers for part of speech on the shipped UD sample (300 training
+    # sentences): a linear probe per layer and its control task, and the mix of all layers.
+    probe_epochs: int = 20
 
 
 FULL = Budget()
 SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, log_steps=10,
                jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0,
-               passages_epochs=1.0, max_windows=2, serving_rounds=1)
+               passages_epochs=1.0, max_windows=2, serving_rounds=1, probe_epochs=2)
 
 
 def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: str,
-           sentences: str) -> list[Stage]:
+           sentences: str, treebank_dir: str) -> list[Stage]:
     """The demo's stages in order (see the module docstring); all paths under `out`."""
     vocab = os.path.join(out, "vocab.txt")
     config = os.path.join(out, "bert_config.json")
@@ -159,6 +169,8 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
     distilled_export_dir = os.path.join(out, "export_distilled")
     passages_classifier = os.path.join(out, "classifier_passages")
     passages_export_dir = os.path.join(out, "export_passages")
+    treebank = {split: os.path.join(treebank_dir, f"{split}.conllu")
+                for split in ("train", "dev", "test")}
     layers = len(budget.student_layers.split(","))
     student_size = f"{layers} layer{'s' if layers > 1 else ''}"
 
@@ -240,6 +252,16 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
                          data_dir=passages_dir, batch_size=budget.passages_batch_size,
                          epochs=budget.passages_epochs),
               outputs=[passages_classifier], inputs=passage_files, after=["pretrain"]),
+        Stage("probe", "Probe each layer of the pretrained model for part of speech, with a "
+                       "control task and the layers' learned mix (run_scripts.probe_layers)",
+              ["-m", "run_scripts.probe_layers", "--task=upos", f"--init_checkpoint={pretrained}",
+               f"--bert_config_file={config}", *tokenizer,
+               *[f"--{split}_file={path}" for split, path in treebank.items()],
+               "--control_task", "--mix=scalar", f"--probe_epochs={budget.probe_epochs}",
+               f"--max_seq_length={budget.finetune_seq_length}",
+               f"--output_dir={os.path.join(out, PROBING_DIR)}"],
+              outputs=[os.path.join(out, PROBING_DIR)], inputs=list(treebank.values()),
+              after=["pretrain"]),
         export("export", "the fine-tuned classifier", classifier, export_dir, "finetune"),
         export("export_distilled", "the distilled student", os.path.join(
             out, "classifier_distilled"), distilled_export_dir, "distill"),
@@ -277,8 +299,9 @@ def _from_repo(path: str) -> str:
 
 def main(argv: list[str]) -> int:
     del argv  # Unused.
-    out, corpus, task_dir, passages_dir, sentences = (_from_repo(path) for path in (
-        FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir, FLAGS.passages_dir, FLAGS.sentences))
+    out, corpus, task_dir, passages_dir, sentences, treebank_dir = (
+        _from_repo(path) for path in (FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir,
+                                      FLAGS.passages_dir, FLAGS.sentences, FLAGS.treebank_dir))
     if FLAGS.fresh:
         remove([os.path.join(REPO, out)])
     budget = SMOKE if FLAGS.smoke else FULL
@@ -287,7 +310,8 @@ def main(argv: list[str]) -> int:
     os.makedirs(state_dir, exist_ok=True)
     pipeline = Pipeline(state_dir, cwd=REPO)
     try:
-        runs = pipeline.run(stages(budget, out, corpus, task_dir, passages_dir, sentences))
+        runs = pipeline.run(stages(budget, out, corpus, task_dir, passages_dir, sentences,
+                                   treebank_dir))
     except StageFailed as e:
         print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
               file=sys.stderr)
@@ -299,6 +323,7 @@ def main(argv: list[str]) -> int:
                    "classified": os.path.join(out, CLASSIFIED_FILE),
                    "classified_passages": os.path.join(out, CLASSIFIED_PASSAGES_FILE),
                    "serving_speed": os.path.join(out, SPEED_FILE),
+                   "probing": os.path.join(out, PROBING_DIR),
                    "seconds": time.perf_counter() - started,
                    "stages": [{"name": run.stage.name, "command": run.stage.command,
                                "reused": run.reused, "seconds": run.seconds} for run in runs]},

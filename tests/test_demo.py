@@ -13,9 +13,12 @@ from tests.cli import ENV, REPO
 
 DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
-          "finetune_adapters", "finetune_scratch", "distill", "finetune_passages", "export",
+          "finetune_adapters", "finetune_scratch", "distill", "finetune_passages", "probe",
+          "export",
           "export_distilled", "export_passages", "classify", "serving_speed"]
 PASSAGE_WORDS = 150  # each passage of the slice cut to its first words: a few windows each
+TREEBANK = os.path.join(REPO, "data", "ud_ewt_sample")
+TREEBANK_SENTENCES = {"train": 60, "dev": 20, "test": 20}
 
 
 def slice_of_shipped_data(root):
@@ -43,14 +46,21 @@ def slice_of_shipped_data(root):
                                  for text, label in (line.split("\t") for line in
                                                      lines[1:rows + 1])]
         (passages / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return str(root / "corpus.txt"), str(task), str(passages)
+    treebank = root / "treebank"
+    treebank.mkdir()
+    for split, count in TREEBANK_SENTENCES.items():
+        with open(os.path.join(TREEBANK, f"{split}.conllu"), encoding="utf-8") as f:
+            blocks = f.read().split("\n\n")[:count]
+        (treebank / f"{split}.conllu").write_text("\n\n".join(blocks) + "\n\n",
+                                                  encoding="utf-8")
+    return str(root / "corpus.txt"), str(task), str(passages), str(treebank)
 
 
-def run_demo(out, corpus, task_dir, passages_dir, sentences):
+def run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences):
     result = subprocess.run(
         [sys.executable, "-m", "demo.run_demo", "--smoke", f"--output_dir={out}",
          f"--corpus={corpus}", f"--task_dir={task_dir}", f"--passages_dir={passages_dir}",
-         f"--sentences={sentences}"],
+         f"--treebank_dir={treebank_dir}", f"--sentences={sentences}"],
         cwd=REPO, env=ENV, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "Traceback" not in result.stderr
@@ -66,18 +76,18 @@ def reused_stages(stdout):
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
-    corpus, task_dir, passages_dir = slice_of_shipped_data(root)
+    corpus, task_dir, passages_dir, treebank_dir = slice_of_shipped_data(root)
     sentences = root / "sentences.txt"
     sentences.write_text(open(os.path.join(REPO, "demo", "sentences.txt")).read())
     out = root / "out"
-    stdout = run_demo(out, corpus, task_dir, passages_dir, sentences)
+    stdout = run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences)
     return {"out": out, "stdout": stdout, "corpus": corpus, "task_dir": task_dir,
-            "passages_dir": passages_dir, "sentences": sentences}
+            "passages_dir": passages_dir, "treebank_dir": treebank_dir, "sentences": sentences}
 
 
 def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     out, stdout = demo_run["out"], demo_run["stdout"]
-    assert [f"== [{i}/15]" in stdout for i in range(1, 16)] == [True] * 15
+    assert [f"== [{i}/16]" in stdout for i in range(1, 17)] == [True] * 16
     assert reused_stages(stdout) == []
     vocab = (out / "vocab.txt").read_text().splitlines()
     assert {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"} <= set(vocab)
@@ -112,6 +122,10 @@ def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     assert len(classified) == 9
     assert all(c["label"] in labels and 1 / 5 <= c["probability"] <= 1 for c in classified)
     assert classified[0]["source"].startswith("Jane Austen")
+    probing = json.loads((out / "probing" / "probe_results.json").read_text())
+    assert [e["layer"] for e in probing["layers"]] == [0, 1, 2]  # BERT-Tiny's two layers
+    assert probing["task"] == "upos" and len(probing["mix"]["weights"]) == 3
+    assert all("selectivity" in e for e in probing["layers"])
 
 
 def test_the_passage_classifier_reads_whole_passages_in_windows(demo_run):
@@ -168,7 +182,10 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
     assert "- The same authors on passages (" in report
     assert "16 training, 4 dev and 6 test passages of 150 to 150 words" in report
     assert "Passages labelled right per author" in report
-    for plot in ("pretraining.png", "finetuning.png"):
+    assert "## Probing: what each layer knows" in report
+    assert "![probing curves](probing/probe_curves.png)" in report
+    assert "| mix of all |" in report
+    for plot in ("pretraining.png", "finetuning.png", "probing/probe_curves.png"):
         data = (out / plot).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     assert "authorship test accuracy, majority class: 0.200" in demo_run["stdout"]
@@ -178,7 +195,7 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
 
 def test_a_rerun_reuses_every_stage_but_the_one_whose_input_changed(demo_run):
     args = (demo_run["out"], demo_run["corpus"], demo_run["task_dir"],
-            demo_run["passages_dir"], demo_run["sentences"])
+            demo_run["passages_dir"], demo_run["treebank_dir"], demo_run["sentences"])
     with open(demo_run["sentences"], "a", encoding="utf-8") as f:  # classify's input
         f.write("To be, or not to be, that is the question.\tWilliam Shakespeare, Hamlet\n")
     assert reused_stages(run_demo(*args)) == [s for s in STAGES if s != "classify"]
