@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import keras
 import tensorflow as tf
 
 from official.export import packing, words
 from official.export.preprocessing import clean_utf8
 from official.export.saving import TaskExport
 from official.features.word_windows import greedy_windows
-from official.modeling.models import BertTokenClassifier
 from official.text.tokenizer import FullTokenizer
 
 _PREFIXES = "OBIES"  # index of a tag's prefix; O is 0
@@ -71,16 +71,18 @@ def _count(ids: tf.Tensor) -> tf.Tensor:
 
 
 class NerExport(TaskExport):
-    """A `BertTokenClassifier` serving raw sentences (see the module docstring).
+    """A token tagger serving raw sentences (see the module docstring).
 
     Args:
-      model: the fine-tuned model, weights loaded.
+      model: the fine-tuned model, weights loaded: a `BertTokenClassifier`, or a feature-based
+        run's `BertFeatureTagger` (official/modeling/feature_tagger.py); logits
+        [batch, seq_len, num_labels] either way.
       tokenizer: its tokenizer.
       labels: the tag of each output column (data_prep.conll.LABELS for CoNLL-2003).
       max_seq_length: the fine-tuning's max_seq_length (at least 3).
     """
 
-    def __init__(self, model: BertTokenClassifier, tokenizer: FullTokenizer,
+    def __init__(self, model: keras.Model, tokenizer: FullTokenizer,
                  labels: Sequence[str], max_seq_length: int):
         if len(labels) != model.num_labels:
             raise ValueError(f"{len(labels)} labels for a model of {model.num_labels} outputs")
