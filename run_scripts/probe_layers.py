@@ -18,8 +18,11 @@ and E_Delta).
 
 Writes output_dir/probe_results.json, probe_results.txt (the table, also printed) and
 probe_curves.png. --bert_config_file and --vocab_file default to the files beside
---init_checkpoint. The halves: data_prep/conllu.py and data_prep/conll.py (readers),
-official/probing/ (vectors, probes, the study, the report).
+--init_checkpoint. --init_checkpoint may also be an encoder export (export_saved_model
+--export_type=encoder: its newest version, or a version), read with its own vocab and casing;
+a SavedModel keeps no config, so --bert_config_file is needed then. The halves:
+data_prep/conllu.py and data_prep/conll.py (readers), official/probing/ (vectors, probes, the
+study, the report).
 """
 
 import os
@@ -29,6 +32,7 @@ from absl import flags, logging
 
 from official import checkpoints
 from official.configs import BertConfig
+from official.export.versions import is_saved_model, newest_version
 from official.output_paths import check_output_dir
 from official.probing import settings as probing
 from official.settings_parsing import int_list
@@ -74,7 +78,8 @@ common_flags.define_bert_config_flag(
     extra_help=" Default: bert_config.json beside --init_checkpoint.")
 flags.DEFINE_string("init_checkpoint", None,
                     "The model's weights: a checkpoint prefix or a directory holding one (TF1, "
-                    "TF2 or a training output_dir), a Hugging Face folder or a keras-hub preset.")
+                    "TF2 or a training output_dir), a Hugging Face folder, a keras-hub preset, or "
+                    "an encoder export (its export_dir).")
 common_flags.define_tokenizer_flags()
 common_flags.define_max_seq_length_flag()
 flags.adopt_module_key_flags(common_flags)
@@ -89,6 +94,7 @@ class Plan(NamedTuple):
     config: BertConfig | None  # None: a folder format's own, read with the weights
     vocab_file: str
     treebanks: dict  # split -> its sentences (CoNLL-U tasks; conll_ner's are read in `job`)
+    export: str | None  # the encoder export's version, when --init_checkpoint is one
 
 
 def _study_settings() -> probing.StudySettings:
@@ -118,6 +124,23 @@ def _capped(sentences: list, split: str) -> list:
         FLAGS.max_train_sentences > 0 else sentences
 
 
+def _encoder_export(path: str) -> str | None:
+    """The SavedModel version `path` names (an export_dir or a version), None for a checkpoint."""
+    if not os.path.isdir(path):
+        return None
+    versions = [name for name in os.listdir(path) if name.isdigit()]
+    if is_saved_model(path) or any(is_saved_model(os.path.join(path, v)) for v in versions):
+        return newest_version(path)
+    return None
+
+
+def _export_vocab(export: str) -> str | None:
+    """An encoder export's vocab: the one file of its assets/ (None if there are more)."""
+    folder = os.path.join(export, "assets")
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    return os.path.join(folder, names[0]) if len(names) == 1 else None
+
+
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, files, the
     config and its layers, the vocab, and CoNLL-U treebanks read whole."""
@@ -134,33 +157,56 @@ def prepare() -> Plan:
     if FLAGS.cache_dir:
         check_output_dir(FLAGS.cache_dir, "cache_dir")
     check_checkpoint_path(FLAGS.init_checkpoint)
+    export = _encoder_export(FLAGS.init_checkpoint)
+    if export is not None and not FLAGS.bert_config_file:
+        raise ValueError(f"--init_checkpoint={FLAGS.init_checkpoint} is an encoder export, which "
+                         "keeps no config: pass its --bert_config_file")
     config_file = FLAGS.bert_config_file or checkpoints.beside(FLAGS.init_checkpoint,
                                                                checkpoints.CONFIG_FILE)
     config = BertConfig.from_json_file(config_file) if config_file else None
     if config is not None:
         config.check_seq_length(FLAGS.max_seq_length, config_file)
         settings.check_layers(config.num_hidden_layers, config_file)
-    vocab_file = FLAGS.vocab_file or checkpoints.beside(FLAGS.init_checkpoint,
-                                                        checkpoints.VOCAB_FILE)
+    vocab_file = FLAGS.vocab_file or (_export_vocab(export) if export else checkpoints.beside(
+        FLAGS.init_checkpoint, checkpoints.VOCAB_FILE))
     if vocab_file is None:
         raise ValueError(f"--vocab_file: not given, and no {checkpoints.VOCAB_FILE} beside "
-                         f"--init_checkpoint {FLAGS.init_checkpoint}")
+                         f"--init_checkpoint {FLAGS.init_checkpoint} (nor, for an export, one "
+                         "file in its assets)")
     vocab.load_vocab(vocab_file)
     if config is not None:
         vocab.check_fits(vocab_file, config.vocab_size, config_file)
     treebanks = {}
     if settings.spec.source == "conllu":
         treebanks = {split: _capped(read_conllu(path), split) for split, path in files.items()}
-    return Plan(settings, config, vocab_file, treebanks)
+    return Plan(settings, config, vocab_file, treebanks, export)
+
+
+def _encoder(plan: Plan):
+    """(encoder, config, tokenizer) of --init_checkpoint, weights loaded."""
+    from official.checkpoints import finetuned
+    from official.export.restoring import exported_encoder
+    from official.modeling.encoder import build_encoder
+    from official.text.tokenizer import FullTokenizer
+
+    if plan.export is not None:
+        encoder, _, lower_case = exported_encoder(plan.export, plan.config)
+        logging.info("Encoder export %s: do_lower_case=%s, as it was exported", plan.export,
+                     lower_case)
+        return encoder, plan.config, FullTokenizer(plan.vocab_file, do_lower_case=lower_case)
+    source = finetuned.resolve_source(FLAGS.init_checkpoint)
+    config = plan.config or source.config
+    plan.settings.check_layers(config.num_hidden_layers, FLAGS.init_checkpoint)
+    config.check_seq_length(FLAGS.max_seq_length, "the config")
+    encoder = build_encoder(config)
+    checkpoints.load_init_checkpoint(source.weights, encoder)
+    return encoder, config, FullTokenizer(plan.vocab_file, do_lower_case=FLAGS.do_lower_case)
 
 
 def job(plan: Plan) -> dict:
     """The vectors cached, the probes trained, the results written; returns them."""
-    from official.checkpoints import finetuned
-    from official.modeling.encoder import build_encoder
     from official.peft.artifact import fingerprint
     from official.probing import report, study, word_vectors
-    from official.text.tokenizer import FullTokenizer
 
     settings = plan.settings
     if plan.treebanks:
@@ -170,14 +216,7 @@ def job(plan: Plan) -> dict:
         sentences = {split: _capped(read_conll(path), split) for split, path in _files().items()}
     splits = {name: study.ProbingSplit.of(s, settings.spec) for name, s in sentences.items()}
 
-    source = finetuned.resolve_source(FLAGS.init_checkpoint)
-    config = plan.config or source.config
-    settings.check_layers(config.num_hidden_layers, FLAGS.init_checkpoint)
-    config.check_seq_length(FLAGS.max_seq_length, "the config")
-    tokenizer = FullTokenizer(plan.vocab_file, do_lower_case=FLAGS.do_lower_case)
-    encoder = build_encoder(config)
-    checkpoints.load_init_checkpoint(source.weights, encoder)
-
+    encoder, config, tokenizer = _encoder(plan)
     cache_dir = FLAGS.cache_dir or os.path.join(FLAGS.output_dir, "vector_cache")
     os.makedirs(cache_dir, exist_ok=True)
     word_vectors.remove_leftovers(cache_dir)

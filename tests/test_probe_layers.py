@@ -10,7 +10,10 @@ import pytest
 
 from official.checkpoints import tf2
 from official.configs import BertConfig
+from official.export import saving
+from official.export.encoder import HubEncoder
 from official.modeling.encoder import build_encoder
+from official.text.tokenizer import FullTokenizer
 from tests.cli import failed, refused, run_module, succeeded
 
 SAMPLE = "data/ud_ewt_sample"
@@ -25,7 +28,11 @@ def checkpoint(tmp_path_factory):
     config.to_json_file(str(folder / "bert_config.json"))
     shutil.copy(VOCAB, folder / "vocab.txt")
     keras.utils.set_random_seed(0)
-    tf2.save(build_encoder(config), str(folder / "bert_model.ckpt"))
+    encoder = build_encoder(config)
+    tf2.save(encoder, str(folder / "bert_model.ckpt"))
+    # The same weights as an encoder export (export_saved_model --export_type=encoder).
+    saving.save(HubEncoder(encoder, FullTokenizer(VOCAB, do_lower_case=True)),
+                str(folder / "export"))
     return str(folder)
 
 
@@ -62,9 +69,12 @@ def test_a_study_writes_its_results_table_and_plot_and_reuses_its_cache(checkpoi
     assert (out / "probe_curves.png").read_bytes().startswith(b"\x89PNG")
     cached = sorted(p.name for p in (out / "vector_cache").iterdir())
     assert len(cached) == 3 and all(name.endswith(".npy") for name in cached)
-    # Another task on the same words reads the vectors back; the tree distance probe runs.
-    again = succeeded(run_module(*_args(checkpoint, treebank, out, "--task=distance",
-                                        "--layers=1")))
+    # Another task on the same words reads the vectors back, here through the encoder export of
+    # the same weights (the cache's key holds the weights' fingerprint, the vocab's bytes and
+    # the casing, which the export brings); the tree distance probe runs.
+    export = f"{checkpoint}/export"
+    again = succeeded(run_module(*_args(export, treebank, out, "--task=distance", "--layers=1",
+                                        f"--bert_config_file={checkpoint}/bert_config.json")))
     assert again.stderr.count("read from the cache") == 3
     assert sorted(p.name for p in (out / "vector_cache").iterdir()) == cached
     distance = json.loads((out / "probe_results.json").read_text())
@@ -91,4 +101,6 @@ def test_bad_inputs_are_one_line_and_nothing_is_written(checkpoint, treebank, tm
     line = failed(run_module(*_args(checkpoint, treebank, out, "--task=depth",
                                     "--control_task")))
     assert line.startswith("probe_layers: --control_task:")
+    refused(run_module(*_args(f"{checkpoint}/export", treebank, out, "--task=upos")),
+            "is an encoder export, which keeps no config: pass its --bert_config_file")
     assert not out.exists()

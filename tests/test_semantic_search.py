@@ -252,7 +252,7 @@ def export(tmp_path_factory):
 def _own_vectors(export_dir, texts):
     import tensorflow as tf
 
-    from official.retrieval.encoder import newest_version
+    from official.export.versions import newest_version
 
     serve = tf.saved_model.load(newest_version(export_dir)).signatures["serving_default"]
     vectors = serve(text=tf.constant(texts))["embeddings"].numpy().astype(np.float64)

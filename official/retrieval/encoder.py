@@ -18,29 +18,11 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401 -- registers the tokenizer's ops the export's graph uses
 
+from official.export.versions import newest_version
+
 SIGNATURE = "serving_default"
 INPUT = "text"
 OUTPUT = "embeddings"
-
-
-def _is_saved_model(path: str) -> bool:
-    return any(os.path.isfile(os.path.join(path, name))
-               for name in ("saved_model.pb", "saved_model.pbtxt"))
-
-
-def newest_version(export_dir: str) -> str:
-    """`export_dir` itself when it is a SavedModel, else its numbered subfolder with the largest
-    number that holds one (TF Serving's choice; `official/export/saving.py` names versions)."""
-    if not os.path.isdir(export_dir):
-        raise ValueError(f"{export_dir}: no such directory")
-    if _is_saved_model(export_dir):
-        return export_dir
-    versions = [name for name in os.listdir(export_dir)
-                if name.isdigit() and _is_saved_model(os.path.join(export_dir, name))]
-    if not versions:
-        raise ValueError(f"{export_dir}: neither a SavedModel nor an export_dir holding "
-                         "numbered SavedModel versions")
-    return os.path.join(export_dir, max(versions, key=int))
 
 
 def _fingerprint(path: str) -> str:
