@@ -33,6 +33,7 @@ def files(tmp_path_factory):
                    str(root / "bert_config.json"))
     (root / "glue").mkdir()
     (root / "text.txt").write_text("one line\n")
+    (root / "bad.conllu").write_text("1\tword\tword\tNOUN\n")
     return {"config": str(root / "bert_config.json"), "glue": str(root / "glue"),
             "text": str(root / "text.txt"), "out": str(root / "out"), "root": root}
 
@@ -42,6 +43,9 @@ def cases(f):
     model = [f"--bert_config_file={f['config']}", f"--vocab_file={VOCAB}",
              f"--output_dir={f['out']}", "--max_seq_length=64"]
     classify = ["--task_name=MRPC", f"--data_dir={f['glue']}", "--do_train", *model]
+    probe = [*model, f"--init_checkpoint={f['root']}",
+             *[f"--{split}_file={REPO}/data/ud_ewt_sample/{split}.conllu"
+               for split in ("train", "dev", "test")]]
     return [
         ("run_scripts.run_classifier", ["--task_name=MRPC"],
          "Flag --output_dir must have a value other than None"),
@@ -118,6 +122,10 @@ def cases(f):
                                          "--init_checkpoint=/",
                                          "--train_only_new_embeddings_steps=1"],
          "/: no extended_vocab.json beside it"),
+        ("run_scripts.probe_layers", [*probe, "--task=upos", "--layers=3"],
+         "--layers: layer 3 is beyond the model"),
+        ("run_scripts.probe_layers", [*probe, "--task=upos", f"--dev_file={f['root']}/bad.conllu"],
+         "bad.conllu:1: 4 tab-separated columns, expected 10"),
     ]
 
 
