@@ -24,9 +24,10 @@ so a rerun trains the probes only. Prints each task's table, then the literature
     Hewitt & Liang (2019): linear probes on ELMo layer 1 POS 97.2 accuracy with 71.2 on the
     control task (selectivity about 26 points).
 
-and judges the orderings the literature expects: E_s(upos) < E_s(deprel) (part of speech draws
-on lower layers than dependencies), selectivity well above zero at every layer (above 10
-points), linear UPOS at the best layer in the mid-to-high 90s (at least 0.95). Writes
+and judges the orderings the literature expects: E_s(upos) < E_s(deprel) and E_Delta(upos) <
+E_Delta(deprel) (part of speech draws on lower layers than dependencies), selectivity well
+above zero at every layer (above 10 points), linear UPOS at the best layer in the mid-to-high
+90s (at least 0.95). Writes
 DIR/<task>/probe_results.{json,txt}, probe_curves.png and DIR/summary.json.
 """
 
@@ -69,6 +70,18 @@ def run_task(task: str, model_dir: str, work_dir: str, max_train: int) -> tuple[
         return json.load(f), time.monotonic() - start
 
 
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what platform says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def verdict(holds: bool) -> str:
     return "holds" if holds else "does NOT hold"
 
@@ -86,7 +99,7 @@ def main() -> None:
                                                 args.max_train_sentences)
     layers = results[next(iter(results))]["num_hidden_layers"]
     print(f"\nMiniLM-L6 ({layers} layers), UD English-EWT, train capped at "
-          f"{args.max_train_sentences} sentences; CPU: {platform.processor() or 'unknown'}, "
+          f"{args.max_train_sentences} sentences; CPU: {cpu_name()}, "
           f"{os.cpu_count()} cores; seconds per task: "
           + ", ".join(f"{t} {s:.0f}" for t, s in seconds.items()))
     summary = {"tasks": results, "seconds": seconds, "checks": {}}
@@ -101,6 +114,8 @@ def main() -> None:
     if "upos" in results and "deprel" in results:
         upos, deprel = (results[t]["mix"]["expected_layer"] for t in ("upos", "deprel"))
         checks["E_s(upos) < E_s(deprel)"] = upos < deprel
+        upos, deprel = (results[t]["expected_delta_layer"] for t in ("upos", "deprel"))
+        checks["E_Delta(upos) < E_Delta(deprel)"] = upos < deprel
     for task in ("upos", "deprel"):
         if task in results:
             least = min(e["selectivity"]["test"] for e in results[task]["layers"])

@@ -184,11 +184,24 @@ def _table(header: Sequence[str], rows: list[Sequence]) -> list[str]:
     return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
 
 
+def _probing_results(run: dict) -> dict:
+    with open(os.path.join(run["probing"], probing_report.RESULTS_FILE), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _probing_headline(run: dict) -> str:
+    results = _probing_results(run)
+    best = max(results["layers"], key=lambda e: e["dev"]["accuracy"])
+    return (f"part-of-speech probes: best layer {best['layer']} of "
+            f"{results['num_hidden_layers']} (test accuracy {best['test']['accuracy']:.3f}, "
+            f"selectivity {best['selectivity']['test']:.3f}), the mix's E_s[l] "
+            f"{results['mix']['expected_layer']:.2f}")
+
+
 def _probing_section(run: dict) -> list[str]:
     """The probing stage's table and curves (run_scripts.probe_layers' own files)."""
     folder = run["probing"]
-    with open(os.path.join(folder, probing_report.RESULTS_FILE), encoding="utf-8") as f:
-        results = json.load(f)
+    results = _probing_results(run)
     mix = results["mix"]
     words = results["words"]
     return [
@@ -362,6 +375,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     path = os.path.join(out, REPORT_FILE)
     with open_atomically(path) as f:
         f.write("\n".join(lines))
+    probing = _probing_headline(run)
     headline = [
         f"held-out masked-LM accuracy {held_out['masked_lm_accuracy']:.3f} (loss "
         f"{held_out['masked_lm_loss']:.2f}, chance {math.log(vocab_size):.2f}), next-sentence "
@@ -374,7 +388,8 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         f"average; sentences: {figures['classifier']['test_accuracy']:.3f})",
         "distilled student's serving speed over the teacher's: " + ", ".join(
             f"{rates['student'][str(b)] / rates['teacher'][str(b)]:.2f}x at batch {b}"
-            for b in speed["batch_sizes"])]
+            for b in speed["batch_sizes"]),
+        probing]
     return [path, *plots], headline
 
 

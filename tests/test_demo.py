@@ -189,6 +189,7 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
         data = (out / plot).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     assert "authorship test accuracy, majority class: 0.200" in demo_run["stdout"]
+    assert "part-of-speech probes: best layer " in demo_run["stdout"]
     assert (f"authorship passage accuracy, windows, unseen books: {served['accuracy']:.3f} (6 "
             "passages") in demo_run["stdout"]
 

@@ -35,19 +35,20 @@ def _row(cells: list[str], header: list[str]) -> str:
 
 
 def table(results: dict) -> str:
-    """The results as plain text. Control and selectivity are test accuracies (Hewitt &
-    Liang's); a task scored otherwise (conll_ner: entity F1) shows its test accuracy beside."""
+    """The results as plain text: the task's metric on dev and test, the test split's other
+    scores (accuracy beside conll_ner's F1, Spearman beside UUAS or root accuracy), then the
+    control task's test accuracy and the selectivity (Hewitt & Liang's, by accuracy)."""
     metric = results["metric"]
     lines = [f"{results['task']}, {results['probe']} probes: {metric} by layer (dev / test)"]
+    first = results["layers"][0]["test"]
+    others = [name for name in first if name not in (metric, "loss")]
     controlled = any("control" in e for e in results["layers"])
-    accuracy = controlled and metric != "accuracy"
-    header = ["layer", "dev", "test"] + (["test acc"] if accuracy else []) + \
+    header = ["layer", "dev", "test"] + [f"test {name}" for name in others] + \
         (["control", "selectivity"] if controlled else [])
     lines.append(_row(header, header))
     for e in results["layers"]:
         cells = [str(e["layer"]), f"{e['dev'][metric]:.4f}", f"{e['test'][metric]:.4f}"]
-        if accuracy:
-            cells.append(f"{e['test']['accuracy']:.4f}")
+        cells += [f"{e['test'][name]:.4f}" for name in others]
         if controlled:
             cells += [f"{e['control']['test']['accuracy']:.4f}", f"{e['selectivity']['test']:.4f}"]
         lines.append(_row(cells, header))
