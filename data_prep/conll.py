@@ -96,7 +96,7 @@ import tensorflow as tf
 
 from data_prep import record_cache
 from data_prep.example_bytes import ExampleSerializer
-from data_prep.input_errors import InputError
+from data_prep.input_errors import InputError, utf8_lines
 from official.atomic_files import atomic_path
 from official.features.word_windows import greedy_windows
 from official.tasks.base import Records
@@ -167,19 +167,9 @@ class InputFeatures:
 
 def _read_lines(path: str) -> Iterator[tuple[int, list[str]]]:
     """(1-based line number, fields split at spaces and tabs) of each line; [] for a blank one."""
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConllError(f"{path}: no such file") from None
-    with f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ConllError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") \
-                    from None
-            line = line.strip(" \t\r\n")
-            yield number, _FIELD_SEPARATOR.split(line) if line else []
+    for number, line in utf8_lines(path, ConllError):
+        line = line.strip(" \t\r\n")
+        yield number, _FIELD_SEPARATOR.split(line) if line else []
 
 
 def _sentence_rows(path: str) -> Iterator[tuple[int, list[tuple[int, str, str]]]]:

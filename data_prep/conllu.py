@@ -40,9 +40,8 @@ Example (a two-sentence file; the second's "don't" is a multiword token):
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
 
-from data_prep.input_errors import InputError
+from data_prep.input_errors import InputError, utf8_lines
 
 _COLUMNS = 10
 
@@ -68,20 +67,6 @@ class TreebankSentence:
     heads: tuple[int, ...]
     relations: tuple[str, ...]
     line: int
-
-
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise ConlluError(f"{path}: no such file") from None
-    with f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                yield number, raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as e:
-                raise ConlluError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") \
-                    from None
 
 
 def _check_tree(heads: list[int], path: str, line: int) -> None:
@@ -126,7 +111,7 @@ def read_conllu(path: str) -> list[TreebankSentence]:
         not one tree, or a file without sentences.
     """
     sentences, rows = [], []
-    for number, line in _lines(path):
+    for number, line in utf8_lines(path, ConlluError):
         if not line.strip():
             if rows:
                 sentences.append(_sentence(rows, path))

@@ -34,7 +34,6 @@ A file the reader cannot use raises `TsvError` with one line, "path:line: what i
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import logging
 import math
@@ -43,7 +42,7 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from data_prep.input_errors import TsvError
+from data_prep.input_errors import TsvError, utf8_lines
 from data_prep.json_lines import json_string, read_json_lines
 
 SPLITS = ("train", "dev", "test")
@@ -230,26 +229,11 @@ class TaskProcessor:
 
 
 def _read_rows(path: str) -> Iterator[tuple[int, list[str]]]:
-    """(1-based line number, tab-separated fields) of each non-blank line of a UTF-8 file.
-
-    Lines end at "\\n" only (a trailing "\\r" is dropped), so a stray "\\r" or U+2028 inside a
-    text stays text instead of breaking the row. A byte-order mark at the start is dropped.
-    """
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise TsvError(f"{path}: no such file") from None
-    with f:
-        for number, raw in enumerate(f, start=1):
-            if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8):]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise TsvError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") from None
-            line = line.removesuffix("\n").removesuffix("\r")
-            if line:
-                yield number, line.split("\t")
+    """(1-based line number, tab-separated fields) of each non-blank line of a UTF-8 file
+    (lines as `utf8_lines` reads them: a stray "\\r" or U+2028 inside a text stays text)."""
+    for number, line in utf8_lines(path, TsvError):
+        if line:
+            yield number, line.split("\t")
 
 
 def _position(path: str, header: tuple[int, list[str]] | None, column: str | int) -> int:

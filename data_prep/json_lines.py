@@ -4,50 +4,28 @@ tools). A file without that layout raises TsvError, "path:line: what is wrong"."
 
 from __future__ import annotations
 
-import codecs
-import gzip
 import json
-import zlib
 from typing import Iterator
 
-from data_prep.input_errors import TsvError
+from data_prep.input_errors import TsvError, utf8_lines
 
 
 def read_json_lines(path: str) -> Iterator[tuple[int, dict]]:
     """(1-based line number, object) of each non-blank line of a JSON-lines file, UTF-8,
     gzip-compressed if its name ends in ".gz".
 
-    Lines end at "\\n" only, as in `_read_rows` (JSON escapes every newline inside a string).
+    Lines as `utf8_lines` reads them (JSON escapes every newline inside a string).
     """
-    try:
-        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-    except FileNotFoundError:
-        raise TsvError(f"{path}: no such file") from None
-    with f:
-        number = 0
-        while True:
-            try:
-                raw = f.readline()
-            except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
-                raise TsvError(f"{path}: damaged gzip data after line {number}: {e}") from None
-            if not raw:
-                return
-            number += 1
-            if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8):]
-            try:
-                line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
-            except UnicodeDecodeError as e:
-                raise TsvError(f"{path}:{number}: not UTF-8 (byte {e.start} of the line)") from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise TsvError(f"{path}:{number}: not JSON: {e.msg} (column {e.colno})") from None
-            if not isinstance(record, dict):
-                raise TsvError(f"{path}:{number}: a JSON {_json_type(record)}, expected an object")
-            yield number, record
+    for number, line in utf8_lines(path, TsvError):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TsvError(f"{path}:{number}: not JSON: {e.msg} (column {e.colno})") from None
+        if not isinstance(record, dict):
+            raise TsvError(f"{path}:{number}: a JSON {_json_type(record)}, expected an object")
+        yield number, record
 
 
 def json_string(record: dict, key: str, where: str) -> str:
