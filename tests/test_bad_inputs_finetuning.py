@@ -196,7 +196,7 @@ def peft_finished(tmp_path_factory):
     root = tmp_path_factory.mktemp("peft_finished")
     base = write_base(CONFIG, root / "base")
     write_run(base, methods.from_flags(lora_rank=2), root / "out",
-              ClassificationTask("SST-2", ["0", "1"]))
+              ClassificationTask("sst-2", ["0", "1"]))  # run_classifier's name
     return root
 
 
