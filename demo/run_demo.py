@@ -116,8 +116,13 @@ class Budget:
     max_windows: int = 16
     serving_rounds: int = 5
     # Probing BERT-Tiny's layers for part of speech on the shipped UD sample (300 training
-    # sentences): a linear probe per layer and its control task, and the mix of all layers.
-    probe_epochs: int = 20
+    # sentences, 7,000 words): a linear probe per layer and its control task, and the mix of
+    # all layers. probe_layers' defaults (batch 256, rate 1e-3) suit a treebank's 200,000
+    # words; on 7,000 every probe still improved at epoch 20. Batches of 64 at 1e-2 stop early
+    # (dev-best epochs 6 to 8) at 0.02 to 0.03 better dev accuracy, in about 15 s.
+    probe_epochs: int = 40
+    probe_batch_size: int = 64
+    probe_learning_rate: float = 1e-2
 
 
 FULL = Budget()
@@ -258,6 +263,8 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
                f"--bert_config_file={config}", *tokenizer,
                *[f"--{split}_file={path}" for split, path in treebank.items()],
                "--control_task", "--mix=scalar", f"--probe_epochs={budget.probe_epochs}",
+               f"--probe_batch_size={budget.probe_batch_size}",
+               f"--probe_learning_rate={budget.probe_learning_rate}",
                f"--max_seq_length={budget.finetune_seq_length}",
                f"--output_dir={os.path.join(out, PROBING_DIR)}"],
               outputs=[os.path.join(out, PROBING_DIR)], inputs=list(treebank.values()),
