@@ -16,7 +16,8 @@ Writes to output_dir: checkpoints (the best by dev entity F1 in output_dir/best 
 --do_eval runs while training), eval_results.txt (dev: conlleval's precision, recall and F1,
 overall and per type), test_predictions.txt ("word gold predicted" lines, conlleval's input)
 and test_results.txt (the test file's scores, since CoNLL test files carry gold tags).
-Rerunning a finished output_dir with only --do_predict predicts from its checkpoint.
+Rerunning a finished output_dir with only --do_predict predicts from its checkpoint (a
+feature-based run's setting and base read from its record).
 
 --feature_based=concat_last_4 (or weighted_sum_last_4, weighted_sum_all, second_to_last, last,
 embeddings) is the BERT paper's feature-based approach (its Table 7): the encoder frozen
@@ -114,12 +115,20 @@ def prepare() -> Plan:
 def job(plan: Plan) -> dict[str, dict[str, float]]:
     """The task and data the flags name, fine-tuned."""
     from data_prep import conll
+    from official.peft import artifact
+    from official.tasks import ner_settings
     from official.tasks.ner import NerTask
 
+    features = plan.feature_based
+    if features is None and not plan.options.do_train:
+        # A run that only evaluates or predicts takes a feature-based run's setting from its
+        # record, as it takes the method and the base.
+        record = artifact.read_record(plan.options.output_dir)
+        features = ner_settings.from_spec(record.task) if record is not None else None
     data = conll.ConllData(plan.files, CONLL2003_LABELS, plan.options.max_seq_length,
                            FLAGS.vocab_file, FLAGS.do_lower_case, plan.options.output_dir)
-    return common_flags.finetune(plan.options, NerTask(CONLL2003_LABELS, plan.feature_based),
-                                 data, plan.adaptations)
+    return common_flags.finetune(plan.options, NerTask(CONLL2003_LABELS, features), data,
+                                 plan.adaptations)
 
 
 if __name__ == "__main__":

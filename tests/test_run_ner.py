@@ -288,7 +288,7 @@ def test_a_feature_based_run_predicts_again_and_refuses_another_choice(toy, feat
     assert "'layers': 'weighted_sum_all'" in last and "'layers': 'last'" in last, last
     assert snapshot(out) == before
 
-    flags = [f for f in FEATURE_FLAGS if f.startswith("--feature")]
-    log = succeeded(run(toy, out, "--do_predict", *flags)).stderr
+    # Predicting again needs none of the run's flags: its record holds the setting and base.
+    log = succeeded(run(toy, out, "--do_predict")).stderr
     assert re.search(r"Restored \S*best/model.ckpt-\d+", log), log[-2000:]
     assert (out / "test_predictions.txt").read_bytes() == predictions
