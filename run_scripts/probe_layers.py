@@ -16,11 +16,12 @@ layer (--layers to choose), early-stopped on dev, and scored on test at its best
 learned mix of all layers (Tenney et al.'s E_s), --cumulative the mixes of layers 0..l (Delta_l
 and E_Delta).
 
-Writes output_dir/probe_results.json, probe_results.txt (the table, also printed) and
-probe_curves.png. --bert_config_file and --vocab_file default to the files beside
---init_checkpoint. --init_checkpoint may also be an encoder export (export_saved_model
---export_type=encoder: its newest version, or a version), read with its own vocab and casing;
-a SavedModel keeps no config, so --bert_config_file is needed then. The halves:
+Writes output_dir/probe_results.json, probe_results.txt (the table, also printed),
+probe_curves.png and probes/ (each probe's weights at its best epoch, .npz files numpy reads).
+--bert_config_file and --vocab_file default to the files beside --init_checkpoint.
+--init_checkpoint may also be an encoder export (export_saved_model --export_type=encoder: its
+newest version, or a version), read with its own vocab and casing; a SavedModel keeps no
+config, so --bert_config_file is needed then. The halves:
 data_prep/conllu.py and data_prep/conll.py (readers), official/probing/ (vectors, probes, the
 study, the report).
 """
@@ -232,9 +233,11 @@ def job(plan: Plan) -> dict:
             cache_dir, key, split.words, tokenizer, layers, config.num_hidden_layers + 1,
             config.hidden_size, FLAGS.max_seq_length, FLAGS.doc_stride, FLAGS.batch_size,
             settings.subword_pool)
-    results = study.run_study(settings, splits, vectors, config.num_hidden_layers)
+    weights: dict = {}
+    results = study.run_study(settings, splits, vectors, config.num_hidden_layers, weights)
     results["init_checkpoint"] = FLAGS.init_checkpoint
-    paths = report.write(results, FLAGS.output_dir)
+    paths = dict(report.write(results, FLAGS.output_dir),
+                 probes=report.write_probes(weights, FLAGS.output_dir))
     print(report.table(results), flush=True)
     logging.info("Wrote %s", ", ".join(paths.values()))
     return results

@@ -6,8 +6,10 @@ import json
 import shutil
 
 import keras
+import numpy as np
 import pytest
 
+from data_prep.conllu import read_conllu
 from official.checkpoints import tf2
 from official.configs import BertConfig
 from official.export import saving
@@ -69,6 +71,26 @@ def test_a_study_writes_its_results_table_and_plot_and_reuses_its_cache(checkpoi
     assert (out / "probe_curves.png").read_bytes().startswith(b"\x89PNG")
     cached = sorted(p.name for p in (out / "vector_cache").iterdir())
     assert len(cached) == 3 and all(name.endswith(".npy") for name in cached)
+    assert sorted(p.name for p in (out / "probes").iterdir()) == sorted(
+        [f"{kind}layer_{n:02d}.npz" for kind in ("", "control_") for n in range(3)] + ["mix.npz"])
+    # The saved layer-1 probe, applied with numpy to the cached vectors of each dev word beside
+    # its head's (zeros for the root's), scores the dev accuracy the study reported.
+    dev = read_conllu(str(treebank / "dev.conllu"))
+    words = sum(len(s.words) for s in dev)
+    [vectors] = [v for v in (np.load(p) for p in (out / "vector_cache").iterdir())
+                 if v.shape[1] == words]
+    rows, gold, first = [], [], 0
+    for sentence in dev:
+        for i, (head, relation) in enumerate(zip(sentence.heads, sentence.relations)):
+            head_vector = vectors[1, first + head - 1] if head else np.zeros(16, np.float32)
+            rows.append(np.concatenate([vectors[1, first + i], head_vector]))
+            gold.append(results["labels"].index(relation))
+        first += len(sentence.words)
+    probe = np.load(out / "probes" / "layer_01.npz")
+    kernel, bias = (probe[next(k for k in probe.files if k.endswith(name))]
+                    for name in ("/kernel", "/bias"))
+    accuracy = np.mean(np.argmax(np.stack(rows) @ kernel + bias, axis=-1) == gold)
+    assert accuracy == pytest.approx(results["layers"][1]["dev"]["accuracy"], abs=1.5 / words)
     # Another task on the same words reads the vectors back, here through the encoder export of
     # the same weights (the cache's key holds the weights' fingerprint, the vocab's bytes and
     # the casing, which the export brings); the tree distance probe runs.

@@ -15,13 +15,14 @@ Inputs are `ProbeInputs`: rows of the cached vectors [layers, words, hidden], fo
 one row per word (or, for dependency labels, the word's and its head's vectors side by side,
 a zero vector for the root's head), for a structural probe one sentence per example, padded.
 
-Training (`train`): Adam, `epochs` at most over the training rows shuffled by `seed`, the dev
-score after every epoch; the run stops after `patience` epochs without a better dev score and
-reports the dev and test scores of the best epoch (the test split is predicted at each epoch
-and the best epoch's scores kept, so no weights need restoring). Label probes score by their
-task's metric; structural probes by the dev loss (Hewitt & Manning's criterion), their UUAS,
-root accuracy and Spearman reported at that epoch. Given the same seed, a probe's weights, and
-so its scores, are the same on CPU.
+Training (`train_label_probe`, `train_structural_probe`): Adam, `epochs` at most over the
+training rows shuffled by `seed`, the dev score after every epoch; the run stops after
+`patience` epochs without a better dev score and reports the dev and test scores of the best
+epoch (the test split is predicted at each epoch and the best epoch's scores kept) with a copy
+of that epoch's weights, by variable path (official/probing/report.py writes them out). Label
+probes score by their task's metric; structural probes by the dev loss (Hewitt & Manning's
+criterion), their UUAS, root accuracy and Spearman reported at that epoch. Given the same seed,
+a probe's weights, and so its scores, are the same on CPU.
 """
 
 from __future__ import annotations
@@ -141,12 +142,13 @@ def structural_loss(projected: tf.Tensor, gold: tf.Tensor, mask: tf.Tensor,
 
 @dataclasses.dataclass
 class ProbeResult:
-    """A trained probe's scores at its best dev epoch."""
+    """A trained probe's scores and weights at its best dev epoch."""
     dev: dict[str, float]
     test: dict[str, float]
     epoch: int  # 1-based
     mix_weights: list[float] | None = None  # softmax(w), for a mixed probe
     mix_scale: float | None = None  # gamma
+    weights: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # by path
 
 
 def _mix_of(model: keras.Model) -> tuple[list[float] | None, float | None]:
@@ -164,18 +166,23 @@ class _Best:
         self.dev: dict[str, float] = {}
         self.test: dict[str, float] = {}
         self.mix: tuple = (None, None)
+        self.weights: dict[str, np.ndarray] = {}
 
-    def update(self, epoch: int, score: float, dev: dict, test: dict, mix: tuple) -> bool:
-        """Records the epoch; True when the run should stop."""
+    def update(self, epoch: int, score: float, dev: dict, test: dict,
+               model: keras.Model) -> bool:
+        """Records the epoch (its scores, the model's mix and a copy of its weights when it is
+        the best yet); True when the run should stop."""
         if score > self.score:
             self.score, self.epoch, self.stale = score, epoch, 0
-            self.dev, self.test, self.mix = dev, test, mix
+            self.dev, self.test, self.mix = dev, test, _mix_of(model)
+            self.weights = {v.path: np.array(keras.ops.convert_to_numpy(v))
+                            for v in model.weights}
         else:
             self.stale += 1
         return self.stale >= self.patience
 
     def result(self) -> ProbeResult:
-        return ProbeResult(self.dev, self.test, self.epoch, *self.mix)
+        return ProbeResult(self.dev, self.test, self.epoch, *self.mix, weights=self.weights)
 
 
 def train_label_probe(inputs: dict[str, ProbeInputs], labels: dict[str, np.ndarray],
@@ -215,7 +222,7 @@ def train_label_probe(inputs: dict[str, ProbeInputs], labels: dict[str, np.ndarr
             rows = order[a:a + settings.batch_size]
             model.train_on_batch(batch("train", rows), labels["train"][rows])
         dev, test = score("dev", predict("dev")), score("test", predict("test"))
-        if best.update(epoch, dev[metric], dev, test, _mix_of(model)):
+        if best.update(epoch, dev[metric], dev, test, model):
             break
     return best.result()
 
@@ -287,7 +294,6 @@ def train_structural_probe(inputs: dict[str, ProbeInputs], gold: dict[str, list[
         for split in ("dev", "test"):
             predicted, loss = predict(split)
             scores[split] = dict(score(split, predicted), loss=loss)
-        if best.update(epoch, -scores["dev"]["loss"], scores["dev"], scores["test"],
-                       _mix_of(model)):
+        if best.update(epoch, -scores["dev"]["loss"], scores["dev"], scores["test"], model):
             break
     return best.result()

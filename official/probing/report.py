@@ -7,8 +7,14 @@
     PLOT_FILE     probe_curves.png     `plot(results, path)`: the test score by layer (with the
                                        control task's and the cumulative mixes'), and the mix's
                                        weights by layer
+    PROBES_DIR    probes/<name>.npz    `write_probes`: each trained probe's weights at its best
+                                       epoch, by variable path (run_study's names: layer_03,
+                                       control_layer_03, mix, layers_0-3), for numpy alone: a
+                                       linear probe's logits are x @ logits/kernel +
+                                       logits/bias, its classes results["labels"]
 
-Each file is written atomically. Example of a table:
+Each file is written atomically, probes/ as a whole (an earlier run's probes go with it).
+Example of a table:
     >>> results = {"task": "upos", "metric": "accuracy", "probe": "linear",
     ...            "layers": [{"layer": 0, "dev": {"accuracy": 0.5}, "test": {"accuracy": 0.4},
     ...                        "control": {"dev": {"accuracy": 0.3}, "test": {"accuracy": 0.2}},
@@ -21,12 +27,18 @@ Each file is written atomically. Example of a table:
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import shutil
+import uuid
 
-from official.atomic_files import atomic_path, open_atomically
+import numpy as np
+
+from official.atomic_files import TEMP_SUFFIX, atomic_path, open_atomically
 
 RESULTS_FILE, TABLE_FILE, PLOT_FILE = "probe_results.json", "probe_results.txt", "probe_curves.png"
+PROBES_DIR = "probes"
 
 
 def _row(cells: list[str], header: list[str]) -> str:
@@ -120,3 +132,20 @@ def write(results: dict, output_dir: str) -> dict[str, str]:
         f.write(table(results) + "\n")
     plot(results, paths[PLOT_FILE])
     return paths
+
+
+def write_probes(weights: dict[str, dict[str, np.ndarray]], output_dir: str) -> str:
+    """output_dir/probes/<name>.npz for each probe of `weights` (run_study's `probe_weights`),
+    the folder replacing an earlier run's whole; its path."""
+    final = os.path.join(output_dir, PROBES_DIR)
+    for leftover in glob.glob(os.path.join(output_dir, f".{PROBES_DIR}.*{TEMP_SUFFIX}")):
+        shutil.rmtree(leftover)  # an interrupted run's
+    staging = os.path.join(output_dir, f".{PROBES_DIR}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
+    os.makedirs(staging)
+    for name, arrays in weights.items():
+        with open(os.path.join(staging, f"{name}.npz"), "wb") as f:
+            np.savez(f, **arrays)
+    if os.path.isdir(final):
+        shutil.rmtree(final)
+    os.replace(staging, final)
+    return final

@@ -158,13 +158,18 @@ def _entry(result: probes.ProbeResult) -> dict:
 
 
 def run_study(settings: StudySettings, splits: dict[str, ProbingSplit],
-              vectors: dict[str, np.ndarray], num_hidden_layers: int) -> dict:
+              vectors: dict[str, np.ndarray], num_hidden_layers: int,
+              probe_weights: dict[str, dict[str, np.ndarray]] | None = None) -> dict:
     """The study's results (official/probing/report.py writes and draws them).
 
     Args:
       splits: "train", "dev" and "test".
       vectors: per split, float32 [num_hidden_layers + 1, words, hidden] (word_vectors.py).
+      probe_weights: filled, when given, with each trained probe's weights at its best epoch
+        ({variable path: array}) under its name: "layer_03", "control_layer_03", "mix",
+        "layers_0-3" (a cumulative mix); the label ids are `results["labels"]`' order.
     """
+    probe_weights = {} if probe_weights is None else probe_weights
     spec, metric = settings.spec, settings.spec.metric
     study = (_StructuralStudy if spec.kind in ("distance", "depth") else _LabelStudy)(
         settings, splits, vectors)
@@ -176,17 +181,23 @@ def run_study(settings: StudySettings, splits: dict[str, ProbingSplit],
         cumulative mix; layer 0 alone the first)."""
         if layers not in trained:
             trained[layers] = study.probe(layers)
+            name = f"layer_{layers[0]:02d}" if len(layers) == 1 else \
+                "mix" if layers == every else f"layers_0-{layers[-1]}"
+            probe_weights[name] = trained[layers].weights
         return trained[layers]
 
     results: dict[str, Any] = {
         "task": settings.task, "metric": metric, "probe": settings.probe.probe,
         "subword_pool": settings.subword_pool, "num_hidden_layers": num_hidden_layers,
         "words": {name: int(s.offsets[-1]) for name, s in splits.items()}, "layers": []}
+    if isinstance(study, _LabelStudy):
+        results["labels"] = study.labels
     for layer in settings.check_layers(num_hidden_layers, "the encoder"):
         result = probe((layer,))
         entry = {"layer": layer, **_entry(result)}
         if settings.control_task:
             controlled = study.probe((layer,), on_control=True)
+            probe_weights[f"control_layer_{layer:02d}"] = controlled.weights
             entry["control"] = _entry(controlled)
             entry["selectivity"] = {
                 split: getattr(result, split)["accuracy"] - getattr(controlled, split)["accuracy"]
