@@ -6,7 +6,7 @@
     control       Hewitt & Liang's control task
     trees         dependency trees' distances and depths, UUAS, root accuracy, Spearman
     study         the per-layer probes, the scalar mix, the cumulative mixes, selectivity
-    report        probe_results.json, the table, probe_curves.png
+    report        probe_results.json, the table, probe_curves.png, probes/ (the weights)
 
 run_scripts/probe_layers.py is the entry point; data_prep/conllu.py reads UD treebanks.
 """
