@@ -189,8 +189,7 @@ def _probing_results(run: dict) -> dict:
         return json.load(f)
 
 
-def _probing_headline(run: dict) -> str:
-    results = _probing_results(run)
+def _probing_headline(results: dict) -> str:
     best = max(results["layers"], key=lambda e: e["dev"]["accuracy"])
     return (f"part-of-speech probes: best layer {best['layer']} of "
             f"{results['num_hidden_layers']} (test accuracy {best['test']['accuracy']:.3f}, "
@@ -198,10 +197,9 @@ def _probing_headline(run: dict) -> str:
             f"{results['mix']['expected_layer']:.2f}")
 
 
-def _probing_section(run: dict) -> list[str]:
+def _probing_section(run: dict, results: dict) -> list[str]:
     """The probing stage's table and curves (run_scripts.probe_layers' own files)."""
     folder = run["probing"]
-    results = _probing_results(run)
     mix = results["mix"]
     words = results["words"]
     return [
@@ -244,6 +242,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     with open(run["classified_passages"], encoding="utf-8") as f:
         passages = _passage_figures(out, run["passages_dir"], json.load(f))
     windows = passages["settings"]
+    probing = _probing_results(run)
     rates = speed["sentences_per_second"]
     steps = sorted(curve)
     # The first window includes tracing and compiling: the median of the others is the speed.
@@ -366,7 +365,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         "not only accuracy): " + ", ".join(
             f"{label} {right}/{count}" for label, (right, count)
             in passages["per_author"].items()) + ".",
-        "", *_probing_section(run), "## Stages", "",
+        "", *_probing_section(run, probing), "## Stages", "",
         *_table(["stage", "time", "command"],
                 [[stage["name"], format_seconds(stage["seconds"]) +
                   (" (reused)" if stage["reused"] else ""),
@@ -375,7 +374,6 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     path = os.path.join(out, REPORT_FILE)
     with open_atomically(path) as f:
         f.write("\n".join(lines))
-    probing = _probing_headline(run)
     headline = [
         f"held-out masked-LM accuracy {held_out['masked_lm_accuracy']:.3f} (loss "
         f"{held_out['masked_lm_loss']:.2f}, chance {math.log(vocab_size):.2f}), next-sentence "
@@ -389,7 +387,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         "distilled student's serving speed over the teacher's: " + ", ".join(
             f"{rates['student'][str(b)] / rates['teacher'][str(b)]:.2f}x at batch {b}"
             for b in speed["batch_sizes"]),
-        probing]
+        _probing_headline(probing)]
     return [path, *plots], headline
 
 

@@ -94,6 +94,7 @@ class Plan(NamedTuple):
     settings: probing.StudySettings
     config: BertConfig | None  # None: a folder format's own, read with the weights
     vocab_file: str
+    files: dict[str, str]  # split -> its file, each checked to exist
     treebanks: dict  # split -> its sentences (CoNLL-U tasks; conll_ner's are read in `job`)
     export: str | None  # the encoder export's version, when --init_checkpoint is one
 
@@ -180,7 +181,7 @@ def prepare() -> Plan:
     treebanks = {}
     if settings.spec.source == "conllu":
         treebanks = {split: _capped(read_conllu(path), split) for split, path in files.items()}
-    return Plan(settings, config, vocab_file, treebanks, export)
+    return Plan(settings, config, vocab_file, files, treebanks, export)
 
 
 def _encoder(plan: Plan):
@@ -196,9 +197,11 @@ def _encoder(plan: Plan):
                      lower_case)
         return encoder, plan.config, FullTokenizer(plan.vocab_file, do_lower_case=lower_case)
     source = finetuned.resolve_source(FLAGS.init_checkpoint)
-    config = plan.config or source.config
-    plan.settings.check_layers(config.num_hidden_layers, FLAGS.init_checkpoint)
-    config.check_seq_length(FLAGS.max_seq_length, "the config")
+    config = plan.config
+    if config is None:  # a folder format's own, which `prepare` could not check
+        config = source.config
+        plan.settings.check_layers(config.num_hidden_layers, FLAGS.init_checkpoint)
+        config.check_seq_length(FLAGS.max_seq_length, "the config")
     encoder = build_encoder(config)
     checkpoints.load_init_checkpoint(source.weights, encoder)
     return encoder, config, FullTokenizer(plan.vocab_file, do_lower_case=FLAGS.do_lower_case)
@@ -214,7 +217,8 @@ def job(plan: Plan) -> dict:
         sentences = plan.treebanks
     else:
         from data_prep.conll import read_conll
-        sentences = {split: _capped(read_conll(path), split) for split, path in _files().items()}
+        sentences = {split: _capped(read_conll(path), split)
+                     for split, path in plan.files.items()}
     splits = {name: study.ProbingSplit.of(s, settings.spec) for name, s in sentences.items()}
 
     encoder, config, tokenizer = _encoder(plan)
@@ -223,10 +227,9 @@ def job(plan: Plan) -> dict:
     word_vectors.remove_leftovers(cache_dir)
     weights = fingerprint(encoder)
     layers = word_vectors.layer_function(encoder)
-    files = {"train": FLAGS.train_file, "dev": FLAGS.dev_file, "test": FLAGS.test_file}
     vectors = {}
     for name, split in splits.items():
-        key = word_vectors.cache_key(weights, tokenizer, files[name], len(split.words),
+        key = word_vectors.cache_key(weights, tokenizer, plan.files[name], len(split.words),
                                      FLAGS.max_seq_length, FLAGS.doc_stride,
                                      settings.subword_pool)
         vectors[name] = word_vectors.cached_word_vectors(

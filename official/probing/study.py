@@ -28,6 +28,7 @@ punctuation (UPOS PUNCT) left out of UUAS and root accuracy as in Hewitt & Manni
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -60,7 +61,7 @@ class ProbingSplit:
             keep=[np.array([u != _PUNCTUATION for u in s.upos]) for s in sentences]
             if structural else None)
 
-    @property
+    @functools.cached_property
     def offsets(self) -> np.ndarray:
         """int64 [sentences + 1]: where each sentence's words start among the split's."""
         return np.concatenate([[0], np.cumsum([len(w) for w in self.words])]).astype(np.int64)
