@@ -61,7 +61,8 @@ OFFICIAL_ROOMS = (
     ("official.distillation",),  # a teacher: may be a PEFT run, so above peft
     ("official.training",),   # the generic runs: ask tasks and adaptations through protocols
     ("official.export",),     # serving: maps a task's serving spec to its builder
-    ("official.retrieval", "official.embeddings", "official.probing"),  # read checkpoints, exports
+    ("official.retrieval", "official.embeddings", "official.probing",
+     "official.robustness"),  # read checkpoints, exports
 )
 
 
