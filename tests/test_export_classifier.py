@@ -96,3 +96,25 @@ def test_labels_must_fit_the_model(config, tokenizer):
         ClassifierExport(model, tokenizer, LABELS[:2], SEQ_LENGTH, pair=True)
     with pytest.raises(ValueError, match="regression"):
         ClassifierExport(model, tokenizer, None, SEQ_LENGTH, pair=True)
+
+
+def test_a_loaded_export_tells_its_labels_in_output_order_and_a_regression_one_has_none(
+        config, tokenizer, tmp_path):
+    from official.export import saving
+
+    model = BertClassifier(build_encoder(config), num_labels=3)
+    module = ClassifierExport(model, tokenizer, LABELS, SEQ_LENGTH, pair=False)
+    loaded = tf.saved_model.load(saving.save(module, str(tmp_path / "labels"),
+                                             module.signatures()))
+    assert [x.decode() for x in loaded.class_labels().numpy()] == LABELS
+    serve = loaded.signatures["serving_default"]
+    assert set(serve.structured_outputs) == {"probabilities", "label"}
+    got = serve(text_a=tf.constant([a for a, _ in PAIRS]))
+    assert [x.decode() for x in got["label"].numpy()] == [
+        LABELS[i] for i in got["probabilities"].numpy().argmax(-1)]
+
+    regression = ClassifierExport(BertClassifier(build_encoder(config), num_labels=1), tokenizer,
+                                  None, SEQ_LENGTH, pair=False)
+    loaded = tf.saved_model.load(saving.save(regression, str(tmp_path / "score"),
+                                             regression.signatures()))
+    assert not hasattr(loaded, "class_labels")

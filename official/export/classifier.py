@@ -7,6 +7,13 @@
       or, for a regression task (STS-B: one output, no labels),
       -> score          float32 [batch]
 
+    class_labels()  -> string [num_labels]   the labels in the order of the probabilities'
+                                             columns; absent from a regression export
+
+`class_labels` is a saved function without inputs beside the signature (`loaded.class_labels()`),
+so a reader of the probabilities (official/robustness/classifier.py) knows which column is which
+without the run's records.
+
 Tokenisation is the project's `FullTokenizer` and packing the original's (`packing`), so a
 text is served exactly as `data_prep.classifier_features` fed it to fine-tuning. A text_b that
 tokenizes to nothing makes a single-text row, as in the original. The model runs in its own
@@ -80,6 +87,10 @@ class ClassifierExport(TaskExport):
                                    jit_compile=jit_compile, autograph=False)
         self._window_vectors = tf.function(self._vectors_of_windows, jit_compile=jit_compile,
                                            autograph=False)
+        if labels is not None:  # constants of the function's graph, saved with it
+            names = list(labels)
+            self.class_labels = tf.function(lambda: tf.constant(names, tf.string),
+                                            input_signature=[], autograph=False)
 
     def preprocess(self, text_a: tf.Tensor, text_b: tf.Tensor | None = None) -> dict:
         """[batch] strings -> the encoder inputs, int32 [batch, max_seq_length] each."""
