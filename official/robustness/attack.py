@@ -1,0 +1,231 @@
+"""The greedy word-substitution attack of TextFooler (Jin et al., AAAI 2020) and BAE (Garg &
+Ramakrishnan, EMNLP 2020), on any classifier given as a function, and TextAttack's summary.
+
+    attack = WordSubstitutionAttack(classify, candidates, AttackSettings(max_queries=2000),
+                                    similarity=embed)
+    result = attack.run("a charming and often affecting journey", gold=1)
+    summarize([result, ...])    -> {"Number of successful attacks": ..., ...}
+
+`classify(texts) -> float32 [texts, classes]` is the victim (its class probabilities; every
+call is one batch); `similarity(texts) -> float32 [texts, dim]` a sentence encoder whose
+vectors' cosine measures how close a perturbed text stays to the original; `candidates` a
+`candidates.Candidates` source. Only `classify` calls count as queries.
+
+The search, for an example the classifier gets right (otherwise it is skipped):
+  1. Word importance by deletion (TextFooler's eq. 2): each replaceable word that is not a stop
+     word is deleted in turn, all deletions in one batch; its importance is the drop in the gold
+     class's probability, plus, when the deletion changes the prediction to class k, the rise
+     of class k's probability.
+  2. In that order (most important first; ties by position), the word's candidates are put in
+     its place in the current text. Candidates whose text falls below `similarity_threshold`
+     (cosine with the original text's vector) are dropped before any query, then the rest are
+     classified in one batch. If some flip the prediction away from the gold class, the one
+     most similar to the original wins and the attack has succeeded (TextFooler's choice). If
+     none does, the one that lowers the gold probability most is kept, if it lowers it at all,
+     and the search moves to the next word.
+  3. The attack fails when the words run out, or when the next batch would pass `max_queries`
+     (that batch is cut to what is left, and the search stops after it).
+A word is replaced at most once; replaced words are never deleted for ranking again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from official.robustness.candidates import STOP_WORDS, Candidates
+from official.robustness.text_words import WordText
+
+SUCCEEDED, FAILED, SKIPPED = "successful", "failed", "skipped"
+
+
+@dataclasses.dataclass(frozen=True)
+class AttackSettings:
+    """An attack's limits.
+
+    Attributes:
+      max_candidates: candidates tried per word (TextFooler's N, 50).
+      max_queries: classifier calls per example, the first included (TextAttack's budget).
+      similarity_threshold: the least cosine between the original's and a perturbed text's
+        sentence vectors; used only with a `similarity` encoder.
+    """
+    max_candidates: int = 50
+    max_queries: int = 2000
+    similarity_threshold: float = 0.84
+
+    def check(self) -> None:
+        if self.max_candidates < 1:
+            raise ValueError(f"--max_candidates={self.max_candidates}: must be at least 1")
+        if self.max_queries < 2:
+            raise ValueError(f"--max_queries={self.max_queries}: must be at least 2 (the "
+                             "original's prediction and one perturbed text)")
+        if not -1.0 <= self.similarity_threshold <= 1.0:
+            raise ValueError(f"--similarity_threshold={self.similarity_threshold}: must be a "
+                             "cosine, in [-1, 1]")
+
+
+@dataclasses.dataclass
+class AttackResult:
+    """One example's attack.
+
+    Attributes:
+      status: "successful", "failed" or "skipped" (misclassified before any change).
+      original, perturbed: the texts (perturbed equals original when nothing was kept).
+      gold: the gold class's index; predicted: the perturbed text's predicted class.
+      changes: (word index, original word, replacement) of each replaced word.
+      words: the original's word count; queries: classifier calls made.
+      similarity: cosine of the perturbed text with the original (None without an encoder).
+      gold_probability: the gold class's probability, before and after.
+    """
+    status: str
+    original: str
+    perturbed: str
+    gold: int
+    predicted: int
+    changes: list[tuple[int, str, str]]
+    words: int
+    queries: int
+    similarity: float | None
+    gold_probability: tuple[float, float]
+
+    @property
+    def perturbed_word_percent(self) -> float:
+        return 100.0 * len(self.changes) / max(self.words, 1)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+
+
+class _Budget:
+    """Queries left for one example; `classify` cuts a batch to them."""
+
+    def __init__(self, classify: Callable, limit: int):
+        self._classify, self.limit, self.used = classify, limit, 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.used >= self.limit
+
+    def __call__(self, texts: list[WordText]) -> np.ndarray:
+        texts = texts[:self.limit - self.used]
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        self.used += len(texts)
+        return np.asarray(self._classify([t.text for t in texts]), np.float32)
+
+
+class WordSubstitutionAttack:
+    """The search of the module docstring."""
+
+    def __init__(self, classify: Callable[[list[str]], np.ndarray], candidates: Candidates,
+                 settings: AttackSettings = AttackSettings(),
+                 similarity: Callable[[list[str]], np.ndarray] | None = None):
+        settings.check()
+        self._classify, self._candidates = classify, candidates
+        self._settings, self._similarity = settings, similarity
+
+    def _importance(self, text: WordText, probabilities: np.ndarray, gold: int,
+                    budget: _Budget) -> list[int]:
+        """The attackable words' indices, most important first (step 1)."""
+        indices = [i for i in range(len(text))
+                   if text.replaceable(i) and text.words[i].lower() not in STOP_WORDS]
+        deleted = budget([text.deleted(i) for i in indices])
+        indices = indices[:len(deleted)]
+        scores = []
+        for row in deleted:
+            score = probabilities[gold] - row[gold]
+            now = int(np.argmax(row))
+            if now != gold:
+                score += row[now] - probabilities[now]
+            scores.append(score)
+        order = sorted(range(len(indices)), key=lambda k: (-scores[k], indices[k]))
+        return [indices[k] for k in order]
+
+    def run(self, text: str, gold: int) -> AttackResult:
+        original = WordText(text)
+        budget = _Budget(self._classify, self._settings.max_queries)
+        probabilities = budget([original])[0]
+        start = float(probabilities[gold])
+
+        def result(status, current, predicted, changes, similarity, gold_probability):
+            return AttackResult(status, text, current.text, gold, predicted, changes,
+                                len(original), budget.used, similarity,
+                                (start, float(gold_probability)))
+
+        if int(np.argmax(probabilities)) != gold:
+            return result(SKIPPED, original, int(np.argmax(probabilities)), [], None, start)
+        anchor = None if self._similarity is None else _unit(self._similarity([text]))[0]
+        current, current_probability, changes = original, probabilities, []
+        current_similarity = None if anchor is None else 1.0
+        for index in self._importance(original, probabilities, gold, budget):
+            if budget.exhausted:
+                break
+            words = self._candidates.propose(current, index, self._settings.max_candidates)
+            texts = [current.replaced(index, word) for word in words]
+            similarities = np.ones(len(texts), np.float32)
+            if anchor is not None and texts:
+                similarities = _unit(self._similarity([t.text for t in texts])) @ anchor
+                kept = similarities >= self._settings.similarity_threshold
+                texts, words = ([x for x, k in zip(items, kept) if k] for items in (texts, words))
+                similarities = similarities[kept]
+            if not texts:
+                continue
+            rows = budget(texts)
+            if not len(rows):
+                break
+            texts, words, similarities = texts[:len(rows)], words[:len(rows)], \
+                similarities[:len(rows)]
+            predicted = np.argmax(rows, axis=-1)
+            flipped = np.flatnonzero(predicted != gold)
+            if flipped.size:
+                best = flipped[np.argmax(similarities[flipped])]
+                changes = changes + [(index, original.words[index], words[best])]
+                similarity = None if anchor is None else float(similarities[best])
+                return result(SUCCEEDED, texts[best], int(predicted[best]), changes, similarity,
+                              rows[best][gold])
+            best = int(np.argmin(rows[:, gold]))
+            if rows[best, gold] < current_probability[gold]:
+                current, current_probability = texts[best], rows[best]
+                changes = changes + [(index, original.words[index], words[best])]
+                current_similarity = None if anchor is None else float(similarities[best])
+        return result(FAILED, current, int(np.argmax(current_probability)), changes,
+                      current_similarity, current_probability[gold])
+
+
+def summarize(results: list[AttackResult]) -> dict[str, float | int]:
+    """TextAttack's attack summary, under its names and with its meanings:
+
+      successful / failed / skipped attacks   counts
+      Original accuracy        (successful + failed) / all, in %
+      Accuracy under attack    failed / all, in %
+      Attack success rate      successful / (successful + failed), in %
+      Average perturbed word % over successful attacks: words replaced / the original's words
+      Average num. words per input   over all examples
+      Avg num queries          over successful and failed attacks (skipped ones cost one)
+    """
+    count = {status: sum(r.status == status for r in results)
+             for status in (SUCCEEDED, FAILED, SKIPPED)}
+    attacked = [r for r in results if r.status != SKIPPED]
+    succeeded = [r for r in results if r.status == SUCCEEDED]
+
+    def percent(part: int, whole: int) -> float:
+        return round(100.0 * part / whole, 2) if whole else 0.0
+
+    def mean(values: list[float]) -> float:
+        return round(float(np.mean(values)), 2) if values else 0.0
+
+    return {
+        "Number of successful attacks": count[SUCCEEDED],
+        "Number of failed attacks": count[FAILED],
+        "Number of skipped attacks": count[SKIPPED],
+        "Original accuracy": percent(len(attacked), len(results)),
+        "Accuracy under attack": percent(count[FAILED], len(results)),
+        "Attack success rate": percent(count[SUCCEEDED], len(attacked)),
+        "Average perturbed word %": mean([r.perturbed_word_percent for r in succeeded]),
+        "Average num. words per input": mean([r.words for r in results]),
+        "Avg num queries": mean([r.queries for r in attacked]),
+    }
