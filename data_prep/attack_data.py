@@ -1,0 +1,93 @@
+"""The files of an attack: the labelled texts it attacks, and its output read back as training
+rows (`run_classifier --augment_with`).
+
+    read_labelled_texts("dev.tsv")          -> [LabelledText(line=2, text=..., label="1"), ...]
+    read_adversarial_examples("attack.jsonl", labels=["0", "1"])  -> [InputExample, ...]
+
+Labelled texts are a TSV file with a header naming a `sentence` and a `label` column (any
+order, other columns ignored), the layout of GLUE's SST-2 and of run_classifier's task tsv, so
+a task's dev.tsv is attacked as it is. The attack's output is JSON lines, one example a line
+(run_scripts/attack_classifier.py writes them): the rows whose `status` is "successful" give
+their `perturbed` text with their `label`, the adversarial examples a fine-tuning adds to its
+training rows; an output with none is an error (there is nothing to add).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Sequence
+
+from data_prep.glue import InputExample
+from data_prep.input_errors import TsvError, utf8_lines
+
+TEXT_COLUMN, LABEL_COLUMN = "sentence", "label"
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelledText:
+    line: int
+    text: str
+    label: str
+
+
+def read_labelled_texts(path: str) -> list[LabelledText]:
+    """See the module docstring.
+
+    Raises:
+      TsvError: "path:line: ..." for a header without both columns, a row too short or with
+        an empty text or label; "path: ..." for no such file or no rows.
+    """
+    lines = utf8_lines(path, TsvError)
+    rows = []
+    for number, line in lines:
+        header = line.split("\t")
+        missing = [c for c in (TEXT_COLUMN, LABEL_COLUMN) if c not in header]
+        if missing:
+            raise TsvError(f"{path}:{number}: the header has no {' and no '.join(missing)} "
+                           f"column (it has {', '.join(header)})")
+        text_at, label_at = header.index(TEXT_COLUMN), header.index(LABEL_COLUMN)
+        for number, line in lines:
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) <= max(text_at, label_at):
+                raise TsvError(f"{path}:{number}: {len(fields)} columns, the header has "
+                               f"{len(header)}")
+            text, label = fields[text_at].strip(), fields[label_at].strip()
+            if not text or not label:
+                raise TsvError(f"{path}:{number}: an empty {'text' if not text else 'label'}")
+            rows.append(LabelledText(number, text, label))
+        break
+    if not rows:
+        raise TsvError(f"{path}: no labelled text (a header, then one text and label a line)")
+    return rows
+
+
+def read_adversarial_examples(path: str, labels: Sequence[str]) -> list[InputExample]:
+    """The successful attacks of an attack's output as training examples (see the module
+    docstring), each checked to carry one of the task's `labels`.
+
+    Raises:
+      TsvError: "path:line: ..." for a line that is not an attack's JSON object or a label the
+        task does not have; "path: ..." for no such file or no successful attack in it.
+    """
+    examples = []
+    for number, line in utf8_lines(path, TsvError):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            status, label, perturbed = row["status"], row["label"], row["perturbed"]
+        except (ValueError, TypeError, KeyError):
+            raise TsvError(f"{path}:{number}: not a line of an attack's output (a JSON object "
+                           "with status, label and perturbed)") from None
+        if status != "successful":
+            continue
+        if label not in labels:
+            raise TsvError(f"{path}:{number}: label {label!r} is not one of the task's "
+                           f"{', '.join(labels)}")
+        examples.append(InputExample(f"adversarial-{number}", perturbed, None, label))
+    if not examples:
+        raise TsvError(f"{path}: no successful attack in it: nothing to add to the training data")
+    return examples

@@ -1,0 +1,225 @@
+r"""Attacks a classifier export with word substitutions (TextFooler, BAE), offline.
+
+    python -m run_scripts.attack_classifier --export_dir=exports/sst2 \
+      --input_file=$GLUE_DIR/SST-2/dev.tsv --recipe=textfooler \
+      --synonyms_file=ppdb_synonyms.txt --antonyms_files=ppdb_antonyms.txt,wordnet_antonyms.txt \
+      --similarity_export_dir=exports/minilm --similarity_threshold=0.84 \
+      --output_file=/tmp/attack.jsonl
+
+For each text the export classifies correctly, its words are ranked by how much deleting each
+lowers the gold class's probability, then replaced in that order with candidates until the
+prediction flips (official/robustness/attack.py says exactly how). Candidates:
+  --recipe=textfooler  synonyms from --synonyms_file (counter-fitting's PPDB pairs; pairs in
+                       --antonyms_files dropped) and/or the nearest neighbours in
+                       --word_vectors_file (static vectors, build_static_embeddings' word2vec
+                       files; cosine at least --min_cos_sim);
+  --recipe=bae         a masked-LM head's top words for the masked word (BAE-R): the
+                       checkpoint --masked_lm_checkpoint, which must have the head.
+Stop words are never replaced. With --similarity_export_dir (a sentence_encoder export such as
+all-MiniLM-L6-v2's), a perturbed text whose cosine with the original is below
+--similarity_threshold is never tried; without it there is no such constraint (said in the
+log). Every classifier, encoder and masked-LM call is a batch.
+
+--input_file is a TSV file with a header naming `sentence` and `label` columns (GLUE's SST-2
+dev.tsv, a tsv task's files); every label must be one of the export's. Writes --output_file, one
+JSON line per example (status, label, original, perturbed, changes, queries, similarity, the
+gold probability before and after), and beside it <output_file stem>.summary.json: TextAttack's
+summary (successful / failed / skipped attacks, original accuracy, accuracy under attack, attack
+success rate, average perturbed word %, words per input, queries), also printed.
+`run_classifier --augment_with=<output_file>` trains on the successful attacks' texts.
+The halves: data_prep/attack_data.py (the files), official/robustness/ (the attack).
+"""
+
+import json
+import os
+from typing import NamedTuple
+
+from absl import flags, logging
+
+from data_prep.attack_data import read_labelled_texts
+from official.atomic_files import open_atomically
+from official.output_paths import check_output_file
+from official.robustness.attack import AttackSettings
+from official.training.options import check_checkpoint_path
+from run_scripts import common_flags, entry_point
+
+RECIPES = ("textfooler", "bae")
+
+flags.DEFINE_string("export_dir", None, "The classifier export attacked (export_saved_model "
+                    "--export_type=classifier, single texts): its export_dir or a version.")
+flags.DEFINE_string("input_file", None, "TSV with a header naming `sentence` and `label` "
+                    "columns: the texts attacked and their gold labels.")
+flags.DEFINE_string("output_file", None, "Each example's attack, as JSON lines; the summary "
+                    "goes beside it (<stem>.summary.json).")
+flags.DEFINE_enum("recipe", "textfooler", list(RECIPES), "Where candidates come from: synonym "
+                  "lists and word vectors (textfooler) or a masked-LM head (bae).")
+flags.DEFINE_string("synonyms_file", None, "textfooler: synonym pairs, `word1 word2` a line.")
+flags.DEFINE_list("antonyms_files", [], "Antonym pairs (same format): never candidates of "
+                  "each other.")
+flags.DEFINE_string("word_vectors_file", None, "textfooler: static word vectors (word2vec "
+                    "text format) whose nearest neighbours are candidates.")
+flags.DEFINE_float("min_cos_sim", 0.5, "textfooler: the least cosine of a neighbour in "
+                   "--word_vectors_file.")
+flags.DEFINE_string("masked_lm_checkpoint", None, "bae: a checkpoint with its masked-LM head "
+                    "(an original release, a run_pretraining output_dir); --bert_config_file "
+                    "and --vocab_file default to the files beside it.")
+flags.DEFINE_integer("max_candidates", 50, "Candidates tried per word.")
+flags.DEFINE_integer("max_queries", 2000, "Classifier calls per example, the first included.")
+flags.DEFINE_string("similarity_export_dir", None, "A sentence_encoder export measuring how "
+                    "close a perturbed text stays to the original.")
+flags.DEFINE_float("similarity_threshold", 0.84, "The least cosine between the original's and "
+                   "a perturbed text's vectors (with --similarity_export_dir).")
+flags.DEFINE_integer("max_examples", 0, "Attack the first N texts only (0: all).")
+flags.DEFINE_integer("batch_size", 64, "Texts per classifier or encoder call.")
+common_flags.define_bert_config_flag(extra_help=" bae: default, the one beside "
+                                     "--masked_lm_checkpoint.")
+common_flags.define_tokenizer_flags()
+common_flags.define_max_seq_length_flag()
+flags.adopt_module_key_flags(common_flags)
+FLAGS = flags.FLAGS
+
+
+class Plan(NamedTuple):
+    """What the flags say, checked, and the texts read."""
+    settings: AttackSettings
+    texts: list
+    summary_file: str
+
+
+def summary_path(output_file: str) -> str:
+    return os.path.splitext(output_file)[0] + ".summary.json"
+
+
+def _check_recipe() -> None:
+    if FLAGS.recipe == "textfooler":
+        if not FLAGS.synonyms_file and not FLAGS.word_vectors_file:
+            raise ValueError("--recipe=textfooler needs --synonyms_file, --word_vectors_file "
+                             "or both: where its candidates come from")
+        if FLAGS.masked_lm_checkpoint:
+            raise ValueError("--masked_lm_checkpoint is bae's: --recipe=textfooler takes its "
+                             "candidates from --synonyms_file and --word_vectors_file")
+    else:
+        if not FLAGS.masked_lm_checkpoint:
+            raise ValueError("--recipe=bae needs --masked_lm_checkpoint (a checkpoint with its "
+                             "masked-LM head)")
+        if FLAGS.synonyms_file or FLAGS.word_vectors_file:
+            raise ValueError("--synonyms_file and --word_vectors_file are textfooler's: "
+                             "--recipe=bae takes its candidates from the masked-LM head")
+        check_checkpoint_path(FLAGS.masked_lm_checkpoint)
+    for flag, paths in (("synonyms_file", [FLAGS.synonyms_file]),
+                        ("word_vectors_file", [FLAGS.word_vectors_file]),
+                        ("antonyms_files", FLAGS.antonyms_files)):
+        for path in filter(None, paths):
+            if not os.path.isfile(path):
+                raise ValueError(f"--{flag}: {path}: no such file")
+    if not -1.0 <= FLAGS.min_cos_sim <= 1.0:
+        raise ValueError(f"--min_cos_sim={FLAGS.min_cos_sim}: must be a cosine, in [-1, 1]")
+
+
+def prepare() -> Plan:
+    """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, the
+    candidates' files, the texts read and checked, the output writable."""
+    settings = AttackSettings(FLAGS.max_candidates, FLAGS.max_queries,
+                              FLAGS.similarity_threshold)
+    settings.check()
+    if FLAGS.max_examples < 0 or FLAGS.batch_size < 1:
+        raise ValueError("--max_examples must be 0 (all) or more, --batch_size at least 1")
+    _check_recipe()
+    for flag in ("export_dir", "similarity_export_dir"):
+        if FLAGS[flag].value and not os.path.isdir(FLAGS[flag].value):
+            raise ValueError(f"--{flag}: {FLAGS[flag].value}: no such folder")
+    texts = read_labelled_texts(FLAGS.input_file)
+    if FLAGS.max_examples:
+        texts = texts[:FLAGS.max_examples]
+    check_output_file(FLAGS.output_file)
+    check_output_file(summary_path(FLAGS.output_file))
+    return Plan(settings, texts, summary_path(FLAGS.output_file))
+
+
+def _candidates():
+    """The recipe's candidate source (official/robustness/candidates.py)."""
+    from official.robustness import candidates
+
+    antonyms = [pair for path in FLAGS.antonyms_files
+                for pair in candidates.read_word_pairs(path)]
+    if FLAGS.recipe == "bae":
+        from official.robustness.masked_lm import MaskedLanguageModel
+        masked_lm = MaskedLanguageModel.load(
+            FLAGS.masked_lm_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
+            FLAGS.do_lower_case)
+        return candidates.MaskedLMCandidates(masked_lm, FLAGS.max_seq_length)
+    sources = []
+    if FLAGS.synonyms_file:
+        sources.append(candidates.SynonymCandidates(
+            candidates.read_word_pairs(FLAGS.synonyms_file), antonyms))
+    if FLAGS.word_vectors_file:
+        from official.embeddings.static_vectors import read_word2vec
+        sources.append(candidates.VectorCandidates(read_word2vec(FLAGS.word_vectors_file),
+                                                   FLAGS.min_cos_sim, antonyms))
+    return candidates.CombinedCandidates(sources)
+
+
+def _record(result, label: str, labels: list[str]) -> dict:
+    return {"status": result.status, "label": label, "predicted": labels[result.predicted],
+            "original": result.original, "perturbed": result.perturbed,
+            "changes": [{"word": i, "original": old, "replacement": new}
+                        for i, old, new in result.changes],
+            "words": result.words, "queries": result.queries,
+            "similarity": result.similarity,
+            "gold_probability": list(result.gold_probability)}
+
+
+def job(plan: Plan) -> dict:
+    """The attack of every text; returns the summary."""
+    from official.retrieval.encoder import SentenceEncoder
+    from official.robustness.attack import WordSubstitutionAttack, summarize
+    from official.robustness.classifier import ExportedClassifier
+
+    try:
+        victim = ExportedClassifier(FLAGS.export_dir)
+    except ValueError as e:
+        raise ValueError(f"--export_dir: {e}") from None
+    if victim.pair:
+        raise ValueError(f"--export_dir: {victim.path} classifies text pairs; the attack "
+                         "replaces words of single texts")
+    for row in plan.texts:
+        if row.label not in victim.labels:
+            raise ValueError(f"{FLAGS.input_file}:{row.line}: label {row.label!r} is not one "
+                             f"of the export's {', '.join(victim.labels)}")
+    similarity = None
+    if FLAGS.similarity_export_dir:
+        try:
+            encoder = SentenceEncoder(FLAGS.similarity_export_dir)
+        except ValueError as e:
+            raise ValueError(f"--similarity_export_dir: {e}") from None
+        similarity = encoder  # a word's candidates are one batch, at most --max_candidates
+    else:
+        logging.warning("No --similarity_export_dir: perturbed texts are not checked for "
+                        "staying close to the original")
+    attack = WordSubstitutionAttack(
+        lambda texts: victim.probabilities(texts, FLAGS.batch_size), _candidates(),
+        plan.settings, similarity)
+    results = []
+    with open_atomically(FLAGS.output_file) as f:
+        for count, row in enumerate(plan.texts, start=1):
+            result = attack.run(row.text, victim.labels.index(row.label))
+            results.append(result)
+            f.write(json.dumps(_record(result, row.label, victim.labels),
+                               ensure_ascii=False) + "\n")
+            if count % 50 == 0 or count == len(plan.texts):
+                logging.info("attacked %d/%d: %s", count, len(plan.texts),
+                             ", ".join(f"{s} {sum(r.status == s for r in results)}"
+                                       for s in ("successful", "failed", "skipped")))
+    summary = summarize(results)
+    with open_atomically(plan.summary_file) as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
+    width = max(map(len, summary))
+    for name, value in summary.items():
+        print(f"{name + ':':<{width + 1}} {value}")
+    return summary
+
+
+if __name__ == "__main__":
+    entry_point.main("attack_classifier", prepare, job,
+                     required=["export_dir", "input_file", "output_file"])
