@@ -49,6 +49,7 @@ import tensorflow as tf
 from absl import logging
 
 from data_prep import record_cache
+from data_prep.attack_data import read_adversarial_examples
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.glue import InputExample, TaskProcessor, TsvError, read_tfds
 from official.atomic_files import atomic_path
@@ -364,7 +365,8 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
                     pad_to_multiple: int = 1, tfds_data_dir: str | None = None,
                     examples: Sequence[InputExample] | None = None,
                     transfer: tuple[str, Sequence[TransferExample]] | None = None,
-                    long_doc: LongDocSettings = LongDocSettings()
+                    long_doc: LongDocSettings = LongDocSettings(),
+                    augmentation: tuple[str, Sequence[InputExample]] | None = None
                     ) -> record_cache.CachedRecords:
     """The split's records in `output_dir/<task>-<split>.tf_record`, made only when needed.
 
@@ -385,6 +387,9 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
       transfer: (file, its examples): unlabelled rows written after the split's (its own file
         name, `<task>-<split>+transfer.tf_record`, keyed by the file's sha256 too); they count
         in num_examples, as the rows an epoch goes through.
+      augmentation: (file, its examples): labelled rows written after the split's and any
+        transfer rows, an attack's adversarial examples (`data_prep.attack_data`; its own
+        file name, `...+augmented.tf_record`, keyed by the file's sha256 too).
       long_doc: how documents longer than a row are read (resolved: its defaults filled in);
         head_tail and windows are part of the key (max_windows for the train split alone, the
         one it cuts). num_examples counts documents.
@@ -420,11 +425,15 @@ def cached_tfrecord(processor: TaskProcessor, data_dir: str | None, split: str,
     if transfer is not None:
         key["transfer_sha256"] = record_cache.sha256_of_file(transfer[0])
         name += "+transfer"
+    if augmentation is not None:
+        key["augmentation_sha256"] = record_cache.sha256_of_file(augmentation[0])
+        name += "+augmented"
     path = os.path.join(output_dir, f"{name}.tf_record")
 
     def make() -> dict:
         read = examples if examples is not None else processor.get_examples(data_dir, split)
-        read = list(read) + list(transfer[1] if transfer is not None else ())
+        read = list(read) + list(transfer[1] if transfer is not None else ()) \
+            + list(augmentation[1] if augmentation is not None else ())
         padded = read + [PaddingInputExample()] * (-len(read) % pad_to_multiple)
         if long_doc.windows:
             num_records, windows = write_document_tfrecord(
@@ -446,20 +455,24 @@ class ClassifierData:
     The vocab is read by `read`, after the run's checks of it. `transfer_file`: a
     distillation's unlabelled texts (`read_transfer_file`), added to the training rows.
     `long_doc`: how documents longer than a row are read (resolved), one record per document
-    for windows."""
+    for windows. `augment_file`: an attack's output, whose adversarial examples are added to
+    the training rows (`data_prep.attack_data.read_adversarial_examples`)."""
 
     def __init__(self, processor: TaskProcessor, data_dir: str | None,
                  tfds_data_dir: str | None, max_seq_length: int, vocab_file: str,
                  do_lower_case: bool, output_dir: str, transfer_file: str | None = None,
-                 long_doc: LongDocSettings = LongDocSettings()):
+                 long_doc: LongDocSettings = LongDocSettings(),
+                 augment_file: str | None = None):
         self.processor = processor
         self.data_dir, self.tfds_data_dir = data_dir, tfds_data_dir
         self.max_seq_length, self.output_dir = max_seq_length, output_dir
         self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
         self.transfer_file = transfer_file
         self.long_doc = long_doc
+        self.augment_file = augment_file
         self._examples: dict[str, list[InputExample]] = {}
         self._transfer: list[TransferExample] = []
+        self._augmentation: list[InputExample] = []
 
     def source(self, split: str) -> str:
         if self.tfds_data_dir is not None:
@@ -468,6 +481,8 @@ class ClassifierData:
             source = self.processor.path(self.data_dir, split)
         if split == "train" and self.transfer_file is not None:
             source += f" and the transfer data {self.transfer_file}"
+        if split == "train" and self.augment_file is not None:
+            source += f" and the adversarial examples of {self.augment_file}"
         return source
 
     def read(self, splits: Sequence[str]) -> int | None:
@@ -478,15 +493,21 @@ class ClassifierData:
             return None
         if self.transfer_file is not None:
             self._transfer = read_transfer_file(self.transfer_file, self.processor.is_pair)
-        return len(self._examples["train"]) + len(self._transfer)
+        if self.augment_file is not None:
+            self._augmentation = read_adversarial_examples(self.augment_file,
+                                                           self.processor.get_labels())
+        return len(self._examples["train"]) + len(self._transfer) + len(self._augmentation)
 
     def records(self, split: str) -> Records:
+        train = split == "train"
         transfer = ((self.transfer_file, self._transfer)
-                    if split == "train" and self.transfer_file is not None else None)
+                    if train and self.transfer_file is not None else None)
+        augmentation = ((self.augment_file, self._augmentation)
+                        if train and self.augment_file is not None else None)
         made = cached_tfrecord(self.processor, self.data_dir, split, self.max_seq_length,
                                self.tokenizer, self.output_dir, tfds_data_dir=self.tfds_data_dir,
                                examples=self._examples[split], transfer=transfer,
-                               long_doc=self.long_doc)
+                               long_doc=self.long_doc, augmentation=augmentation)
         regression = self.processor.get_labels() is None
         spec = (document_parse_spec if self.long_doc.windows else parse_spec)(
             self.max_seq_length, regression)

@@ -14,6 +14,10 @@ header (sentence, label; or sentence1, sentence2, label), as data/gutenberg/auth
 `--tfds_data_dir` reads TensorFlow Datasets' prepared glue/* data instead of `--data_dir`.
 Task 20ng is 20 Newsgroups (data_prep/glue.py).
 
+`--augment_with=<attack output>` adds the texts of an attack's successful attacks
+(run_scripts/attack_classifier.py), with their gold labels, to the training rows: adversarial
+training; attacking the new run's export again shows whether it helped.
+
 Documents longer than max_seq_length (single texts): `--long_doc=truncate` (the original's, the
 default), `head_tail` (`--head_tokens` from the start, the rest of the row from the end) or
 `windows` (every window, `--doc_stride` apart, pooled by `--window_pool` into one prediction
@@ -49,6 +53,7 @@ from typing import Any, NamedTuple
 from absl import flags
 
 from data_prep import glue
+from data_prep.attack_data import read_adversarial_examples
 from official.tasks import long_doc_settings
 from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
@@ -82,6 +87,10 @@ flags.DEFINE_string("transfer_data", None,
 flags.DEFINE_enum("window_loss", None, list(long_doc_settings.WINDOW_LOSSES),
                   "--long_doc=windows: the loss on each document's pooled prediction (document, "
                   "the default) or on every window with its document's label (window).")
+flags.DEFINE_string("augment_with", None,
+                    "An attack's output (run_scripts.attack_classifier --output_file): the "
+                    "texts of its successful attacks, with their gold labels, are added to the "
+                    "training rows (adversarial training).")
 common_flags.define_finetuning_flags()
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
@@ -106,6 +115,12 @@ def prepare() -> Plan:
     if FLAGS.transfer_data and adaptations["distillation"] is None:
         raise ValueError("--transfer_data needs --teacher_checkpoint: the teacher labels it")
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
+    if FLAGS.augment_with:
+        if processor.is_regression or processor.is_pair:
+            raise ValueError(f"--augment_with: task {processor.name} is a "
+                             f"{'regression' if processor.is_regression else 'text-pair'} "
+                             "task; an attack's examples are single texts with a class label")
+        read_adversarial_examples(FLAGS.augment_with, processor.get_labels())
     long_doc = long_doc_settings.LongDocSettings.from_flags(
         FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
         FLAGS.window_pool, FLAGS.window_loss, max_seq_length=options.max_seq_length,
@@ -125,7 +140,7 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
                               plan.long_doc)
     data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
                           FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir,
-                          FLAGS.transfer_data, plan.long_doc)
+                          FLAGS.transfer_data, plan.long_doc, FLAGS.augment_with)
     return common_flags.finetune(options, task, data, plan.adaptations)
 
 

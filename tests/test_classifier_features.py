@@ -184,6 +184,29 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, tokenizer):
         cf.cached_tfrecord(mrpc, str(data_dir), "test", 16, tokenizer, out)
 
 
+def test_an_attacks_successful_examples_are_added_to_the_training_rows(tmp_path, tokenizer):
+    data_dir, out = tmp_path / "tsv", str(tmp_path / "out")
+    data_dir.mkdir()
+    (data_dir / "labels.txt").write_text("neg\npos\n")
+    (data_dir / "train.tsv").write_text("sentence\tlabel\nA good film .\tpos\nDull .\tneg\n")
+    attack = tmp_path / "attack.jsonl"
+    attack.write_text("".join(json.dumps(row) + "\n" for row in [
+        {"status": "successful", "label": "pos", "perturbed": "A fine film ."},
+        {"status": "failed", "label": "neg", "perturbed": "Dull ."}]))
+    data = cf.ClassifierData(glue.tsv_processor(str(data_dir)), str(data_dir), None, 16, VOCAB,
+                             True, out, augment_file=str(attack))
+    assert data.read(["train"]) == 3
+    records = data.records("train")
+    assert records.path == os.path.join(out, "tsv-train+augmented.tf_record")
+    assert records.num_examples == 3 and str(attack) in records.source
+    rows = read_records(records.path)
+    ids = [list(r.features.feature["input_ids"].int64_list.value) for r in rows]
+    labels = [r.features.feature["label_ids"].int64_list.value[0] for r in rows]
+    fine = cf.convert_example(InputExample("x", "A fine film .", None, "pos"), ["neg", "pos"],
+                              16, tokenizer)
+    assert ids[2] == fine.input_ids and labels == [1, 0, 1]
+
+
 def test_tensorflow_datasets_records_hold_the_examples_read_from_there(tmp_path, tokenizer):
     tfds = pytest.importorskip("tensorflow_datasets")
     sst2, out = glue.get_processor("sst-2"), str(tmp_path / "out")
