@@ -31,22 +31,27 @@ ROWS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def model_files(tmp_path_factory):
-    """A tiny random checkpoint with its masked-LM head, its config and vocab beside it, and the
-    weights under the original names."""
+def write_checkpoint(folder, heads: bool = True) -> dict:
+    """A tiny random TF1 checkpoint (with its masked-LM head unless not `heads`), its config and
+    vocab beside it, in `folder`; returns its weights under the original names."""
     from official.checkpoints import tf1
 
-    folder = tmp_path_factory.mktemp("mlm")
     CONFIG.to_json_file(str(folder / "bert_config.json"))
     (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    weights = original_weights(CONFIG, heads=True, seed=4)
+    weights = original_weights(CONFIG, heads=heads, seed=4)
     # Logits of a few units, so that each token's log-probability is its own (N(0, 0.2)
     # weights alone give a near-uniform distribution, which any position would match).
     weights["bert/embeddings/word_embeddings"] *= 5
-    weights["cls/predictions/transform/LayerNorm/gamma"] += 1
+    if heads:
+        weights["cls/predictions/transform/LayerNorm/gamma"] += 1
     tf1.write(weights, str(folder / "bert_model.ckpt"))
-    return {"dir": str(folder), "weights": weights}
+    return weights
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mlm")
+    return {"dir": str(folder), "weights": write_checkpoint(folder)}
 
 
 @pytest.fixture(scope="module")
@@ -171,12 +176,9 @@ def test_log_probs_are_a_distribution_over_the_vocab_at_each_position(model_file
 
 
 def test_a_checkpoint_without_the_masked_lm_head_is_one_line(tmp_path):
-    from official.checkpoints import tf1
     from official.robustness.masked_lm import MaskedLanguageModel
 
-    CONFIG.to_json_file(str(tmp_path / "bert_config.json"))
-    (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    tf1.write(original_weights(CONFIG, heads=False), str(tmp_path / "bert_model.ckpt"))
+    write_checkpoint(tmp_path, heads=False)
     with pytest.raises(ValueError) as raised:
         MaskedLanguageModel.load(str(tmp_path))
     message = str(raised.value)

@@ -25,6 +25,7 @@ B = np.array([[0.0, 1.0, 0.0], [0.1, 0.8, 0.3]])
 
 
 def cos(u, v):
+    u, v = [float(a) for a in u], [float(b) for b in v]  # Python floats: float64 throughout
     return sum(a * b for a, b in zip(u, v)) / math.sqrt(sum(a * a for a in u) *
                                                           sum(b * b for b in v))
 
