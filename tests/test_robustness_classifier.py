@@ -14,10 +14,11 @@ WORDS = ["the", "flight", "was", "good", "bad", "great", "awful", "not", "a", "c
          "i", "love", "hate", "this", "it", "is", "american", "thank", "you"]
 
 
-def make_export(root, labels, kind="classifier", seed=0) -> str:
+def make_export(root, labels, kind="classifier", seed=0, initializer_range=0.02) -> str:
     """A tiny export of `kind` (classifier, regression, unlabelled: a classifier export
     without class_labels, as made before they were saved; sentence_encoder) under `root`;
-    returns its export_dir."""
+    returns its export_dir. A larger `initializer_range` spreads the untrained model's
+    probabilities."""
     import keras
 
     from official.configs import BertConfig
@@ -34,7 +35,8 @@ def make_export(root, labels, kind="classifier", seed=0) -> str:
                      + "\n", encoding="utf-8")
     keras.utils.set_random_seed(seed)
     config = BertConfig(vocab_size=len(WORDS) + 7, hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32,
+                        initializer_range=initializer_range)
     tokenizer = FullTokenizer(str(vocab))
     if kind == "sentence_encoder":
         module = SentenceEncoderExport(BertSentenceEncoder(build_encoder(config), "mean", True),
