@@ -3,6 +3,7 @@ rows (`run_classifier --augment_with`).
 
     read_labelled_texts("dev.tsv")          -> [LabelledText(line=2, text=..., label="1"), ...]
     read_adversarial_examples("attack.jsonl", labels=["0", "1"])  -> [InputExample, ...]
+    summary_path("out/attack.jsonl")        -> "out/attack.summary.json", the summary beside it
 
 Labelled texts are a TSV file with a header naming a `sentence` and a `label` column (any
 order, other columns ignored), the layout of GLUE's SST-2 and of run_classifier's task tsv, so
@@ -16,12 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Sequence
 
 from data_prep.glue import InputExample
 from data_prep.input_errors import TsvError, utf8_lines
 
 TEXT_COLUMN, LABEL_COLUMN = "sentence", "label"
+
+
+def summary_path(output_file: str) -> str:
+    return os.path.splitext(output_file)[0] + ".summary.json"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,11 +26,12 @@ from typing import Sequence
 import numpy as np
 from absl import app, flags
 
-from data_prep import glue
+from data_prep import attack_data, glue
 from demo.stages import format_seconds
 from official.atomic_files import open_atomically
 from official.checkpoints import finetuned
 from official.probing import report as probing_report
+from official.robustness.text_words import WordText
 from official.tasks import glue_metrics, long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 
@@ -222,6 +223,51 @@ def _probing_section(run: dict, results: dict) -> list[str]:
         "", f"![probing curves]({os.path.basename(folder)}/{probing_report.PLOT_FILE})", ""]
 
 
+def _attack_results(run: dict) -> tuple[dict, list[dict]]:
+    """(TextAttack's summary, each example's attack) of the attack stage."""
+    with open(attack_data.summary_path(run["attack"]), encoding="utf-8") as f:
+        summary = json.load(f)
+    with open(run["attack"], encoding="utf-8") as f:
+        return summary, [json.loads(line) for line in f]
+
+
+def _attack_headline(summary: dict) -> str:
+    return (f"attack: accuracy {summary['Original accuracy']:.1f}% -> "
+            f"{summary['Accuracy under attack']:.1f}% under attack, "
+            f"{summary['Attack success rate']:.1f}% of attacks succeed, "
+            f"{summary['Average perturbed word %']:.1f}% of words changed")
+
+
+def _marked(text: str, changes: list[dict]) -> str:
+    """`text` with the changed words in bold (a change names its word by index, the same in
+    the original and the perturbed text: a word is replaced by one word)."""
+    words = WordText(text)
+    for change in sorted(changes, key=lambda c: -c["word"]):
+        start, end = words.spans[change["word"]]
+        text = f"{text[:start]}**{text[start:end]}**{text[end:]}"
+    return text
+
+
+def _attack_section(summary: dict, examples: list[dict]) -> list[str]:
+    """The attack stage's summary and three of its successful attacks."""
+    flipped = [e for e in examples if e["status"] == "successful"][:3]
+    return [
+        "## Where it breaks: a word-substitution attack", "",
+        "`run_scripts.attack_classifier` attacked the exported classifier on the test "
+        "sentences (TextFooler's search, Jin et al. 2020): the words whose deletion lowers the "
+        "right author's probability most are swapped, one at a time, for synonyms from "
+        "`data/synonyms_sample` (PPDB's pairs) until the predicted author changes; stop words "
+        "are never touched, and sentences it gets wrong are skipped. The demo has no sentence "
+        "encoder to check that a swap keeps the meaning (a user gives one with "
+        "`--similarity_export_dir`), so read the examples.", "",
+        *_table(["TextAttack's measure", "value"],
+                [[name, f"{value:g}"] for name, value in summary.items()]),
+        "", *_table(["original", "perturbed", "author", "predicted after"],
+                    [[_marked(e["original"], e["changes"]),
+                      _marked(e["perturbed"], e["changes"]), e["label"],
+                      e["predicted"]] for e in flipped]), ""]
+
+
 def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     """Writes REPORT.md and the two plots in `out`; returns (their paths, the headline figures
     as lines for the terminal). `run`: run_demo's last_run.json."""
@@ -243,6 +289,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         passages = _passage_figures(out, run["passages_dir"], json.load(f))
     windows = passages["settings"]
     probing = _probing_results(run)
+    attack_summary, attacked = _attack_results(run)
     rates = speed["sentences_per_second"]
     steps = sorted(curve)
     # The first window includes tracing and compiling: the median of the others is the speed.
@@ -365,7 +412,8 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         "not only accuracy): " + ", ".join(
             f"{label} {right}/{count}" for label, (right, count)
             in passages["per_author"].items()) + ".",
-        "", *_probing_section(run, probing), "## Stages", "",
+        "", *_probing_section(run, probing), *_attack_section(attack_summary, attacked),
+        "## Stages", "",
         *_table(["stage", "time", "command"],
                 [[stage["name"], format_seconds(stage["seconds"]) +
                   (" (reused)" if stage["reused"] else ""),
@@ -387,7 +435,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
         "distilled student's serving speed over the teacher's: " + ", ".join(
             f"{rates['student'][str(b)] / rates['teacher'][str(b)]:.2f}x at batch {b}"
             for b in speed["batch_sizes"]),
-        _probing_headline(probing)]
+        _probing_headline(probing), _attack_headline(attack_summary)]
     return [path, *plots], headline
 
 

@@ -38,6 +38,10 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         from works not in the data); the third labels the
                                         passages' test split (books no stage trained on)
  16. demo.serving_speed                 both sentence SavedModels' sentences/s, side by side
+ 17. run_scripts.attack_classifier      the first SavedModel attacked on the test sentences:
+                                        words swapped for synonyms (data/synonyms_sample),
+                                        the most telling first, until the predicted author
+                                        changes (TextFooler's search)
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
 --smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
 """
@@ -52,6 +56,7 @@ import time
 
 from absl import app, flags
 
+from data_prep.attack_data import summary_path as attack_summary_file
 from demo.stages import Pipeline, Stage, StageFailed, format_seconds, remove
 from official.atomic_files import open_atomically
 
@@ -61,6 +66,10 @@ CLASSIFIED_PASSAGES_FILE = "classified_passages.json"
 SPEED_FILE = "serving_speed.json"
 RUN_FILE = "last_run.json"
 PROBING_DIR = "probing"
+ATTACK_FILE = "attack.jsonl"
+# An export holds the serving code of its day: a change to it exports again (an older export
+# lacks what later stages read, such as its labels).
+CLASSIFIER_EXPORTER = os.path.join("official", "export", "classifier.py")
 
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
 flags.DEFINE_bool("fresh", False, "Remove output_dir first: every stage runs again.")
@@ -76,6 +85,8 @@ flags.DEFINE_string("treebank_dir", os.path.join(REPO, "data", "ud_ewt_sample"),
                     "A UD treebank's train.conllu, dev.conllu and test.conllu, for probing.")
 flags.DEFINE_string("sentences", os.path.join(REPO, "demo", "sentences.txt"),
                     "New sentences for the exported model: text<TAB>source per line.")
+flags.DEFINE_string("synonyms", os.path.join(REPO, "data", "synonyms_sample", "synonyms.txt"),
+                    "Synonym pairs (`word1 word2` a line) the attack swaps words for.")
 FLAGS = flags.FLAGS
 
 
@@ -132,7 +143,7 @@ SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, 
 
 
 def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: str,
-           sentences: str, treebank_dir: str) -> list[Stage]:
+           sentences: str, treebank_dir: str, synonyms: str) -> list[Stage]:
     """The demo's stages in order (see the module docstring); all paths under `out`."""
     vocab = os.path.join(out, "vocab.txt")
     config = os.path.join(out, "bert_config.json")
@@ -186,7 +197,7 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
                       "--task_name=tsv", f"--data_dir={data_dir}", f"--init_checkpoint={run}",
                       *tokenizer, f"--max_seq_length={budget.finetune_seq_length}",
                       f"--export_dir={folder}"],
-                     outputs=[folder], after=[after])
+                     outputs=[folder], inputs=[CLASSIFIER_EXPORTER], after=[after])
 
     return [
         Stage("vocab", "Learn a WordPiece vocab from the corpus (data_prep.build_vocab)",
@@ -293,6 +304,15 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
                f"--output_file={os.path.join(out, SPEED_FILE)}"],
               outputs=[os.path.join(out, SPEED_FILE)], inputs=task_files[-1:],
               after=["export", "export_distilled"]),
+        Stage("attack", "Attack the classifier on the test sentences: synonyms swapped in, word "
+                        "by word, until the predicted author changes "
+                        "(run_scripts.attack_classifier)",
+              ["-m", "run_scripts.attack_classifier", f"--export_dir={export_dir}",
+               f"--input_file={task_files[-1]}", f"--synonyms_file={synonyms}",
+               f"--output_file={os.path.join(out, ATTACK_FILE)}"],
+              outputs=[os.path.join(out, ATTACK_FILE),
+                       os.path.join(out, attack_summary_file(ATTACK_FILE))],
+              inputs=[task_files[-1], synonyms], after=["export"]),
     ]
 
 
@@ -306,9 +326,10 @@ def _from_repo(path: str) -> str:
 
 def main(argv: list[str]) -> int:
     del argv  # Unused.
-    out, corpus, task_dir, passages_dir, sentences, treebank_dir = (
+    out, corpus, task_dir, passages_dir, sentences, treebank_dir, synonyms = (
         _from_repo(path) for path in (FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir,
-                                      FLAGS.passages_dir, FLAGS.sentences, FLAGS.treebank_dir))
+                                      FLAGS.passages_dir, FLAGS.sentences, FLAGS.treebank_dir,
+                                      FLAGS.synonyms))
     if FLAGS.fresh:
         remove([os.path.join(REPO, out)])
     budget = SMOKE if FLAGS.smoke else FULL
@@ -318,7 +339,7 @@ def main(argv: list[str]) -> int:
     pipeline = Pipeline(state_dir, cwd=REPO)
     try:
         runs = pipeline.run(stages(budget, out, corpus, task_dir, passages_dir, sentences,
-                                   treebank_dir))
+                                   treebank_dir, synonyms))
     except StageFailed as e:
         print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
               file=sys.stderr)
@@ -331,6 +352,7 @@ def main(argv: list[str]) -> int:
                    "classified_passages": os.path.join(out, CLASSIFIED_PASSAGES_FILE),
                    "serving_speed": os.path.join(out, SPEED_FILE),
                    "probing": os.path.join(out, PROBING_DIR),
+                   "attack": os.path.join(out, ATTACK_FILE),
                    "seconds": time.perf_counter() - started,
                    "stages": [{"name": run.stage.name, "command": run.stage.command,
                                "reused": run.reused, "seconds": run.seconds} for run in runs]},

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from data_prep.attack_data import read_labelled_texts
+from data_prep.attack_data import read_labelled_texts, summary_path
 from official.atomic_files import open_atomically
 from official.output_paths import check_output_file
 from official.robustness.attack import AttackSettings
@@ -84,10 +84,6 @@ class Plan(NamedTuple):
     settings: AttackSettings
     texts: list
     summary_file: str
-
-
-def summary_path(output_file: str) -> str:
-    return os.path.splitext(output_file)[0] + ".summary.json"
 
 
 def _check_recipe() -> None:

@@ -15,7 +15,7 @@ DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
           "finetune_adapters", "finetune_scratch", "distill", "finetune_passages", "probe",
           "export",
-          "export_distilled", "export_passages", "classify", "serving_speed"]
+          "export_distilled", "export_passages", "classify", "serving_speed", "attack"]
 PASSAGE_WORDS = 150  # each passage of the slice cut to its first words: a few windows each
 TREEBANK = os.path.join(REPO, "data", "ud_ewt_sample")
 TREEBANK_SENTENCES = {"train": 60, "dev": 20, "test": 20}
@@ -87,7 +87,7 @@ def demo_run(tmp_path_factory):
 
 def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     out, stdout = demo_run["out"], demo_run["stdout"]
-    assert [f"== [{i}/16]" in stdout for i in range(1, 17)] == [True] * 16
+    assert [f"== [{i}/17]" in stdout for i in range(1, 18)] == [True] * 17
     assert reused_stages(stdout) == []
     vocab = (out / "vocab.txt").read_text().splitlines()
     assert {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"} <= set(vocab)
@@ -126,6 +126,11 @@ def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     assert [e["layer"] for e in probing["layers"]] == [0, 1, 2]  # BERT-Tiny's two layers
     assert probing["task"] == "upos" and len(probing["mix"]["weights"]) == 3
     assert all("selectivity" in e for e in probing["layers"])
+    attacked = [json.loads(line) for line in (out / "attack.jsonl").read_text().splitlines()]
+    assert len(attacked) == 40 and all(a["label"] in labels for a in attacked)
+    summary = json.loads((out / "attack.summary.json").read_text())
+    assert summary["Number of skipped attacks"] == sum(a["status"] == "skipped"
+                                                       for a in attacked)
 
 
 def test_the_passage_classifier_reads_whole_passages_in_windows(demo_run):
@@ -185,11 +190,14 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
     assert "## Probing: what each layer knows" in report
     assert "![probing curves](probing/probe_curves.png)" in report
     assert "| mix of all |" in report
+    assert "## Where it breaks: a word-substitution attack" in report
+    assert "| Accuracy under attack |" in report
     for plot in ("pretraining.png", "finetuning.png", "probing/probe_curves.png"):
         data = (out / plot).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     assert "authorship test accuracy, majority class: 0.200" in demo_run["stdout"]
     assert "part-of-speech probes: best layer " in demo_run["stdout"]
+    assert "attack: accuracy " in demo_run["stdout"]
     assert (f"authorship passage accuracy, windows, unseen books: {served['accuracy']:.3f} (6 "
             "passages") in demo_run["stdout"]
 
