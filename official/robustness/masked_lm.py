@@ -3,6 +3,7 @@
     mlm = MaskedLanguageModel.load(init_checkpoint, bert_config_file=None, vocab_file=None,
                                    do_lower_case=True)
     mlm.tokenizer, mlm.config        the project's FullTokenizer, the BertConfig
+    mlm.path                         the checkpoint as given (for messages)
     mlm.log_probs(input_word_ids, input_mask, positions)
         int32 [batch, seq], int32 [batch, seq], int32 [batch, predictions]
         -> float32 [batch, predictions, vocab]: the log-softmax of the head's logits at each
