@@ -1,6 +1,8 @@
 """Tests for official.robustness.attack, candidates and text_words: the greedy attack against toy
 classifiers whose decision hangs on known words, and TextAttack's summary by hand."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -225,3 +227,21 @@ def test_masked_lm_context_keeps_the_pieces_nearest_the_mask():
     source.propose(WordText("a b c a good b c a"), 4, 5)
     ids, _, positions = mlm.calls[0]
     assert ids == [[1, 6, 4, 3, 5, 6, 2]] and positions == [[3]]
+
+
+def test_bae_candidates_are_a_numpy_berts_top_whole_words_at_the_masked_word(tmp_path):
+    """BAE-R's candidates through a real masked-LM checkpoint, against the original BERT in
+    numpy (tests/test_crows_pairs.py's float64 forward pass over the same tiny checkpoint)."""
+    from official.robustness.masked_lm import MaskedLanguageModel
+    from tests.test_crows_pairs import VOCAB, masked_lm_log_probs, write_checkpoint
+
+    weights = write_checkpoint(tmp_path)
+    source = cd.MaskedLMCandidates(MaskedLanguageModel.load(str(tmp_path)), max_seq_length=32)
+    text = WordText("The poor are ignorant about money.")
+    ids = [VOCAB.index(t) for t in
+           ["[CLS]", "the", "poor", "are", "[MASK]", "about", "money", ".", "[SEP]"]]
+    log_probs = masked_lm_log_probs(weights, ids)[4]
+    expected = [VOCAB[i] for i in np.argsort(-log_probs, kind="stable")
+                if re.fullmatch("[a-z]{2,}", VOCAB[i]) and VOCAB[i] not in cd.STOP_WORDS
+                and VOCAB[i] != "ignorant"]
+    assert source.propose(text, 3, 5) == expected[:5]
