@@ -44,10 +44,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import pickle
 import pickletools
 import re
 import tarfile
+import zlib
 from typing import Any, NoReturn
 
 from absl import app, flags, logging
@@ -136,6 +138,10 @@ def _is_dill(value: Any, name: str) -> bool:
 
 def read_pickle_bytes(path: str) -> bytes:
     """The pickle's bytes: the one .pkl member of a tarball, or the file itself."""
+    if not os.path.exists(path):
+        raise SuiteError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise SuiteError(f"{path}: a directory, not a CheckList suite")
     try:
         with tarfile.open(path, "r:*") as tar:
             members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".pkl")]
@@ -144,10 +150,8 @@ def read_pickle_bytes(path: str) -> bytes:
                                  "CheckList suite")
             return tar.extractfile(members[0]).read()
     except tarfile.ReadError:
-        pass
-    except (EOFError, OSError, tarfile.TarError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise SuiteError(f"{path}: no such file") from None
+        pass  # not a tarball: perhaps the pickle itself
+    except (EOFError, zlib.error, tarfile.TarError) as e:
         raise SuiteError(f"{path}: a damaged tarball ({e})") from None
     with open(path, "rb") as f:
         data = f.read()
@@ -370,17 +374,22 @@ def convert(path: str, classes: list[str]) -> list[dict]:
         raise SuiteError(f"{path}: holds a {what}, not a CheckList TestSuite with tests")
     converted = []
     for key, test in tests.items:
-        kind = test.reference[1] if isinstance(test, Inert) else None
         fields = test.state if isinstance(test, Inert) else None
-        if test.reference[0] != "checklist.test_types" or kind not in TEST_TYPES or not (
-                isinstance(fields, dict)):
+        if not (isinstance(fields, dict) and test.reference[0] == "checklist.test_types"
+                and test.reference[1] in TEST_TYPES):
             raise SuiteError(f"{path}: test {key!r} is not a CheckList MFT, INV or DIR")
-        name = fields.get("name") or key
+        kind, name = test.reference[1], fields.get("name") or key
+        for field, value in (("name", name), ("capability", fields.get("capability")),
+                             ("description", fields.get("description"))):
+            if not isinstance(value, (str, type(None))):
+                raise SuiteError(f"{path}: test {key!r}: its {field} is not text")
         data = fields.get("data")
-        cases = [_case(x, kind) for x in data] if isinstance(data, list) else [None]
-        if not cases or None in cases:
-            raise SuiteError(f"{path}: test {name!r}: case {cases.index(None) + 1 if cases else 0}"
-                             f" is not {'a text' if kind == 'MFT' else 'a list of texts'}")
+        if not isinstance(data, list) or not data:
+            raise SuiteError(f"{path}: test {name!r}: no list of cases")
+        cases = [_case(x, kind) for x in data]
+        if None in cases:
+            raise SuiteError(f"{path}: test {name!r}: case {cases.index(None) + 1} is not "
+                             + ("a text" if kind == "MFT" else "a list of texts"))
         labels = fields.get("labels")
         if isinstance(labels, list):
             labels = [_label(x) for x in labels]
@@ -394,8 +403,8 @@ def convert(path: str, classes: list[str]) -> list[dict]:
                              f"({len(classes)} classes)")
         expected, source = expectation(name, fields.get("expect"), path)
         converted.append({
-            "name": name, "capability": str(fields.get("capability") or ""), "type": kind,
-            "description": str(fields.get("description") or ""), "classes": list(classes),
+            "name": name, "capability": fields.get("capability") or "", "type": kind,
+            "description": fields.get("description") or "", "classes": list(classes),
             "expectation": expected, "expectation_source": source, "cases": cases,
             "labels": labels})
     return converted
