@@ -354,15 +354,21 @@ def layer_file_name(layer: int, prefix: str = "") -> str:
     return f"{prefix}layer_{layer:02d}.txt"
 
 
+def write_word2vec_file(path: str, words: list[str], vectors: np.ndarray) -> None:
+    """`words` and their float32 [words, dim] `vectors` as one word2vec text file, atomically,
+    every value written exactly ("%.9g")."""
+    with open_atomically(path) as f:
+        f.write(f"{len(words)} {vectors.shape[1]}\n")
+        for word, vector in zip(words, vectors):
+            f.write(word + " " + " ".join("%.9g" % v for v in vector.tolist()) + "\n")
+
+
 def write_word2vec(table: VectorTable, output_dir: str, prefix: str = "") -> list[str]:
     """One word2vec text file per layer of `table` in output_dir, each atomic; their paths."""
     paths = []
     for j, layer in enumerate(table.layers):
         path = os.path.join(output_dir, layer_file_name(layer, prefix))
-        with open_atomically(path) as f:
-            f.write(f"{len(table.words)} {table.vectors.shape[2]}\n")
-            for word, vector in zip(table.words, table.vectors[:, j]):
-                f.write(word + " " + " ".join("%.9g" % v for v in vector.tolist()) + "\n")
+        write_word2vec_file(path, table.words, table.vectors[:, j])
         paths.append(path)
     return paths
 
