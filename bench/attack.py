@@ -8,12 +8,13 @@ the whole texts, at least --similarity_threshold); candidates come from
 ../shared/data/robustness/synonyms (counter-fitting's PPDB synonym pairs, its PPDB and WordNet
 antonym pairs dropped) and from the nearest neighbours (cosine at least 0.5) in MiniLM's static
 word vectors, layer --vector_layer, aggregated over SST-2's training sentences by
-build_static_embeddings (made once in DIR). Each attack runs as a user runs it, `python -m
-run_scripts.attack_classifier`, on SST-2 dev (872 sentences):
+build_static_embeddings, as they are or counter-fitted to the same lists by counter_fit_vectors
+(made once in DIR; TextFooler's candidates came from counter-fitted vectors). Each attack runs as
+a user runs it, `python -m run_scripts.attack_classifier`, on SST-2 dev (872 sentences):
 
-    synonyms   textfooler, --synonyms_file only
-    textfooler textfooler, --synonyms_file and --word_vectors_file (TextFooler's candidates
-               came from counter-fitted vectors, fitted to the same PPDB pairs)
+    synonyms    --synonyms_file only
+    vectors     --synonyms_file and the static vectors as they are
+    textfooler  --synonyms_file and the counter-fitted vectors (TextFooler's recipe)
 
 then adversarial training: the textfooler attack on the first --augment_train training rows,
 `run_classifier --augment_with` on its successful examples (the same 16,000 rows and recipe
@@ -45,6 +46,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
 SYNONYMS = os.path.join(SHARED, "robustness", "synonyms")
 SST2 = os.path.join(SHARED, "glue", "SST-2")
+ANTONYMS = ",".join(os.path.join(SYNONYMS, name)
+                    for name in ("ppdb_antonyms.txt", "wordnet_antonyms.txt"))
 PAPER = {"Original accuracy": 86.0, "Accuracy under attack": 11.5,
          "Average perturbed word %": 16.7, "Avg num queries": 166.0}
 COLUMNS = ("Original accuracy", "Accuracy under attack", "Attack success rate",
@@ -72,16 +75,26 @@ def static_vectors(work_dir: str, layer: int) -> str:
     return path
 
 
+def counter_fitted(work_dir: str, vectors: str) -> str:
+    """`vectors` counter-fitted to the PPDB synonym and antonym lists (made once); prints
+    SimLex-999 before and after."""
+    path = os.path.splitext(vectors)[0] + ".counter_fitted.txt"
+    if not os.path.isfile(path):
+        run("run_scripts.counter_fit_vectors", f"--vectors_file={vectors}",
+            f"--synonyms_file={os.path.join(SYNONYMS, 'ppdb_synonyms.txt')}",
+            f"--antonyms_files={ANTONYMS}", f"--output_file={path}",
+            f"--evaluate={os.path.join(SHARED, 'word_similarity', 'simlex999.tsv')}")
+    return path
+
+
 def attack(export_dir: str, input_file: str, output_file: str, similarity_export: str,
            threshold: float, max_examples: int, vectors: str | None) -> dict:
     """attack_classifier's summary (reused when its output is there)."""
     if not os.path.isfile(summary_path(output_file)):
-        antonyms = ",".join(os.path.join(SYNONYMS, name)
-                            for name in ("ppdb_antonyms.txt", "wordnet_antonyms.txt"))
         run("run_scripts.attack_classifier", f"--export_dir={export_dir}",
             f"--input_file={input_file}", "--recipe=textfooler",
             f"--synonyms_file={os.path.join(SYNONYMS, 'ppdb_synonyms.txt')}",
-            f"--antonyms_files={antonyms}",
+            f"--antonyms_files={ANTONYMS}",
             *([f"--word_vectors_file={vectors}"] if vectors else []),
             f"--similarity_export_dir={similarity_export}",
             f"--similarity_threshold={threshold}", f"--max_examples={max_examples}",
@@ -136,9 +149,10 @@ def main() -> None:
     victim = models.sst2_classifier_export(work)
     encoder = models.minilm_sentence_export(work)
     vectors = static_vectors(work, args.vector_layer)
+    fitted = counter_fitted(work, vectors)
     dev = os.path.join(SST2, "dev.tsv")
     runs = {}
-    for name, candidates in (("synonyms", None), ("textfooler", vectors)):
+    for name, candidates in (("synonyms", None), ("vectors", vectors), ("textfooler", fitted)):
         output = os.path.join(work, f"attack_{name}.jsonl")
         runs[name] = (output, attack(victim, dev, output, encoder, args.similarity_threshold,
                                      args.max_examples, candidates))
@@ -146,12 +160,12 @@ def main() -> None:
     if args.augment_train:
         train = os.path.join(work, "attack_train.jsonl")
         attack(victim, os.path.join(SST2, "train.tsv"), train, encoder,
-               args.similarity_threshold, args.augment_train, vectors)
+               args.similarity_threshold, args.augment_train, fitted)
         export_dir, accuracy = augmented_export(work, train)
         output = os.path.join(work, "attack_textfooler_augmented.jsonl")
         augmented = (accuracy, sum(e["status"] == "successful" for e in examples(train)),
                      attack(export_dir, dev, output, encoder, args.similarity_threshold,
-                            args.max_examples, vectors))
+                            args.max_examples, fitted))
 
     print(f"\nWord-substitution attacks on SST-2 dev; {platform.processor() or platform.machine()}"
           f", {os.cpu_count()} cores. Victim: all-MiniLM-L6-v2 fine-tuned on SST-2's first "
