@@ -4,6 +4,8 @@ rows (`run_classifier --augment_with`).
     read_labelled_texts("dev.tsv")          -> [LabelledText(line=2, text=..., label="1"), ...]
     read_adversarial_examples("attack.jsonl", labels=["0", "1"])  -> [InputExample, ...]
     summary_path("out/attack.jsonl")        -> "out/attack.summary.json", the summary beside it
+    progress = AttackProgress("out/attack.jsonl", key)   the attacks done so far, kept as they
+                                                         finish, for an interrupted run to go on
 
 Labelled texts are a TSV file with a header naming a `sentence` and a `label` column (any
 order, other columns ignored), the layout of GLUE's SST-2 and of run_classifier's task tsv, so
@@ -11,6 +13,12 @@ a task's dev.tsv is attacked as it is. The attack's output is JSON lines, one ex
 (run_scripts/attack_classifier.py writes them): the rows whose `status` is "successful" give
 their `perturbed` text with their `label`, the adversarial examples a fine-tuning adds to its
 training rows; an output with none is an error (there is nothing to add).
+
+While it runs, an attack appends each example's line to `<output stem>.progress.jsonl`, whose
+first line is the run's key (a hash of everything its results depend on). A rerun with the same
+key takes the complete lines as done and goes on from there; a different key, or a line that is
+not whole (a run killed mid-write), starts over from the last whole line or from nothing. The
+output file itself is written at the end, atomically, and the progress file removed.
 """
 
 from __future__ import annotations
@@ -22,12 +30,51 @@ from typing import Sequence
 
 from data_prep.glue import InputExample
 from data_prep.input_errors import TsvError, utf8_lines
+from official.atomic_files import open_atomically
 
 TEXT_COLUMN, LABEL_COLUMN = "sentence", "label"
 
 
 def summary_path(output_file: str) -> str:
     return os.path.splitext(output_file)[0] + ".summary.json"
+
+
+class AttackProgress:
+    """The progress file of the module docstring, for the output `output_file`."""
+
+    def __init__(self, output_file: str, key: str):
+        self.path = os.path.splitext(output_file)[0] + ".progress.jsonl"
+        self._key = key
+
+    def done(self) -> list[dict]:
+        """The whole records a run with the same key left (none if there was no such run)."""
+        records = []
+        if os.path.isfile(self.path):
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                lines = f.read().split("\n")
+            try:
+                same = json.loads(lines[0]).get("key") == self._key
+            except (ValueError, AttributeError):
+                same = False
+            for line in lines[1:-1] if same else []:  # the last piece lacks its newline
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    break
+        return records
+
+    def start(self, records: list[dict]) -> None:
+        """The file made anew: the key, then `records` (those taken as done)."""
+        with open_atomically(self.path) as f:
+            f.write(json.dumps({"key": self._key}) + "\n")
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+    def add(self, record: dict) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def remove(self) -> None:
+        os.remove(self.path)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,18 +25,22 @@ dev.tsv, a tsv task's files); every label must be one of the export's. Writes --
 JSON line per example (status, label, original, perturbed, changes, queries, similarity, the
 gold probability before and after), and beside it <output_file stem>.summary.json: TextAttack's
 summary (successful / failed / skipped attacks, original accuracy, accuracy under attack, attack
-success rate, average perturbed word %, words per input, queries), also printed.
+success rate, average perturbed word %, words per input, queries), also printed. An interrupted
+attack (ctrl-C, SIGTERM, SIGKILL) keeps the examples it finished in <stem>.progress.jsonl: the
+same command goes on from there (data_prep/attack_data.py).
 `run_classifier --augment_with=<output_file>` trains on the successful attacks' texts.
 The halves: data_prep/attack_data.py (the files), official/robustness/ (the attack).
 """
 
+import hashlib
 import json
 import os
 from typing import NamedTuple
 
 from absl import flags, logging
 
-from data_prep.attack_data import read_labelled_texts, summary_path
+from data_prep.attack_data import AttackProgress, read_labelled_texts, summary_path
+from data_prep.record_cache import sha256_of_file
 from official.atomic_files import open_atomically
 from official.output_paths import check_output_file
 from official.robustness.attack import AttackSettings
@@ -155,14 +159,36 @@ def _candidates():
     return candidates.CombinedCandidates(sources)
 
 
-def _record(result, label: str, labels: list[str]) -> dict:
-    return {"status": result.status, "label": label, "predicted": labels[result.predicted],
-            "original": result.original, "perturbed": result.perturbed,
-            "changes": [{"word": i, "original": old, "replacement": new}
-                        for i, old, new in result.changes],
-            "words": result.words, "queries": result.queries,
-            "similarity": result.similarity,
-            "gold_probability": list(result.gold_probability)}
+def _key(victim, similarity_export: str | None) -> str:
+    """What an example's attack depends on, hashed: the exports, the candidates' files and the
+    settings (not --max_examples: each example's attack is its own)."""
+    from official.export.versions import digest
+
+    files = [FLAGS.synonyms_file, FLAGS.word_vectors_file, *FLAGS.antonyms_files]
+    facts = {name: FLAGS[name].value for name in (
+        "recipe", "min_cos_sim", "masked_lm_checkpoint", "bert_config_file", "vocab_file",
+        "do_lower_case", "max_seq_length", "max_candidates", "max_queries",
+        "similarity_threshold", "batch_size")}
+    facts.update(export=digest(victim.path), labels=victim.labels,
+                 similarity=similarity_export and digest(similarity_export),
+                 files=[path and sha256_of_file(path) for path in files])
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+def _resumed(records: list[dict], texts: list, labels: list[str]) -> list:
+    """The results of `records` that are the first texts' attacks, in order."""
+    from official.robustness.attack import AttackResult
+
+    results = []
+    for record, row in zip(records, texts):
+        try:
+            result = AttackResult.from_record(record, labels)
+        except (KeyError, ValueError, TypeError):
+            break
+        if (result.original, record["label"]) != (row.text, row.label):
+            break
+        results.append(result)
+    return results
 
 
 def job(plan: Plan) -> dict:
@@ -195,21 +221,29 @@ def job(plan: Plan) -> dict:
     attack = WordSubstitutionAttack(
         lambda texts: victim.probabilities(texts, FLAGS.batch_size), _candidates(),
         plan.settings, similarity)
-    results = []
+    progress = AttackProgress(FLAGS.output_file, _key(
+        victim, similarity and os.path.abspath(encoder.path)))
+    results = _resumed(progress.done(), plan.texts, victim.labels)
+    progress.start([r.record(victim.labels) for r in results])
+    if results:
+        logging.info("Going on after the %d texts an interrupted run attacked (%s)",
+                     len(results), progress.path)
+    for count, row in enumerate(plan.texts[len(results):], start=len(results) + 1):
+        result = attack.run(row.text, victim.labels.index(row.label))
+        results.append(result)
+        progress.add(result.record(victim.labels))
+        if count % 50 == 0 or count == len(plan.texts):
+            logging.info("attacked %d/%d: %s", count, len(plan.texts),
+                         ", ".join(f"{s} {sum(r.status == s for r in results)}"
+                                   for s in ("successful", "failed", "skipped")))
     with open_atomically(FLAGS.output_file) as f:
-        for count, row in enumerate(plan.texts, start=1):
-            result = attack.run(row.text, victim.labels.index(row.label))
-            results.append(result)
-            f.write(json.dumps(_record(result, row.label, victim.labels),
-                               ensure_ascii=False) + "\n")
-            if count % 50 == 0 or count == len(plan.texts):
-                logging.info("attacked %d/%d: %s", count, len(plan.texts),
-                             ", ".join(f"{s} {sum(r.status == s for r in results)}"
-                                       for s in ("successful", "failed", "skipped")))
+        f.writelines(json.dumps(r.record(victim.labels), ensure_ascii=False) + "\n"
+                     for r in results)
     summary = summarize(results)
     with open_atomically(plan.summary_file) as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
+    progress.remove()
     width = max(map(len, summary))
     for name, value in summary.items():
         print(f"{name + ':':<{width + 1}} {value}")

@@ -4,6 +4,9 @@ puts texts holding "fine" far from the others. What each example's attack must d
 by hand; and data_prep/attack_data (the input TSV, the output read back for --augment_with)."""
 
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -113,14 +116,20 @@ def test_bad_inputs_are_one_line_and_write_nothing(files, tmp_path):
     output = tmp_path / "attack.jsonl"
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence\tlabel\na good movie\tpositive\n")
-    cli.refused(cli.run_module(
-        "run_scripts.attack_classifier", f"--export_dir={files['classifier']}",
-        f"--input_file={bad}", f"--synonyms_file={files['synonyms']}",
-        f"--output_file={output}"), f"{bad}:2: label 'positive' is not one of the export's")
-    cli.refused(cli.run_module(
-        "run_scripts.attack_classifier", f"--export_dir={files['encoder']}",
-        f"--input_file={files['dev']}", f"--synonyms_file={files['synonyms']}",
-        f"--output_file={output}"), "--export_dir: ", "not text_a")
+    runs = [(subprocess.Popen(
+        [sys.executable, "-m", "run_scripts.attack_classifier", *flags], cwd=cli.REPO,
+        env=cli.ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), expected)
+        for flags, expected in (
+            ([f"--export_dir={files['classifier']}", f"--input_file={bad}",
+              f"--synonyms_file={files['synonyms']}", f"--output_file={output}"],
+             [f"{bad}:2: label 'positive' is not one of the export's"]),
+            ([f"--export_dir={files['encoder']}", f"--input_file={files['dev']}",
+              f"--synonyms_file={files['synonyms']}", f"--output_file={output}"],
+             ["--export_dir: ", "not text_a"]))]  # each a process of its own, side by side
+    for process, expected in runs:
+        stdout, stderr = process.communicate(timeout=300)
+        cli.refused(subprocess.CompletedProcess(process.args, process.returncode, stdout,
+                                                stderr), *expected)
     assert not output.exists() and not (tmp_path / "attack.summary.json").exists()
 
 
@@ -152,3 +161,35 @@ def test_adversarial_examples_are_the_successful_attacks_with_known_labels(tmp_p
     path.write_text(json.dumps(rows[0]) + "\n")
     with pytest.raises(TsvError, match=rf"^{path}: no successful attack in it"):
         attack_data.read_adversarial_examples(str(path), ["0", "1"])
+
+
+def test_a_killed_attack_goes_on_from_the_last_whole_line(files, tmp_path):
+    rows = [("pos", f"a good movie number {i}") if i % 2 else ("neg", f"a dull film number {i}")
+            for i in range(300)]
+    dev = tmp_path / "many.tsv"
+    dev.write_text("label\tsentence\n" + "".join(f"{a}\t{b}\n" for a, b in rows))
+    output = tmp_path / "attack.jsonl"
+    progress = tmp_path / "attack.progress.jsonl"
+    command = [sys.executable, "-m", "run_scripts.attack_classifier",
+               f"--export_dir={files['classifier']}", f"--input_file={dev}",
+               f"--synonyms_file={files['synonyms']}", f"--output_file={output}"]
+    process = subprocess.Popen(command, cwd=cli.REPO, env=cli.ENV, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None and (
+            not progress.exists() or progress.read_text().count("\n") < 4):
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    assert not output.exists(), "the attack finished before it could be killed"
+    done = progress.read_text().count("\n") - 1
+    with open(progress, "a", encoding="utf-8") as f:
+        f.write('{"status": "succ')  # a line cut by the kill
+    result = cli.succeeded(cli.run_module(*command[2:]))
+    assert f"Going on after the {done} texts an interrupted run attacked" in result.stderr
+    records = read_lines(output)
+    assert [r["original"] for r in records] == [text for _, text in rows]
+    assert all(r["perturbed"] == r["original"].replace("good", "fine") and
+               r["status"] == "successful" if label == "pos" else r["status"] == "failed"
+               for r, (label, _) in zip(records, rows))
+    assert not progress.exists()

@@ -5,10 +5,13 @@ before TensorFlow loads).
     newest_version(path)      `path` itself when it is one, else its numbered subfolder with the
                               largest number that holds one (TF Serving's choice;
                               official/export/saving.py names versions)
+    digest(path)              sha256 over a SavedModel's graph and variables' index: equal for
+                              the same export, different when either changes
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 
@@ -33,3 +36,15 @@ def newest_version(export_dir: str) -> str:
         raise ValueError(f"{export_dir}: neither a SavedModel nor an export_dir holding "
                          "numbered SavedModel versions")
     return os.path.join(export_dir, max(versions, key=int))
+
+
+def digest(path: str) -> str:
+    """See the module docstring (`path` a SavedModel's folder)."""
+    sha = hashlib.sha256()
+    for name in ("saved_model.pb", "saved_model.pbtxt", os.path.join("variables",
+                                                                     "variables.index")):
+        file = os.path.join(path, name)
+        if os.path.isfile(file):
+            with open(file, "rb") as f:
+                sha.update(name.encode() + b"\0" + hashlib.file_digest(f, "sha256").digest())
+    return sha.hexdigest()

@@ -94,6 +94,25 @@ class AttackResult:
     def perturbed_word_percent(self) -> float:
         return 100.0 * len(self.changes) / max(self.words, 1)
 
+    def record(self, labels: list[str]) -> dict:
+        """The result as one JSON object of an attack's output, classes named by `labels`."""
+        return {"status": self.status, "label": labels[self.gold],
+                "predicted": labels[self.predicted], "original": self.original,
+                "perturbed": self.perturbed,
+                "changes": [{"word": i, "original": old, "replacement": new}
+                            for i, old, new in self.changes],
+                "words": self.words, "queries": self.queries, "similarity": self.similarity,
+                "gold_probability": list(self.gold_probability)}
+
+    @classmethod
+    def from_record(cls, record: dict, labels: list[str]) -> AttackResult:
+        """`record`'s result back (raises KeyError, ValueError or TypeError if it is not one)."""
+        return cls(record["status"], record["original"], record["perturbed"],
+                   labels.index(record["label"]), labels.index(record["predicted"]),
+                   [(c["word"], c["original"], c["replacement"]) for c in record["changes"]],
+                   int(record["words"]), int(record["queries"]), record["similarity"],
+                   tuple(record["gold_probability"]))
+
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, np.float32)
