@@ -1,10 +1,11 @@
 r"""How `data/synonyms_sample/` was made: counter-fitting's PPDB synonym pairs for the words of a
 text sample, so that the demo and tests can attack a classifier on a fresh clone.
 
-    python -m data_prep.synonyms_sample \
-      --synonyms_file=../shared/data/robustness/synonyms/ppdb_synonyms.txt \
-      --antonyms_files=../shared/data/robustness/synonyms/ppdb_antonyms.txt,../shared/data/robustness/synonyms/wordnet_antonyms.txt \
-      --texts_file=data/gutenberg/authorship/test.tsv --output_file=data/synonyms_sample/synonyms.txt
+    S=../shared/data/robustness/synonyms
+    python -m data_prep.synonyms_sample --synonyms_file=$S/ppdb_synonyms.txt \
+      --antonyms_files=$S/ppdb_antonyms.txt,$S/wordnet_antonyms.txt \
+      --texts_file=data/gutenberg/authorship/test.tsv \
+      --output_file=data/synonyms_sample/synonyms.txt
 
 Keeps a pair (`word1 word2`, lower case) when word1 is a word of --texts_file (its lower-cased
 runs of letters) and the two differ, and drops it when either antonym list holds the two words
