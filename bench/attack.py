@@ -39,7 +39,6 @@ import sys
 import numpy as np
 
 from bench import robustness_models as models
-from bench.finetune_glue import limited_data_dir, read_results
 from data_prep.attack_data import summary_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -108,28 +107,6 @@ def examples(output_file: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def augmented_export(work_dir: str, attack_output: str) -> tuple[str, float]:
-    """The SST-2 classifier retrained with --augment_with, exported; (export_dir, dev acc)."""
-    model = models.minilm_checkpoint(work_dir)
-    output_dir = os.path.join(work_dir, "sst2_minilm_augmented")
-    if not os.path.isfile(os.path.join(output_dir, "eval_results.txt")):
-        run("run_scripts.run_classifier", "--task_name=SST-2",
-            f"--data_dir={limited_data_dir('SST-2', models.SST2_TRAIN_ROWS, work_dir)}",
-            f"--vocab_file={model}/vocab.txt", f"--bert_config_file={model}/bert_config.json",
-            f"--init_checkpoint={model}", f"--output_dir={output_dir}", "--do_train",
-            "--do_eval", f"--max_seq_length={models.SST2_SEQ_LENGTH}", "--train_batch_size=32",
-            "--eval_batch_size=64", "--learning_rate=5e-5", "--num_train_epochs=1",
-            "--log_steps=20", "--keep_checkpoint_max=1", "--seed=1",
-            f"--augment_with={attack_output}")
-    export_dir = os.path.join(work_dir, "sst2_minilm_augmented_export")
-    if not os.path.isdir(export_dir):
-        run("run_scripts.export_saved_model", "--export_type=classifier", "--task_name=SST-2",
-            f"--init_checkpoint={output_dir}", f"--vocab_file={model}/vocab.txt",
-            f"--max_seq_length={models.SST2_SEQ_LENGTH}", f"--export_dir={export_dir}")
-    accuracy = float(read_results(os.path.join(output_dir, "eval_results.txt"))["eval_accuracy"])
-    return export_dir, accuracy
-
-
 def row(name: str, summary: dict) -> str:
     return f"| {name} | " + " | ".join(f"{summary[c]:.1f}" for c in COLUMNS) + " |"
 
@@ -161,7 +138,9 @@ def main() -> None:
         train = os.path.join(work, "attack_train.jsonl")
         attack(victim, os.path.join(SST2, "train.tsv"), train, encoder,
                args.similarity_threshold, args.augment_train, fitted)
-        export_dir, accuracy = augmented_export(work, train)
+        export_dir = models.sst2_classifier_export(work, "sst2_minilm_augmented",
+                                                   f"--augment_with={train}")
+        accuracy = models.sst2_dev_accuracy(work, "sst2_minilm_augmented")
         output = os.path.join(work, "attack_textfooler_augmented.jsonl")
         augmented = (accuracy, sum(e["status"] == "successful" for e in examples(train)),
                      attack(export_dir, dev, output, encoder, args.similarity_threshold,

@@ -36,10 +36,11 @@ def _exported(export_dir: str) -> bool:
         for name in os.listdir(export_dir))
 
 
-def sst2_classifier_run(work_dir: str) -> str:
-    """The run_classifier output_dir of MiniLM fine-tuned on SST-2 (see the module docstring)."""
+def sst2_classifier_run(work_dir: str, name: str = "sst2_minilm", *flags: str) -> str:
+    """The run_classifier output_dir `work_dir/name` of MiniLM fine-tuned on SST-2 (see the
+    module docstring), with any further run_classifier `flags` (--augment_with)."""
     model = minilm_checkpoint(work_dir)
-    output_dir = os.path.join(work_dir, "sst2_minilm")
+    output_dir = os.path.join(work_dir, name)
     if not os.path.isfile(os.path.join(output_dir, "eval_results.txt")):
         _run("run_scripts.run_classifier", "--task_name=SST-2",
              f"--data_dir={limited_data_dir('SST-2', SST2_TRAIN_ROWS, work_dir)}",
@@ -47,20 +48,20 @@ def sst2_classifier_run(work_dir: str) -> str:
              f"--init_checkpoint={model}", f"--output_dir={output_dir}", "--do_train",
              "--do_eval", f"--max_seq_length={SST2_SEQ_LENGTH}", "--train_batch_size=32",
              "--eval_batch_size=64", "--learning_rate=5e-5", "--num_train_epochs=1",
-             "--log_steps=20", "--keep_checkpoint_max=1", "--seed=1")
+             "--log_steps=20", "--keep_checkpoint_max=1", "--seed=1", *flags)
     return output_dir
 
 
-def sst2_dev_accuracy(work_dir: str) -> float:
-    results = read_results(os.path.join(sst2_classifier_run(work_dir), "eval_results.txt"))
+def sst2_dev_accuracy(work_dir: str, name: str = "sst2_minilm") -> float:
+    results = read_results(os.path.join(work_dir, name, "eval_results.txt"))
     return float(results["eval_accuracy"])
 
 
-def sst2_classifier_export(work_dir: str) -> str:
-    """The SST-2 classifier's export_dir (made by export_saved_model when missing)."""
-    export_dir = os.path.join(work_dir, "sst2_minilm_export")
+def sst2_classifier_export(work_dir: str, name: str = "sst2_minilm", *flags: str) -> str:
+    """The export_dir `work_dir/<name>_export` of that run (made when missing)."""
+    export_dir = os.path.join(work_dir, f"{name}_export")
     if not _exported(export_dir):
-        run = sst2_classifier_run(work_dir)
+        run = sst2_classifier_run(work_dir, name, *flags)
         model = minilm_checkpoint(work_dir)
         _run("run_scripts.export_saved_model", "--export_type=classifier", "--task_name=SST-2",
              f"--init_checkpoint={run}", f"--vocab_file={model}/vocab.txt",

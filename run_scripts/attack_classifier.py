@@ -195,15 +195,9 @@ def job(plan: Plan) -> dict:
     """The attack of every text; returns the summary."""
     from official.retrieval.encoder import SentenceEncoder
     from official.robustness.attack import WordSubstitutionAttack, summarize
-    from official.robustness.classifier import ExportedClassifier
+    from official.robustness.classifier import single_text_classifier
 
-    try:
-        victim = ExportedClassifier(FLAGS.export_dir)
-    except ValueError as e:
-        raise ValueError(f"--export_dir: {e}") from None
-    if victim.pair:
-        raise ValueError(f"--export_dir: {victim.path} classifies text pairs; the attack "
-                         "replaces words of single texts")
+    victim = single_text_classifier(FLAGS.export_dir, "--export_dir")
     for row in plan.texts:
         if row.label not in victim.labels:
             raise ValueError(f"{FLAGS.input_file}:{row.line}: label {row.label!r} is not one "

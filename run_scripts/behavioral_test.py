@@ -85,15 +85,9 @@ def prepare() -> Plan:
 
 def job(plan: Plan) -> dict:
     """The run (see the module docstring); returns the report written."""
-    from official.robustness.classifier import ExportedClassifier
+    from official.robustness.classifier import single_text_classifier
 
-    try:
-        model = ExportedClassifier(FLAGS.export_dir)
-    except ValueError as e:
-        raise ValueError(f"--export_dir: {e}") from None
-    if model.pair:
-        raise ValueError(f"--export_dir: {model.path}: a text-pair export; the suite's cases "
-                         "are single texts")
+    model = single_text_classifier(FLAGS.export_dir, "--export_dir")
     classes = plan.tests[0].classes
     flag = f"--label_map={FLAGS.label_map}" if FLAGS.label_map else "--label_map"
     try:

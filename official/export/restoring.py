@@ -4,6 +4,8 @@ encoder export read back into one.
     pretrained_encoder  the encoder of any `--init_checkpoint` (original TF1, this project's TF2,
                         a training output_dir, a folder format), with its masked-LM head when the
                         checkpoint has one (`cls/predictions/*`): the Hub encoder's `.mlm`
+    load_export         an export's newest version (or a version) loaded, a failure one line:
+                        what readers of serving exports (retrieval, robustness) start from
     exported_encoder    an `--export_type=encoder` SavedModel (official/export/encoder.py) as a
                         `BertEncoder` of the config it was made from, with its vocab and casing:
                         its variables carry the encoder's own paths, so each is assigned to the
@@ -16,6 +18,8 @@ official/checkpoints/finetuned.py.
 """
 
 from __future__ import annotations
+
+import os
 
 import tensorflow as tf
 
@@ -39,6 +43,21 @@ def pretrained_encoder(config: BertConfig,
     pretrainer = BertPretrainer(encoder) if has_mlm else None
     tf1.assign(pretrainer or encoder, weights, source=init_checkpoint)
     return encoder, pretrainer
+
+
+def load_export(export_dir: str) -> tuple[str, object]:
+    """(the version's absolute path, the loaded SavedModel) of `export_dir`.
+
+    Raises:
+      ValueError: no such folder, no SavedModel there, or one TensorFlow cannot load (one line
+        naming the version, with TensorFlow's first line).
+    """
+    path = os.path.abspath(newest_version(export_dir))
+    try:
+        return path, tf.saved_model.load(path)
+    except Exception as e:  # noqa: BLE001 -- TensorFlow's errors are of many kinds
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ValueError(f"{path}: cannot load the SavedModel ({first})") from None
 
 
 def exported_encoder(export_dir: str, config: BertConfig) -> tuple[BertEncoder, str, bool]:

@@ -12,13 +12,11 @@ refused when loaded, with one line naming the folder, before any text is embedde
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401 -- registers the tokenizer's ops the export's graph uses
 
-from official.export.versions import newest_version
+from official.export.restoring import load_export
 
 SIGNATURE = "serving_default"
 INPUT = "text"
@@ -39,12 +37,7 @@ class SentenceEncoder:
     """The export at `export_dir` (see the module docstring), loaded and checked."""
 
     def __init__(self, export_dir: str):
-        self.path = os.path.abspath(newest_version(export_dir))
-        try:
-            loaded = tf.saved_model.load(self.path)
-        except Exception as e:  # noqa: BLE001 -- TensorFlow's errors are of many kinds
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise ValueError(f"{self.path}: cannot load the SavedModel ({first})") from None
+        self.path, loaded = load_export(export_dir)
         signature = loaded.signatures.get(SIGNATURE)
         if signature is None:
             raise ValueError(f"{self.path}: no {SIGNATURE!r} signature (export it with "

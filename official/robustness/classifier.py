@@ -1,6 +1,8 @@
 """A classifier export, loaded for testing: raw texts in, class probabilities out, batched.
 
     model = ExportedClassifier(export_dir)    the newest numbered version, or a version itself
+    model = single_text_classifier(export_dir, "--export_dir")   one refused if it takes pairs,
+                                              every error naming the flag
     model.labels                              the export's labels, in the probabilities' order
     model.pair, model.path                    whether it takes text pairs; the version loaded
     model.probabilities(texts, batch_size=32, texts_b=None)
@@ -20,13 +22,11 @@ batch, not by how many texts a behavioural suite or an attack asks about.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401 -- registers the tokenizer's ops the export's graph uses
 
-from official.export.versions import newest_version
+from official.export.restoring import load_export
 
 SIGNATURE = "serving_default"
 OUTPUT = "probabilities"
@@ -40,12 +40,7 @@ class ExportedClassifier:
     """The export at `export_dir` (see the module docstring), loaded and checked."""
 
     def __init__(self, export_dir: str):
-        self.path = os.path.abspath(newest_version(export_dir))
-        try:
-            loaded = tf.saved_model.load(self.path)
-        except Exception as e:  # noqa: BLE001 -- TensorFlow's errors are of many kinds
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise ValueError(f"{self.path}: cannot load the SavedModel ({first})") from None
+        self.path, loaded = load_export(export_dir)
         signature = loaded.signatures.get(SIGNATURE)
         if signature is None:
             raise ValueError(f"{self.path}: no {SIGNATURE!r} signature: not a classifier export")
@@ -91,3 +86,16 @@ class ExportedClassifier:
                 inputs["text_b"] = tf.constant(texts_b[start:start + batch_size], tf.string)
             batches.append(self._signature(**inputs)[OUTPUT].numpy())
         return np.concatenate(batches)
+
+
+def single_text_classifier(export_dir: str, flag: str) -> ExportedClassifier:
+    """The export at `export_dir`, which must classify single texts (what behavioural suites
+    and attacks give it); ValueErrors are one line starting with `flag`."""
+    try:
+        model = ExportedClassifier(export_dir)
+    except ValueError as e:
+        raise ValueError(f"{flag}: {e}") from None
+    if model.pair:
+        raise ValueError(f"{flag}: {model.path}: a text-pair export; it is given single texts "
+                         "here")
+    return model
