@@ -40,6 +40,7 @@ import numpy as np
 
 from bench import robustness_models as models
 from data_prep.attack_data import summary_path
+from official.robustness.attack import SIMILARITY_THRESHOLD
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
@@ -111,11 +112,38 @@ def row(name: str, summary: dict) -> str:
     return f"| {name} | " + " | ".join(f"{summary[c]:.1f}" for c in COLUMNS) + " |"
 
 
+def report_textfooler(output: str, summary: dict, threshold: float) -> None:
+    """The issue's target, the similarity distribution and ten successful attacks."""
+    held = (summary["Accuracy under attack"] < 30 and summary["Average perturbed word %"] < 25)
+    print(f"\nTarget (accuracy under attack < 30% at < 25% of words perturbed): "
+          f"{'holds' if held else 'does not hold'} ({summary['Accuracy under attack']:.1f}%, "
+          f"{summary['Average perturbed word %']:.1f}%).")
+    successes = [e for e in examples(output) if e["status"] == "successful"]
+    similarities = np.array([e["similarity"] for e in successes])
+    if len(similarities):
+        quartiles = np.percentile(similarities, [0, 25, 50, 75, 100])
+        print("Similarity of the successful attacks' texts to the originals (MiniLM cosine): "
+              "min {:.3f}, quartiles {:.3f} / {:.3f} / {:.3f}, max {:.3f}; mean {:.3f}".format(
+                  *quartiles, similarities.mean()))
+        edges = np.linspace(threshold, 1.0, 5)
+        counts, _ = np.histogram(similarities, edges)
+        print("  " + ", ".join(f"[{a:.2f}, {b:.2f}): {c}"
+                               for a, b, c in zip(edges, edges[1:], counts)))
+    print("\nTen successful attacks (the first in dev order):")
+    for e in successes[:10]:
+        changed = ", ".join(f"{c['original']} -> {c['replacement']}" for c in e["changes"])
+        print(f"- [{e['label']} -> {e['predicted']}, cos {e['similarity']:.3f}] {e['original']}"
+              f"\n    => {e['perturbed']}   ({changed})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work_dir", default="/tmp/bench_attack")
     parser.add_argument("--max_examples", type=int, default=0, help="dev rows (0: all 872)")
-    parser.add_argument("--similarity_threshold", type=float, default=0.84)
+    parser.add_argument("--similarity_threshold", type=float, default=SIMILARITY_THRESHOLD,
+                        help="attack_classifier's default, cos(0.5 rad)")
+    parser.add_argument("--runs", default="synonyms,vectors,textfooler",
+                        help="which candidate sources attack dev (comma list)")
     parser.add_argument("--vector_layer", type=int, default=6,
                         help="MiniLM's layer 6 scored best on SimLex-999 (0.51; layer 0: 0.44)")
     parser.add_argument("--augment_train", type=int, default=1000,
@@ -129,19 +157,22 @@ def main() -> None:
     fitted = counter_fitted(work, vectors)
     dev = os.path.join(SST2, "dev.tsv")
     runs = {}
-    for name, candidates in (("synonyms", None), ("vectors", vectors), ("textfooler", fitted)):
-        output = os.path.join(work, f"attack_{name}.jsonl")
+    setting = f"cos{args.similarity_threshold:.4f}"  # outputs are reused per threshold
+    sources = {"synonyms": None, "vectors": vectors, "textfooler": fitted}
+    for name in args.runs.split(","):
+        output = os.path.join(work, f"attack_{name}_{setting}.jsonl")
         runs[name] = (output, attack(victim, dev, output, encoder, args.similarity_threshold,
-                                     args.max_examples, candidates))
+                                     args.max_examples, sources[name]))
     augmented = None
     if args.augment_train:
-        train = os.path.join(work, "attack_train.jsonl")
+        train = os.path.join(work, f"attack_train_{setting}_n{args.augment_train}.jsonl")
         attack(victim, os.path.join(SST2, "train.tsv"), train, encoder,
                args.similarity_threshold, args.augment_train, fitted)
-        export_dir = models.sst2_classifier_export(work, "sst2_minilm_augmented",
-                                                   f"--augment_with={train}")
-        accuracy = models.sst2_dev_accuracy(work, "sst2_minilm_augmented")
-        output = os.path.join(work, "attack_textfooler_augmented.jsonl")
+        name = f"sst2_minilm_augmented_{setting}_n{args.augment_train}"
+        export_dir = models.sst2_classifier_export(work, name, f"--augment_with={train}")
+        accuracy = models.sst2_dev_accuracy(work, name)
+        output = os.path.join(work, f"attack_textfooler_augmented_{setting}_"
+                                    f"n{args.augment_train}.jsonl")
         augmented = (accuracy, sum(e["status"] == "successful" for e in examples(train)),
                      attack(export_dir, dev, output, encoder, args.similarity_threshold,
                             args.max_examples, fitted))
@@ -159,27 +190,8 @@ def main() -> None:
     if augmented:
         print(row(f"ours: textfooler after --augment_with ({augmented[1]} adversarial rows; "
                   f"dev acc. {augmented[0]:.4f})", augmented[2]))
-    output, summary = runs["textfooler"]
-    held = (summary["Accuracy under attack"] < 30 and summary["Average perturbed word %"] < 25)
-    print(f"\nTarget (accuracy under attack < 30% at < 25% of words perturbed): "
-          f"{'holds' if held else 'does not hold'} ({summary['Accuracy under attack']:.1f}%, "
-          f"{summary['Average perturbed word %']:.1f}%).")
-    successes = [e for e in examples(output) if e["status"] == "successful"]
-    similarities = np.array([e["similarity"] for e in successes])
-    if len(similarities):
-        quartiles = np.percentile(similarities, [0, 25, 50, 75, 100])
-        print("Similarity of the successful attacks' texts to the originals (MiniLM cosine): "
-              "min {:.3f}, quartiles {:.3f} / {:.3f} / {:.3f}, max {:.3f}; mean {:.3f}".format(
-                  *quartiles, similarities.mean()))
-        edges = np.linspace(args.similarity_threshold, 1.0, 5)
-        counts, _ = np.histogram(similarities, edges)
-        print("  " + ", ".join(f"[{a:.2f}, {b:.2f}): {c}"
-                               for a, b, c in zip(edges, edges[1:], counts)))
-    print("\nTen successful attacks (the first in dev order):")
-    for e in successes[:10]:
-        changed = ", ".join(f"{c['original']} -> {c['replacement']}" for c in e["changes"])
-        print(f"- [{e['label']} -> {e['predicted']}, cos {e['similarity']:.3f}] {e['original']}"
-              f"\n    => {e['perturbed']}   ({changed})")
+    if "textfooler" in runs:
+        report_textfooler(*runs["textfooler"], args.similarity_threshold)
     with open(os.path.join(work, "attack_summary.json"), "w", encoding="utf-8") as f:
         json.dump({"runs": {name: summary for name, (_, summary) in runs.items()},
                    "augmented": augmented and {"dev_accuracy": augmented[0],

@@ -58,13 +58,18 @@ from official import command_line, console
 from official.atomic_files import open_atomically
 from official.output_paths import OutputPathError, check_output_file
 
-flags.DEFINE_string("input_file", None, "A CheckList suite: the released .tar.gz holding one "
-                    ".pkl, or the .pkl itself.")
-flags.DEFINE_string("output_file", None, "The JSON-lines suite to write.")
-flags.DEFINE_list("classes", ["negative", "neutral", "positive"],
-                  "The names of the suite's label ids 0, 1, ... (CheckList's sentiment suite: "
-                  "negative,neutral,positive).")
 FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+    """The entry point's flags; defined when it runs, not on import, so that a process that
+    imports this module and another data maker (the tests) meets no flag twice."""
+    flags.DEFINE_string("input_file", None, "A CheckList suite: the released .tar.gz holding "
+                        "one .pkl, or the .pkl itself.")
+    flags.DEFINE_string("output_file", None, "The JSON-lines suite to write.")
+    flags.DEFINE_list("classes", ["negative", "neutral", "positive"],
+                      "The names of the suite's label ids 0, 1, ... (CheckList's sentiment "
+                      "suite: negative,neutral,positive).")
 
 
 class SuiteError(ValueError):
@@ -442,4 +447,5 @@ def _fail(message: str, status: int) -> NoReturn:
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main, flags_parser=command_line.flags_parser("checklist_suite"))

@@ -24,11 +24,17 @@ from data_prep.input_errors import utf8_lines
 from official.atomic_files import open_atomically
 from official.command_line import flags_parser
 
-flags.DEFINE_string("synonyms_file", None, "Synonym pairs, `word1 word2` a line.")
-flags.DEFINE_list("antonyms_files", [], "Antonym pairs in the same format, dropped.")
-flags.DEFINE_string("texts_file", None, "The text whose words' synonyms are kept.")
-flags.DEFINE_string("output_file", None, "The sample's pairs.")
 FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+    """The entry point's flags; defined when it runs, not on import, so that a process that
+    imports this module and another data maker (the tests) meets no flag twice."""
+    flags.DEFINE_string("synonyms_file", None, "Synonym pairs, `word1 word2` a line.")
+    flags.DEFINE_list("antonyms_files", [], "Antonym pairs in the same format, dropped.")
+    flags.DEFINE_string("texts_file", None, "The text whose words' synonyms are kept.")
+    flags.DEFINE_string("output_file", None, "The sample's pairs.")
+    flags.mark_flags_as_required(["synonyms_file", "texts_file", "output_file"])
 
 
 def _pairs(path: str) -> list[tuple[str, str]]:
@@ -55,5 +61,5 @@ def main(argv) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["synonyms_file", "texts_file", "output_file"])
+    define_flags()
     app.run(main, flags_parser=flags_parser("synonyms_sample"))

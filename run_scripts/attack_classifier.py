@@ -3,7 +3,7 @@ r"""Attacks a classifier export with word substitutions (TextFooler, BAE), offli
     python -m run_scripts.attack_classifier --export_dir=exports/sst2 \
       --input_file=$GLUE_DIR/SST-2/dev.tsv --recipe=textfooler \
       --synonyms_file=ppdb_synonyms.txt --antonyms_files=ppdb_antonyms.txt,wordnet_antonyms.txt \
-      --similarity_export_dir=exports/minilm --similarity_threshold=0.84 \
+      --similarity_export_dir=exports/minilm \
       --output_file=/tmp/attack.jsonl
 
 For each text the export classifies correctly, its words are ranked by how much deleting each
@@ -42,8 +42,10 @@ from absl import flags, logging
 from data_prep.attack_data import AttackProgress, read_labelled_texts, summary_path
 from data_prep.record_cache import sha256_of_file
 from official.atomic_files import open_atomically
+from official.embeddings.word2vec_files import read_word2vec
 from official.output_paths import check_output_file
-from official.robustness.attack import AttackSettings
+from official.robustness.attack import SIMILARITY_THRESHOLD, AttackSettings
+from official.robustness.candidates import read_word_pairs
 from official.training.options import check_checkpoint_path
 from run_scripts import common_flags, entry_point
 
@@ -68,11 +70,14 @@ flags.DEFINE_string("masked_lm_checkpoint", None, "bae: a checkpoint with its ma
                     "(an original release, a run_pretraining output_dir); --bert_config_file "
                     "and --vocab_file default to the files beside it.")
 flags.DEFINE_integer("max_candidates", 50, "Candidates tried per word.")
-flags.DEFINE_integer("max_queries", 2000, "Classifier calls per example, the first included.")
+flags.DEFINE_integer("max_queries", 2000, "Texts classified per example, the original "
+                     "included (TextAttack's query budget).")
 flags.DEFINE_string("similarity_export_dir", None, "A sentence_encoder export measuring how "
                     "close a perturbed text stays to the original.")
-flags.DEFINE_float("similarity_threshold", 0.84, "The least cosine between the original's and "
-                   "a perturbed text's vectors (with --similarity_export_dir).")
+flags.DEFINE_float("similarity_threshold", SIMILARITY_THRESHOLD,
+                   "The least cosine between the original's and a perturbed text's vectors "
+                   "(with --similarity_export_dir). Default cos(0.5 rad): TextAttack's TextFooler "
+                   "recipe asks for an angle of at most 0.5 rad (angular similarity 0.8408).")
 flags.DEFINE_integer("max_examples", 0, "Attack the first N texts only (0: all).")
 flags.DEFINE_integer("batch_size", 64, "Texts per classifier or encoder call.")
 common_flags.define_bert_config_flag(extra_help=" bae: default, the one beside "
@@ -84,10 +89,19 @@ FLAGS = flags.FLAGS
 
 
 class Plan(NamedTuple):
-    """What the flags say, checked, and the texts read."""
+    """What the flags say, checked, and the files read."""
     settings: AttackSettings
     texts: list
     summary_file: str
+    synonyms: list  # (word, word) pairs of --synonyms_file
+    antonyms: list  # of every --antonyms_files
+    vectors: dict | None  # --word_vectors_file's {word: vector}
+
+
+def _pairs(flag: str, path: str) -> list[tuple[str, str]]:
+    if not os.path.isfile(path):
+        raise ValueError(f"--{flag}: {path}: no such file")
+    return read_word_pairs(path)
 
 
 def _check_recipe() -> None:
@@ -106,21 +120,16 @@ def _check_recipe() -> None:
             raise ValueError("--synonyms_file and --word_vectors_file are textfooler's: "
                              "--recipe=bae takes its candidates from the masked-LM head")
         check_checkpoint_path(FLAGS.masked_lm_checkpoint)
-    for flag, paths in (("synonyms_file", [FLAGS.synonyms_file]),
-                        ("word_vectors_file", [FLAGS.word_vectors_file]),
-                        ("antonyms_files", FLAGS.antonyms_files)):
-        for path in filter(None, paths):
-            if not os.path.isfile(path):
-                raise ValueError(f"--{flag}: {path}: no such file")
     if not -1.0 <= FLAGS.min_cos_sim <= 1.0:
         raise ValueError(f"--min_cos_sim={FLAGS.min_cos_sim}: must be a cosine, in [-1, 1]")
 
 
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, the
-    candidates' files, the texts read and checked, the output writable."""
+    candidates' files and the texts read and checked, the output writable."""
     settings = AttackSettings(FLAGS.max_candidates, FLAGS.max_queries,
-                              FLAGS.similarity_threshold)
+                              FLAGS.similarity_threshold,
+                              importance="drop" if FLAGS.recipe == "bae" else "textfooler")
     settings.check()
     if FLAGS.max_examples < 0 or FLAGS.batch_size < 1:
         raise ValueError("--max_examples must be 0 (all) or more, --batch_size at least 1")
@@ -128,50 +137,53 @@ def prepare() -> Plan:
     for flag in ("export_dir", "similarity_export_dir"):
         if FLAGS[flag].value and not os.path.isdir(FLAGS[flag].value):
             raise ValueError(f"--{flag}: {FLAGS[flag].value}: no such folder")
+    synonyms = _pairs("synonyms_file", FLAGS.synonyms_file) if FLAGS.synonyms_file else []
+    antonyms = [pair for path in FLAGS.antonyms_files for pair in _pairs("antonyms_files", path)]
+    vectors = read_word2vec(FLAGS.word_vectors_file) if FLAGS.word_vectors_file else None
     texts = read_labelled_texts(FLAGS.input_file)
     if FLAGS.max_examples:
         texts = texts[:FLAGS.max_examples]
     check_output_file(FLAGS.output_file)
     check_output_file(summary_path(FLAGS.output_file))
-    return Plan(settings, texts, summary_path(FLAGS.output_file))
+    return Plan(settings, texts, summary_path(FLAGS.output_file), synonyms, antonyms, vectors)
 
 
-def _candidates():
-    """The recipe's candidate source (official/robustness/candidates.py)."""
+def _candidates(plan: Plan) -> tuple[object, str]:
+    """The recipe's candidate source (official/robustness/candidates.py), and what identifies
+    it for the progress key: the masked-LM's weights, or the files' hashes."""
     from official.robustness import candidates
 
-    antonyms = [pair for path in FLAGS.antonyms_files
-                for pair in candidates.read_word_pairs(path)]
     if FLAGS.recipe == "bae":
+        from official.peft.artifact import fingerprint
         from official.robustness.masked_lm import MaskedLanguageModel
         masked_lm = MaskedLanguageModel.load(
             FLAGS.masked_lm_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
             FLAGS.do_lower_case)
-        return candidates.MaskedLMCandidates(masked_lm, FLAGS.max_seq_length)
+        identity = fingerprint(masked_lm.pretrainer) + sha256_of_file(
+            masked_lm.tokenizer.vocab_file)
+        return candidates.MaskedLMCandidates(masked_lm, FLAGS.max_seq_length), identity
     sources = []
     if FLAGS.synonyms_file:
-        sources.append(candidates.SynonymCandidates(
-            candidates.read_word_pairs(FLAGS.synonyms_file), antonyms))
-    if FLAGS.word_vectors_file:
-        from official.embeddings.static_vectors import read_word2vec
-        sources.append(candidates.VectorCandidates(read_word2vec(FLAGS.word_vectors_file),
-                                                   FLAGS.min_cos_sim, antonyms))
-    return candidates.CombinedCandidates(sources)
+        sources.append(candidates.SynonymCandidates(plan.synonyms, plan.antonyms))
+    if plan.vectors is not None:
+        sources.append(candidates.VectorCandidates(plan.vectors, FLAGS.min_cos_sim,
+                                                   plan.antonyms))
+    files = [FLAGS.synonyms_file, FLAGS.word_vectors_file, *FLAGS.antonyms_files]
+    return candidates.CombinedCandidates(sources), ",".join(
+        sha256_of_file(path) for path in files if path)
 
 
-def _key(victim, similarity_export: str | None) -> str:
-    """What an example's attack depends on, hashed: the exports, the candidates' files and the
-    settings (not --max_examples: each example's attack is its own)."""
+def _key(victim, similarity_export: str | None, candidates: str) -> str:
+    """What an example's attack depends on, hashed: the exports, the candidates' source and
+    the settings (not --max_examples: each example's attack is its own)."""
     from official.export.versions import digest
 
-    files = [FLAGS.synonyms_file, FLAGS.word_vectors_file, *FLAGS.antonyms_files]
     facts = {name: FLAGS[name].value for name in (
-        "recipe", "min_cos_sim", "masked_lm_checkpoint", "bert_config_file", "vocab_file",
-        "do_lower_case", "max_seq_length", "max_candidates", "max_queries",
-        "similarity_threshold", "batch_size")}
+        "recipe", "min_cos_sim", "do_lower_case", "max_seq_length", "max_candidates",
+        "max_queries", "similarity_threshold", "batch_size")}
     facts.update(export=digest(victim.path), labels=victim.labels,
                  similarity=similarity_export and digest(similarity_export),
-                 files=[path and sha256_of_file(path) for path in files])
+                 candidates=candidates)
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 
@@ -212,11 +224,12 @@ def job(plan: Plan) -> dict:
     else:
         logging.warning("No --similarity_export_dir: perturbed texts are not checked for "
                         "staying close to the original")
+    candidates, identity = _candidates(plan)
     attack = WordSubstitutionAttack(
-        lambda texts: victim.probabilities(texts, FLAGS.batch_size), _candidates(),
-        plan.settings, similarity)
+        lambda texts: victim.probabilities(texts, FLAGS.batch_size), candidates, plan.settings,
+        similarity)
     progress = AttackProgress(FLAGS.output_file, _key(
-        victim, similarity and os.path.abspath(encoder.path)))
+        victim, similarity and os.path.abspath(encoder.path), identity))
     results = _resumed(progress.done(), plan.texts, victim.labels)
     progress.start([r.record(victim.labels) for r in results])
     if results:

@@ -60,6 +60,8 @@ def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, the suite
     read and checked, the label map against the suite's classes, the export's SavedModel
     there, the output folder writable."""
+    if FLAGS.seed < 0:
+        raise ValueError(f"--seed={FLAGS.seed}: must be 0 or more")
     for flag, least in (("batch_size", 1), ("sample", 1)):
         value = FLAGS[flag].value
         if value is not None and value < least:

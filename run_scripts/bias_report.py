@@ -119,6 +119,8 @@ def _prepare_crows_pairs() -> Plan:
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, the test files
     or the CSV read whole, the config and vocab, the output_dir."""
+    if FLAGS.seed < 0:
+        raise ValueError(f"--seed={FLAGS.seed}: must be 0 or more")
     if FLAGS.batch_size < 1:
         raise ValueError(f"--batch_size={FLAGS.batch_size}: must be at least 1")
     plan = _prepare_seat() if FLAGS.test == "seat" else _prepare_crows_pairs()

@@ -21,6 +21,7 @@ from absl import flags, logging
 
 from official.embeddings import word_similarity
 from official.embeddings.counter_fitting_settings import CounterFitting
+from official.embeddings.word2vec_files import read_word2vec
 from official.output_paths import check_output_file
 from official.robustness.candidates import read_word_pairs
 from run_scripts import entry_point
@@ -37,6 +38,7 @@ FLAGS = flags.FLAGS
 
 class Plan(NamedTuple):
     """The lists read and checked, the settings, the benchmarks."""
+    vectors: dict
     synonyms: list
     antonyms: list
     settings: CounterFitting
@@ -47,14 +49,13 @@ def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
     settings = CounterFitting(epochs=FLAGS.epochs, learning_rate=FLAGS.learning_rate)
     settings.check()
-    if not os.path.isfile(FLAGS.vectors_file):
-        raise ValueError(f"--vectors_file: {FLAGS.vectors_file}: no such file")
+    vectors = read_word2vec(FLAGS.vectors_file)
     synonyms = read_word_pairs(FLAGS.synonyms_file)
     antonyms = [pair for path in FLAGS.antonyms_files for pair in read_word_pairs(path)]
     benchmarks = {os.path.basename(path): word_similarity.read_pairs(path)
                   for path in FLAGS.evaluate}
     check_output_file(FLAGS.output_file)
-    return Plan(synonyms, antonyms, settings, benchmarks)
+    return Plan(vectors, synonyms, antonyms, settings, benchmarks)
 
 
 def job(plan: Plan) -> dict:
@@ -62,9 +63,9 @@ def job(plan: Plan) -> dict:
     import numpy as np
 
     from official.embeddings.counter_fitting import counter_fit
-    from official.embeddings.static_vectors import read_word2vec, write_word2vec_file
+    from official.embeddings.word2vec_files import write_word2vec_file
 
-    table = read_word2vec(FLAGS.vectors_file)
+    table = plan.vectors
     words = list(table)
     fitted = counter_fit(words, np.stack([table[w] for w in words]), plan.synonyms,
                          plan.antonyms, plan.settings)

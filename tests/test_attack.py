@@ -245,3 +245,27 @@ def test_bae_candidates_are_a_numpy_berts_top_whole_words_at_the_masked_word(tmp
                 if re.fullmatch("[a-z]{2,}", VOCAB[i]) and VOCAB[i] not in cd.STOP_WORDS
                 and VOCAB[i] != "ignorant"]
     assert source.propose(text, 3, 5) == expected[:5]
+
+
+def test_bae_ranks_words_by_the_gold_drop_alone_textfooler_adds_the_new_class_rise():
+    """Deleting "alpha" lowers gold (class 0) by 0.3 and makes class 2 win (+0.5); deleting
+    "beta" lowers it by 0.4 and changes nothing: TextFooler's eq. 2 tries "alpha" first (0.8),
+    BAE's rule "beta" (0.4)."""
+    rows = {"alpha beta": [0.6, 0.2, 0.2], "beta": [0.3, 0.0, 0.7], "alpha": [0.2, 0.5, 0.3]}
+
+    def classify(texts):
+        seen.extend(texts)
+        return np.array([rows.get(t, [0.9, 0.05, 0.05]) for t in texts], np.float32)
+
+    source = synonyms("alpha gamma", "beta delta")
+    for importance, first in (("textfooler", "gamma beta"), ("drop", "alpha delta")):
+        seen = []
+        at.WordSubstitutionAttack(classify, source, at.AttackSettings(importance=importance)
+                                  ).run("alpha beta", gold=0)
+        assert seen[3] == first  # after the original and the two deletions
+
+
+def test_synonym_lists_propose_single_words_only():
+    source = cd.SynonymCandidates([("good", "24/7"), ("good", "naïve"), ("good", "fine"),
+                                   ("good", "x")])
+    assert source.propose(WordText("good"), 0, 10) == ["fine"]

@@ -204,6 +204,9 @@ def test_sampling_is_reproducible_without_replacement_in_suite_order():
      "the label map names '2', not one of the export's labels"),
     (["0", "1"], {"0": "negative", "1": "happy"}, "names the class 'happy', which the suite"),
     (["a"], {"a": "negative"}, "cover 1 of the suite's 3 classes"),
+    (["0", "1"], {"0": "negative", "1": "neutral"},
+     "must map to the suite's outer classes .negative, positive.: the band between them is "
+     "neutral, not positive"),
 ])
 def test_label_maps_that_do_not_fit_are_refused(labels, mapping, error):
     with pytest.raises(ValueError, match=error):

@@ -7,7 +7,7 @@ import pytest
 
 from official.embeddings import counter_fitting as cf
 from official.embeddings.counter_fitting_settings import CounterFitting
-from official.embeddings.static_vectors import read_word2vec
+from official.embeddings.word2vec_files import read_word2vec
 from tests import cli
 
 WORDS = ["slow", "fast", "quick", "rapid", "sluggish", "film", "movie", "odd"]

@@ -128,6 +128,10 @@ def cases(f):
         ("run_scripts.attack_classifier", [f"--export_dir={f['root']}", "--output_file=o.jsonl",
                                            f"--input_file={f['text']}",
                                            f"--synonyms_file={VOCAB}"],
+         "uncased_vocab.txt:1: 1 fields, expected two words"),
+        ("run_scripts.attack_classifier", [f"--export_dir={f['root']}", "--output_file=o.jsonl",
+                                           f"--input_file={f['text']}", f"--synonyms_file="
+                                           f"{REPO}/data/synonyms_sample/synonyms.txt"],
          "text.txt:1: the header has no sentence and no label column"),
         ("run_scripts.bias_report", ["--test=seat", "--export_dir=e", f"--seat_files={f['text']}",
                                      f"--output_dir={f['out']}"], "text.txt: not one JSON object"),

@@ -13,6 +13,7 @@ from official.checkpoints import tf2
 from official.configs import BertConfig
 from official.embeddings import static_vectors as sv
 from official.embeddings import word_similarity as ws
+from official.embeddings.word2vec_files import read_word2vec
 from official.modeling.encoder import build_encoder
 from official.tasks import glue_metrics
 from official.text.tokenizer import FullTokenizer
@@ -165,7 +166,7 @@ def test_word2vec_files_load_in_gensim(encoder, tokenizer, corpus_file, tmp_path
         loaded = KeyedVectors.load_word2vec_format(path, binary=False)
         assert list(loaded.index_to_key) == table.words
         np.testing.assert_array_equal(loaded.vectors, table.vectors[:, j])  # "%.9g": exact
-        ours = sv.read_word2vec(path)
+        ours = read_word2vec(path)
         np.testing.assert_array_equal(np.stack(list(ours.values())), table.vectors[:, j])
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["x_layer_00.txt",
                                                                     "x_layer_02.txt"]
@@ -257,7 +258,7 @@ def test_cli_end_to_end(checkpoint, corpus_file, tmp_path, encoder, tokenizer):
         "decontextualized_layer_02.txt", "evaluation.json", "layer_00.txt", "layer_01.txt",
         "layer_02.txt"]
     expected = reference(encoder, tokenizer, CORPUS, WORDS[:-1], "mean", "mean")
-    layer_1 = sv.read_word2vec(str(out / "layer_01.txt"))
+    layer_1 = read_word2vec(str(out / "layer_01.txt"))
     assert list(layer_1) == ["the", "dog", "jacksonville", "mat"]
     for word, vector in layer_1.items():
         np.testing.assert_allclose(vector, expected[word][1], rtol=1e-4, atol=1e-5)

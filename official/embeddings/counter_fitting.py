@@ -14,12 +14,15 @@ With d(u, v) = 1 - cos(u, v) and tau(x) = max(0, x), the paper's cost (section 3
 vectors V' (the old ones V):
   AR   antonym repel        sum over antonym pairs (u, w):  tau(delta - d(v'_u, v'_w))
   SA   synonym attract      sum over synonym pairs (u, w):  tau(d(v'_u, v'_w) - gamma)
-  VSP  space preservation   sum over i, and j among i's neighbours in V (d(v_i, v_j) < rho,
-                            j != i):  tau(d(v'_i, v'_j) - d(v_i, v_j))
+  VSP  space preservation   sum over the pairs of words (i, j), each pair once, that are
+                            neighbours in V (d(v_i, v_j) < rho):  tau(d(v'_i, v'_j) - d(v_i, v_j))
   C = k1 AR + k2 SA + k3 VSP, with the paper's delta = 1, gamma = 0, rho = 0.2 and
   k1 = k2 = k3 = 0.1.
 It is minimised by full-batch gradient descent for `epochs` steps (the paper: 20 epochs of SGD)
-from the unit-length vectors, which are returned unit-length again. Pairs with a word outside the
+from the unit-length vectors, which are returned unit-length again. The authors' released code
+steps differently (each word's update divided by its number of constraints, the vectors
+renormalised after every step); here a word with many synonyms takes larger steps, and
+bench/attack.py reports what the result scores on SimLex-999. Pairs with a word outside the
 table, and a word paired with itself, are dropped; a pair listed both ways counts once.
 """
 

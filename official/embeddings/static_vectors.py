@@ -36,8 +36,8 @@ whole words at 13 layers of 768 take 0.9 GB), never the occurrences' vectors nor
 Output: word2vec's text format, one file per layer (`layer_00.txt` ..., and
 `decontextualized_layer_00.txt` ... for the baseline): "<words> <dim>", then "word v1 v2 ..."
 per line, words in target order, float32 values written exactly ("%.9g"), each file written
-atomically. gensim's `KeyedVectors.load_word2vec_format(path)` reads it, and so does
-`read_word2vec`.
+atomically (official/embeddings/word2vec_files.py). gensim's
+`KeyedVectors.load_word2vec_format(path)` reads it, and so does `read_word2vec`.
 
 Example (a tiny random encoder; a real one is built from the checkpoint's bert_config.json and
 loaded with `official.checkpoints.load_init_checkpoint`; a corpus of two lines, where "cat" is
@@ -59,6 +59,7 @@ met twice and "zebra" never):
     (['tiger', 'cat'], [1, 2], ['zebra'], (2, 2, 128))
     >>> [os.path.basename(path) for path in write_word2vec(table, folder)]
     ['layer_00.txt', 'layer_02.txt']
+    >>> from official.embeddings.word2vec_files import read_word2vec
     >>> vectors = read_word2vec(os.path.join(folder, "layer_02.txt"))
     >>> bool(np.array_equal(vectors["cat"], table.vectors[1, 1]))  # written exactly
     True
@@ -76,9 +77,9 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from official.atomic_files import open_atomically
 from official.console import PROGRESS
 from official.embeddings.static_settings import Settings
+from official.embeddings.word2vec_files import write_word2vec_file
 from official.modeling.encoder import BertEncoder
 from official.text.basic_tokenizer import BasicTokenizer
 from official.text.tokenizer import FullTokenizer
@@ -354,15 +355,6 @@ def layer_file_name(layer: int, prefix: str = "") -> str:
     return f"{prefix}layer_{layer:02d}.txt"
 
 
-def write_word2vec_file(path: str, words: list[str], vectors: np.ndarray) -> None:
-    """`words` and their float32 [words, dim] `vectors` as one word2vec text file, atomically,
-    every value written exactly ("%.9g")."""
-    with open_atomically(path) as f:
-        f.write(f"{len(words)} {vectors.shape[1]}\n")
-        for word, vector in zip(words, vectors):
-            f.write(word + " " + " ".join("%.9g" % v for v in vector.tolist()) + "\n")
-
-
 def write_word2vec(table: VectorTable, output_dir: str, prefix: str = "") -> list[str]:
     """One word2vec text file per layer of `table` in output_dir, each atomic; their paths."""
     paths = []
@@ -371,16 +363,3 @@ def write_word2vec(table: VectorTable, output_dir: str, prefix: str = "") -> lis
         write_word2vec_file(path, table.words, table.vectors[:, j])
         paths.append(path)
     return paths
-
-
-def read_word2vec(path: str) -> dict[str, np.ndarray]:
-    """A word2vec text file -> {word: float32 vector}."""
-    with open(path, encoding="utf-8") as f:
-        count, dim = (int(v) for v in f.readline().split())
-        vectors = {}
-        for line in f:
-            word, *values = line.rstrip("\n").split(" ")
-            vectors[word] = np.array(values, np.float32)
-    if len(vectors) != count or any(len(v) != dim for v in vectors.values()):
-        raise ValueError(f"{path}: not the {count} vectors of {dim} values its header says")
-    return vectors

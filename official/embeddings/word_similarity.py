@@ -18,7 +18,7 @@ look-up: WordSim-353 writes "Jerusalem" and "Israel".
 Example (a benchmark of four pairs with a header, and a table of three 2-d vectors as
 official/embeddings/static_vectors.py writes it; "zebra" has no vector):
     >>> import os, shutil, tempfile
-    >>> from official.embeddings.static_vectors import read_word2vec
+    >>> from official.embeddings.word2vec_files import read_word2vec
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "wordsim.tsv"), "w") as f:
     ...     _ = f.write("Word 1\\tWord 2\\tHuman (mean)\\n"

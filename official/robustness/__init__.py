@@ -4,6 +4,7 @@
     suite          a behavioural test suite in plain JSON lines (data_prep/checklist_suite.py
                    converts CheckList's released pickles to it without running them)
     behavioral     CheckList's expectations (MFT, INV, DIR) and the failure tables
+    text_words     a text as the words an attack may replace, and a word replaced or deleted
     candidates     words that may replace a word: synonym lists, static vectors' neighbours,
                    a masked-LM head's predictions; stop words
     attack         TextFooler's and BAE's greedy word-substitution attack and its summary

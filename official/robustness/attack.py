@@ -9,12 +9,14 @@ Ramakrishnan, EMNLP 2020), on any classifier given as a function, and TextAttack
 `classify(texts) -> float32 [texts, classes]` is the victim (its class probabilities; every
 call is one batch); `similarity(texts) -> float32 [texts, dim]` a sentence encoder whose
 vectors' cosine measures how close a perturbed text stays to the original; `candidates` a
-`candidates.Candidates` source. Only `classify` calls count as queries.
+`candidates.Candidates` source. Queries count the texts `classify` is given (TextAttack's
+count: a batch of 50 candidates is 50 queries); the encoder's calls are not queries.
 
 The search, for an example the classifier gets right (otherwise it is skipped):
-  1. Word importance by deletion (TextFooler's eq. 2): each replaceable word that is not a stop
-     word is deleted in turn, all deletions in one batch; its importance is the drop in the gold
-     class's probability, plus, when the deletion changes the prediction to class k, the rise
+  1. Word importance by deletion: each replaceable word that is not a stop word is deleted in
+     turn, all deletions in one batch; its importance is the drop in the gold class's
+     probability (BAE's rule, `importance="drop"`), plus, for TextFooler's (eq. 2,
+     `importance="textfooler"`), when the deletion changes the prediction to class k, the rise
      of class k's probability.
   2. In that order (most important first; ties by position), the word's candidates are put in
      its place in the current text. Candidates whose text falls below `similarity_threshold`
@@ -39,6 +41,10 @@ from official.robustness.candidates import STOP_WORDS, Candidates
 from official.robustness.text_words import WordText
 
 SUCCEEDED, FAILED, SKIPPED = "successful", "failed", "skipped"
+IMPORTANCE = ("textfooler", "drop")
+# TextAttack's TextFooler recipe keeps a text whose sentence vector is within 0.5 rad of the
+# original's (its angular similarity 1 - angle / pi >= 0.840845): a cosine of at least cos(0.5).
+SIMILARITY_THRESHOLD = 0.8775825618903728
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +53,16 @@ class AttackSettings:
 
     Attributes:
       max_candidates: candidates tried per word (TextFooler's N, 50).
-      max_queries: classifier calls per example, the first included (TextAttack's budget).
+      max_queries: texts classified per example, the original included (TextAttack's
+        budget).
       similarity_threshold: the least cosine between the original's and a perturbed text's
         sentence vectors; used only with a `similarity` encoder.
+      importance: how deleting a word scores it (step 1 of the module docstring).
     """
     max_candidates: int = 50
     max_queries: int = 2000
-    similarity_threshold: float = 0.84
+    similarity_threshold: float = SIMILARITY_THRESHOLD
+    importance: str = "textfooler"
 
     def check(self) -> None:
         if self.max_candidates < 1:
@@ -61,6 +70,9 @@ class AttackSettings:
         if self.max_queries < 2:
             raise ValueError(f"--max_queries={self.max_queries}: must be at least 2 (the "
                              "original's prediction and one perturbed text)")
+        if self.importance not in IMPORTANCE:
+            raise ValueError(f"importance must be one of {', '.join(IMPORTANCE)}, got "
+                             f"{self.importance!r}")
         if not -1.0 <= self.similarity_threshold <= 1.0:
             raise ValueError(f"--similarity_threshold={self.similarity_threshold}: must be a "
                              "cosine, in [-1, 1]")
@@ -158,7 +170,7 @@ class WordSubstitutionAttack:
         for row in deleted:
             score = probabilities[gold] - row[gold]
             now = int(np.argmax(row))
-            if now != gold:
+            if now != gold and self._settings.importance == "textfooler":
                 score += row[now] - probabilities[now]
             scores.append(score)
         order = sorted(range(len(indices)), key=lambda k: (-scores[k], indices[k]))

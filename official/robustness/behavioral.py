@@ -79,7 +79,8 @@ def export_columns(export_labels: list[str], label_map: dict[str, str],
                    classes: tuple[str, ...]) -> list[int]:
     """The suite class id of each of the export's probability columns. Raises ValueError when
     an export label is not in the map, the map names a label the export lacks or a class the
-    suite lacks, or the classes covered are neither all of the suite's nor two of three."""
+    suite lacks, or the classes covered are neither all of the suite's nor its outer two of
+    three (the neutral band lies between them)."""
     missing = [label for label in export_labels if label not in label_map]
     if missing:
         raise ValueError(f"the export's label {missing[0]!r} is not in the label map")
@@ -96,6 +97,10 @@ def export_columns(export_labels: list[str], label_map: dict[str, str],
         raise ValueError(f"the export's {len(columns)} labels cover {len(columns)} of the "
                          f"suite's {len(classes)} classes: it needs all of them, or two of three "
                          "(CheckList's neutral band)")
+    if len(columns) == 2 and sorted(columns) != [0, 2]:
+        raise ValueError(f"a two-label export must map to the suite's outer classes "
+                         f"({classes[0]}, {classes[2]}): the band between them is "
+                         f"{classes[1]}, not {classes[3 - sum(columns)]}")
     return columns
 
 

@@ -11,6 +11,8 @@ Three sources, as the attacks that defined them use:
     counter-fitting's `ppdb_synonyms.txt` is the list itself): one pair a line, `word1 word2`,
     both directions meant; a pair also listed as antonyms is dropped (PPDB's automatic
     paraphrases include some), and a word is never its own candidate.
+Every source proposes lower-case words of two or more letters only, so that a replacement is one
+word of the text (`text_words`) and the words after it keep their places.
   - nearest neighbours in static word vectors (build_static_embeddings' word2vec files), by
     cosine, at least `min_cos_sim` (TextFooler's delta, 0.5), nearest first; antonyms dropped
     too, since contextual models' static vectors put "good" next to "bad".
@@ -94,7 +96,8 @@ class SynonymCandidates:
         excluded = _pair_set(antonyms)
         self._table: dict[str, list[str]] = {}
         for first, second in synonyms:
-            if first == second or frozenset((first, second)) in excluded:
+            if (first == second or frozenset((first, second)) in excluded
+                    or not (_WHOLE_WORD.fullmatch(first) and _WHOLE_WORD.fullmatch(second))):
                 continue
             for word, other in ((first, second), (second, first)):
                 known = self._table.setdefault(word, [])
