@@ -43,6 +43,8 @@ def test_words_keep_everything_between_them_and_take_the_replaced_words_casing()
     assert WordText("A GOOD film").replaced(1, "fine").text == "A FINE film"
     assert text.deleted(3).text == "Good: the film's, well-made!"
     assert text.deleted(0).text == ": the film's end, well-made!"
+    accented = WordText("as she was in amélie .")
+    assert accented.words[-1] == "amélie" and not accented.replaceable(4)
 
 
 def test_the_decisive_word_is_ranked_first_and_replaced_by_a_listed_synonym_that_flips():

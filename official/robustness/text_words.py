@@ -5,11 +5,12 @@
     text.replaced(4, "great")  WordText("The film's ending is great.")
     text.deleted(2)            WordText("The film's is superb.")
 
-A word is a run of letters and digits, with inner apostrophes or hyphens ("film's",
-"well-made"); everything between words (spaces, punctuation) is kept as it was, so a replaced
-text differs from the original only in that word. Words are what an attack's summary counts
-("words per input", "perturbed word %"). A word may be replaced when it is letters only and at
-least two of them (`replaceable`): the other rules (stop words) belong to the attack.
+A word is a run of letters and digits of any script, with inner apostrophes or hyphens
+("film's", "well-made", "amélie": an accented letter does not split a word); everything
+between words (spaces, punctuation) is kept as it was, so a replaced text differs from the
+original only in that word. Words are what an attack's summary counts
+("words per input", "perturbed word %"). A word may be replaced when it is ASCII letters only
+and at least two of them (`replaceable`): the other rules (stop words) belong to the attack.
 
 A replacement takes the casing of the word it replaces (all capitals, a capital first, or as
 given), so that "Superb" becomes "Great" and a cased model is not told by the case alone.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019-][A-Za-z0-9]+)*")
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
 
 
