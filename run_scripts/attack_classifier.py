@@ -7,18 +7,21 @@ r"""Attacks a classifier export with word substitutions (TextFooler, BAE), offli
       --output_file=/tmp/attack.jsonl
 
 For each text the export classifies correctly, its words are ranked by how much deleting each
-lowers the gold class's probability, then replaced in that order with candidates until the
-prediction flips (official/robustness/attack.py says exactly how). Candidates:
+lowers the gold class's probability (TextFooler's eq. 2; BAE's plain drop), then replaced in
+that order with candidates until the prediction flips (official/robustness/attack.py says
+exactly how). Candidates:
   --recipe=textfooler  synonyms from --synonyms_file (counter-fitting's PPDB pairs; pairs in
                        --antonyms_files dropped) and/or the nearest neighbours in
                        --word_vectors_file (static vectors, build_static_embeddings' word2vec
-                       files; cosine at least --min_cos_sim);
+                       files, best counter-fitted to the same lists by counter_fit_vectors as
+                       TextFooler's were; cosine at least --min_cos_sim);
   --recipe=bae         a masked-LM head's top words for the masked word (BAE-R): the
                        checkpoint --masked_lm_checkpoint, which must have the head.
 Stop words are never replaced. With --similarity_export_dir (a sentence_encoder export such as
 all-MiniLM-L6-v2's), a perturbed text whose cosine with the original is below
---similarity_threshold is never tried; without it there is no such constraint (said in the
-log). Every classifier, encoder and masked-LM call is a batch.
+--similarity_threshold (default cos(0.5 rad) = 0.878, TextAttack's TextFooler rule) is never
+tried; without it there is no such constraint (said in the log). Every classifier, encoder and
+masked-LM call is a batch.
 
 --input_file is a TSV file with a header naming `sentence` and `label` columns (GLUE's SST-2
 dev.tsv, a tsv task's files); every label must be one of the export's. Writes --output_file, one
