@@ -23,6 +23,20 @@ def run_module(module: str, *flags) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env=ENV)
 
 
+def run_modules(*commands: list, env: dict | None = None) -> list[subprocess.CompletedProcess]:
+    """Each `[module, *flags]` as `run_module` runs it, all side by side (each a process of its
+    own); their results in order."""
+    processes = [subprocess.Popen([sys.executable, "-m", *map(str, command)], cwd=REPO,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=env or ENV) for command in commands]
+    results = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=600)
+        results.append(subprocess.CompletedProcess(process.args, process.returncode, stdout,
+                                                   stderr))
+    return results
+
+
 def succeeded(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     """Asserts a clean exit (no Python traceback either); returns the result."""
     assert result.returncode == 0, result.stderr[-3000:]

@@ -104,32 +104,18 @@ def test_the_attack_flips_the_decisive_word_within_the_similarity_threshold(file
     assert "Attack success rate: " in result.stdout
 
 
-def test_without_the_encoder_the_first_flipping_synonym_is_taken(files, tmp_path):
-    output = tmp_path / "attack.jsonl"
-    cli.succeeded(attack(files, output, "--max_examples=1"))
-    assert read_lines(output)[0]["perturbed"] == "a fine movie"
-    adversarial = attack_data.read_adversarial_examples(str(output), ["neg", "pos"])
-    assert [(e.text_a, e.label) for e in adversarial] == [("a fine movie", "pos")]
-
-
 def test_bad_inputs_are_one_line_and_write_nothing(files, tmp_path):
     output = tmp_path / "attack.jsonl"
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence\tlabel\na good movie\tpositive\n")
-    runs = [(subprocess.Popen(
-        [sys.executable, "-m", "run_scripts.attack_classifier", *flags], cwd=cli.REPO,
-        env=cli.ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), expected)
-        for flags, expected in (
-            ([f"--export_dir={files['classifier']}", f"--input_file={bad}",
-              f"--synonyms_file={files['synonyms']}", f"--output_file={output}"],
-             [f"{bad}:2: label 'positive' is not one of the export's"]),
-            ([f"--export_dir={files['encoder']}", f"--input_file={files['dev']}",
-              f"--synonyms_file={files['synonyms']}", f"--output_file={output}"],
-             ["--export_dir: ", "not text_a"]))]  # each a process of its own, side by side
-    for process, expected in runs:
-        stdout, stderr = process.communicate(timeout=300)
-        cli.refused(subprocess.CompletedProcess(process.args, process.returncode, stdout,
-                                                stderr), *expected)
+    refusals = cli.run_modules(
+        ["run_scripts.attack_classifier", f"--export_dir={files['classifier']}",
+         f"--input_file={bad}", f"--synonyms_file={files['synonyms']}", f"--output_file={output}"],
+        ["run_scripts.attack_classifier", f"--export_dir={files['encoder']}",
+         f"--input_file={files['dev']}", f"--synonyms_file={files['synonyms']}",
+         f"--output_file={output}"])
+    cli.refused(refusals[0], f"{bad}:2: label 'positive' is not one of the export's")
+    cli.refused(refusals[1], "--export_dir: ", "not text_a")
     assert not output.exists() and not (tmp_path / "attack.summary.json").exists()
 
 
@@ -193,3 +179,8 @@ def test_a_killed_attack_goes_on_from_the_last_whole_line(files, tmp_path):
                r["status"] == "successful" if label == "pos" else r["status"] == "failed"
                for r, (label, _) in zip(records, rows))
     assert not progress.exists()
+    # Without an encoder, the first synonym that flips the label ("fine") is taken; the run's
+    # successful attacks read back as training rows with their gold labels.
+    adversarial = attack_data.read_adversarial_examples(str(output), ["neg", "pos"])
+    assert [(e.text_a, e.label) for e in adversarial] == [
+        (text.replace("good", "fine"), "pos") for label, text in rows if label == "pos"]

@@ -69,14 +69,13 @@ def test_the_cli_reports_the_rules_failures_on_the_exports_probabilities_the_sam
     from official.robustness.behavioral import sample_cases
     from official.robustness.suite import read_suite
 
-    runs = []
+    runs = [cli.succeeded(result) for result in cli.run_modules(*[
+        ["run_scripts.behavioral_test", f"--export_dir={setup['export']}",
+         f"--suite={setup['suite']}", f"--output_dir={setup['root'] / name}", "--sample=3",
+         "--seed=4", "--batch_size=2"] for name in ("a", "b")])]
     for name in ("a", "b"):
-        out = setup["root"] / name
-        runs.append(cli.succeeded(cli.run_module(
-            "run_scripts.behavioral_test", f"--export_dir={setup['export']}",
-            f"--suite={setup['suite']}", f"--output_dir={out}", "--sample=3", "--seed=4",
-            "--batch_size=2")))
-        assert sorted(cli.snapshot(out)) == ["behavioral_results.json", "behavioral_results.md"]
+        assert sorted(cli.snapshot(setup["root"] / name)) == ["behavioral_results.json",
+                                                              "behavioral_results.md"]
     assert cli.snapshot(setup["root"] / "a") == cli.snapshot(setup["root"] / "b")
 
     report = json.loads((setup["root"] / "a" / "behavioral_results.json").read_text())

@@ -143,30 +143,34 @@ def test_bad_inputs_are_one_line_and_nothing_is_written(exports, tmp_path):
     broken = dict(EXACT_TEST)
     broken.pop("attr2")
     (seat / "broken.jsonl").write_text(json.dumps(broken, indent=2), encoding="utf-8")
-    cli.refused(cli.run_module(
-        "run_scripts.bias_report", "--test=seat", f"--export_dir={exports / 'sentence_encoder'}",
-        f"--seat_files={seat}", f"--output_dir={out}"),
-        f"bias_report: {seat / 'broken.jsonl'}: no attr2 set")
-    os.unlink(seat / "broken.jsonl")
-    cli.refused(cli.run_module("run_scripts.bias_report", "--test=seat", f"--seat_files={seat}",
-                               f"--output_dir={out}"),
-                "bias_report: --export_dir: required with --test=seat")
-    cli.refused(cli.run_module(
-        "run_scripts.bias_report", "--test=seat", f"--export_dir={exports / 'encoder'}",
-        f"--seat_files={seat}", f"--output_dir={out}"),
-        "bias_report: --export_dir: ", "no 'serving_default' signature (export it with "
-        "export_saved_model --export_type=sentence_encoder)")
-
     model = tmp_path / "encoder_only"
     model.mkdir()
     write_checkpoint(model, heads=False)
-    csv_file = tmp_path / "pairs.csv"
-    csv_file.write_text(CSV_HEADER + ROWS[0] + "\n0,a,b,stereo\n", encoding="utf-8")
-    crows = ["run_scripts.bias_report", "--test=crows_pairs", f"--init_checkpoint={model}",
-             f"--input_file={csv_file}", "--max_seq_length=32", f"--output_dir={out}"]
-    cli.refused(cli.run_module(*crows),
-                f"bias_report: {csv_file}:3: the row has 4 fields where the header has 6")
+    bad_csv, csv_file = tmp_path / "bad.csv", tmp_path / "pairs.csv"
+    bad_csv.write_text(CSV_HEADER + ROWS[0] + "\n0,a,b,stereo\n", encoding="utf-8")
     csv_file.write_text(CSV_HEADER + ROWS[0] + "\n", encoding="utf-8")
-    cli.refused(cli.run_module(*crows),
-                f"bias_report: {model}: has no masked-LM head (cls/predictions/*)")
+    crows = ["run_scripts.bias_report", "--test=crows_pairs", f"--init_checkpoint={model}",
+             "--max_seq_length=32", f"--output_dir={out}"]
+    seat_flags = [f"--seat_files={seat}", f"--output_dir={out}"]
+    good_seat = tmp_path / "good_seat"
+    good_seat.mkdir()
+    for name in os.listdir(seat):
+        if name != "broken.jsonl":
+            os.link(seat / name, good_seat / name)
+    results = cli.run_modules(  # each a process of its own, side by side
+        ["run_scripts.bias_report", "--test=seat",
+         f"--export_dir={exports / 'sentence_encoder'}", *seat_flags],
+        ["run_scripts.bias_report", "--test=seat", f"--seat_files={good_seat}",
+         f"--output_dir={out}"],
+        ["run_scripts.bias_report", "--test=seat", f"--export_dir={exports / 'encoder'}",
+         f"--seat_files={good_seat}", f"--output_dir={out}"],
+        [*crows, f"--input_file={bad_csv}"],
+        [*crows, f"--input_file={csv_file}"])
+    cli.refused(results[0], f"bias_report: {seat / 'broken.jsonl'}: no attr2 set")
+    cli.refused(results[1], "bias_report: --export_dir: required with --test=seat")
+    cli.refused(results[2], "bias_report: --export_dir: ", "no 'serving_default' signature "
+                "(export it with export_saved_model --export_type=sentence_encoder)")
+    cli.refused(results[3], f"bias_report: {bad_csv}:3: the row has 4 fields where the header "
+                "has 6")
+    cli.refused(results[4], f"bias_report: {model}: has no masked-LM head (cls/predictions/*)")
     assert not out.exists()
