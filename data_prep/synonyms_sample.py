@@ -23,6 +23,7 @@ from absl import app, flags
 from data_prep.input_errors import utf8_lines
 from official.atomic_files import open_atomically
 from official.command_line import flags_parser
+from official.robustness.candidates import read_word_pairs
 
 FLAGS = flags.FLAGS
 
@@ -37,10 +38,6 @@ def define_flags() -> None:
     flags.mark_flags_as_required(["synonyms_file", "texts_file", "output_file"])
 
 
-def _pairs(path: str) -> list[tuple[str, str]]:
-    return [tuple(line.split()[:2]) for _, line in utf8_lines(path) if len(line.split()) >= 2]
-
-
 def sample(synonyms: list[tuple[str, str]], antonyms: set[frozenset], words: set[str]
            ) -> list[str]:
     """The kept pairs' lines (see the module docstring), sorted."""
@@ -52,8 +49,8 @@ def main(argv) -> None:
     del argv
     words = {word for _, line in utf8_lines(FLAGS.texts_file)
              for word in re.findall(r"[a-z]+", line.lower())}
-    antonyms = {frozenset(pair) for path in FLAGS.antonyms_files for pair in _pairs(path)}
-    lines = sample(_pairs(FLAGS.synonyms_file), antonyms, words)
+    antonyms = {frozenset(pair) for path in FLAGS.antonyms_files for pair in read_word_pairs(path)}
+    lines = sample(read_word_pairs(FLAGS.synonyms_file), antonyms, words)
     with open_atomically(FLAGS.output_file) as f:
         f.write("".join(line + "\n" for line in lines))
     print(f"{len(lines)} pairs of {len({line.split()[0] for line in lines})} words "

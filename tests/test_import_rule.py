@@ -42,6 +42,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.tasks.squad_settings",  # the settings that shape SQuAD's features
     "official.tasks.long_doc_settings",  # how a classifier's records read long documents
     "official.tasks.squad",          # SquadSplit, and the gold answers an evaluation needs
+    "official.robustness.candidates",  # synonym and antonym pair files, read one way (numpy only)
 )
 
 # The rooms of official/, lowest first, and why each stands where it does. A room covers its
