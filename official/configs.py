@@ -3,6 +3,12 @@
 The field names and defaults are those of google-research/bert's `modeling.BertConfig`, so a
 `bert_config.json` shipped with any released checkpoint loads unchanged, and one written here loads
 in the original code.
+
+Two extensions, each absent from the JSON unless used (a BERT config is written as before):
+ALBERT's own fields (`embedding_size`, `num_hidden_groups`, `inner_group_num`, under
+google-research/albert's names so its `albert_config.json` reads as it is), and
+`causal_attention`, the paper's left-to-right ablation ("LTR & No NSP"), kept in the config so
+that fine-tuning and exports of such a model keep its mask.
 """
 
 from __future__ import annotations
@@ -45,6 +51,14 @@ class BertConfig:
       max_position_embeddings: Rows of the position table: the longest sequence the model reads.
       type_vocab_size: Number of segment ids (2 in every released model: sentence A and B).
       initializer_range: Stddev of the truncated-normal initialiser of all weight matrices.
+      embedding_size: ALBERT's factorised embeddings: the tables are E wide and a [E, hidden]
+        projection follows them (only when E != hidden, as ALBERT). None: E = hidden_size.
+      num_hidden_groups: ALBERT's cross-layer sharing: the layers are split into this many
+        consecutive groups, and the layers of a group share one set of weights (1: every layer
+        the same). None: no sharing, BERT's one group per layer.
+      inner_group_num: ALBERT's blocks per group: a layer applies its group's blocks in turn.
+      causal_attention: no position attends to a later one (a left-to-right model), and the
+        pooled output reads the last real token, the only one that saw the whole text.
     """
 
     vocab_size: int
@@ -58,17 +72,26 @@ class BertConfig:
     max_position_embeddings: int = 512
     type_vocab_size: int = 16
     initializer_range: float = 0.02
+    embedding_size: int | None = None
+    num_hidden_groups: int | None = None
+    inner_group_num: int = 1
+    causal_attention: bool = False
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             expected = _FIELD_TYPES[field.name]
+            if value is None and field.name in _OPTIONAL_FIELDS:
+                continue
             # bool is an int subclass in Python; a config saying `"hidden_size": true` is wrong.
-            if isinstance(value, bool) or not isinstance(value, expected):
+            if (isinstance(value, bool) != (expected is bool)) or not isinstance(value, expected):
                 raise ConfigError(
                     f"{field.name} must be {_type_name(expected)}, got {value!r}")
             if expected is int and value <= 0:
                 raise ConfigError(f"{field.name} must be positive, got {value}")
+        if self.hidden_groups > self.num_hidden_layers:
+            raise ConfigError(f"num_hidden_groups ({self.num_hidden_groups}) is more than "
+                              f"num_hidden_layers ({self.num_hidden_layers})")
         if self.hidden_size % self.num_attention_heads:
             raise ConfigError(
                 f"num_attention_heads ({self.num_attention_heads}) does not divide "
@@ -103,6 +126,44 @@ class BertConfig:
         """Width of one attention head, hidden_size / num_attention_heads."""
         return self.hidden_size // self.num_attention_heads
 
+    @property
+    def embedding_width(self) -> int:
+        """Width E of the embedding tables: embedding_size, or hidden_size when unset."""
+        return self.hidden_size if self.embedding_size is None else self.embedding_size
+
+    @property
+    def hidden_groups(self) -> int:
+        """Groups of layers with their own weights: num_hidden_layers when nothing is shared."""
+        return self.num_hidden_layers if self.num_hidden_groups is None else self.num_hidden_groups
+
+    @property
+    def albert(self) -> bool:
+        """True for a config with ALBERT's fields: its checkpoints use ALBERT's TF1 layout."""
+        return self.embedding_size is not None or self.num_hidden_groups is not None \
+            or self.inner_group_num != 1
+
+    @property
+    def shares_layers(self) -> bool:
+        """True when some layers run the same weights (fewer blocks than layers)."""
+        return self.hidden_groups < self.num_hidden_layers
+
+    def extensions(self) -> list[str]:
+        """What of this config plain BERT lacks, in words ([] for a BERT config): formats with
+        BERT's layout alone (Hugging Face's BertModel, keras-hub's BertBackbone) refuse these."""
+        found = []
+        if self.albert:
+            found.append(f"ALBERT's layout (embedding_size={self.embedding_size}, "
+                         f"num_hidden_groups={self.num_hidden_groups}, "
+                         f"inner_group_num={self.inner_group_num})")
+        if self.causal_attention:
+            found.append("a causal attention mask (causal_attention)")
+        return found
+
+    def group_of_layer(self, layer: int) -> int:
+        """The group whose weights layer `layer` (0-based) runs: ALBERT's
+        int(layer / num_hidden_layers * num_hidden_groups)."""
+        return int(layer / self.num_hidden_layers * self.hidden_groups)
+
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: str = "config") -> "BertConfig":
         """Builds a config from a dict, warning about keys the original does not define and
@@ -116,8 +177,13 @@ class BertConfig:
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
         known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(values) - set(known))
-        absent = [name for name in known if name not in values]
+        for name, inactive in _ALBERT_INACTIVE.items():
+            if values.get(name, inactive) != inactive:
+                raise ConfigError(f"{source}: {name}={values[name]!r}: ALBERT's experimental "
+                                  f"structures are not built here (only {name}={inactive})")
+        unknown = sorted(set(values) - set(known) - set(_ALBERT_INACTIVE))
+        absent = [name for name in known
+                  if name not in values and name not in _EXTENSION_DEFAULTS]
         for key in unknown:
             close = difflib.get_close_matches(key, absent, n=1, cutoff=0.8)
             if close:
@@ -155,7 +221,9 @@ class BertConfig:
         return cls.from_dict(values, source=path)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The JSON's fields; the extensions only when used, so a BERT config is the original's."""
+        return {name: value for name, value in dataclasses.asdict(self).items()
+                if name not in _EXTENSION_DEFAULTS or value != _EXTENSION_DEFAULTS[name]}
 
     def to_json_string(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
@@ -171,11 +239,20 @@ _FIELD_TYPES = {
     "num_attention_heads": int, "intermediate_size": int, "hidden_act": str,
     "hidden_dropout_prob": float, "attention_probs_dropout_prob": float,
     "max_position_embeddings": int, "type_vocab_size": int, "initializer_range": float,
+    "embedding_size": int, "num_hidden_groups": int, "inner_group_num": int,
+    "causal_attention": bool,
 }
+_OPTIONAL_FIELDS = ("embedding_size", "num_hidden_groups")
+# The extensions' "unused" values, left out of the JSON.
+_EXTENSION_DEFAULTS = {"embedding_size": None, "num_hidden_groups": None, "inner_group_num": 1,
+                       "causal_attention": False}
+# ALBERT's experimental fields, in its released configs; only their "off" values build ALBERT.
+_ALBERT_INACTIVE = {"net_structure_type": 0, "gap_size": 0, "num_memory_blocks": 0,
+                    "down_scale_factor": 1}
 
 
 def _type_name(t: type) -> str:
-    return {int: "an integer", float: "a number", str: "a string"}[t]
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}[t]
 
 
 # The 24 compact models of "Well-Read Students Learn Better" (Turc et al., 2019), released with

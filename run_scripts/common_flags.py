@@ -172,6 +172,12 @@ def define_finetuning_flags(max_seq_length: int = 128) -> None:
                          "Total batch size for predict.")
     flags.DEFINE_float("num_train_epochs", defaults.num_train_epochs,
                        "Total number of training epochs to perform.")
+    flags.DEFINE_string(
+        "objective", None,
+        "How the checkpoint was pretrained: mlm (attention sees both sides) or ltr (the "
+        "paper's left-to-right model: its causal mask is kept, as the paper fine-tuned it). "
+        "Default: what --bert_config_file says (\"causal_attention\": true after "
+        "run_pretraining --objective=ltr).")
     flags.DEFINE_float("warmup_proportion", defaults.warmup_proportion,
                        "Proportion of training to perform linear learning rate warmup for. "
                        "E.g., 0.1 = 10% of training.")
@@ -307,7 +313,8 @@ def finetuning_options() -> FinetuningOptions:
         max_seq_length=f.max_seq_length, do_train=f.do_train, do_eval=f.do_eval,
         do_predict=f.do_predict, predict_batch_size=f.predict_batch_size,
         num_train_epochs=f.num_train_epochs, warmup_proportion=f.warmup_proportion,
-        allow_untrained_head=f.allow_untrained_head, **training_options())
+        allow_untrained_head=f.allow_untrained_head, objective=f.objective,
+        **training_options())
 
 
 def prepare_finetuning() -> tuple[FinetuningOptions, dict[str, Any]]:

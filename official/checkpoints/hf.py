@@ -93,6 +93,9 @@ def config_from_hf(values: dict, source: str) -> BertConfig:
 
 def config_to_hf(config: BertConfig, architecture: str) -> dict:
     """A Hugging Face `config.json` dict for `config`."""
+    if config.extensions():
+        raise ConfigError(f"Hugging Face's BERT format holds BERT alone, not "
+                          f"{' and '.join(config.extensions())}: write tf1 or tf2")
     return dict(config.to_dict(), hidden_act=_HF_ACTIVATIONS[config.hidden_act][0],
                 model_type="bert", architectures=[architecture], layer_norm_eps=1e-12,
                 pad_token_id=0, position_embedding_type="absolute")

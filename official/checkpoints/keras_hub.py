@@ -76,6 +76,9 @@ def weights_of(backbone: keras_hub.models.BertBackbone) -> tf1.Weights:
 
 def backbone_from(config: BertConfig, weights: tf1.Weights) -> keras_hub.models.BertBackbone:
     """A keras-hub BertBackbone computing the same function as our encoder with `weights`."""
+    if config.extensions():
+        raise ConfigError(f"keras-hub's BertBackbone is BERT alone, not "
+                          f"{' and '.join(config.extensions())}: write tf1 or tf2")
     if config.hidden_act != "gelu":
         raise ConfigError(f"keras-hub's BertBackbone computes the tanh GELU only; this model's "
                           f"hidden_act is {config.hidden_act!r}")

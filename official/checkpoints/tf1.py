@@ -7,7 +7,12 @@ a dict {original TF1 variable name: numpy array}, e.g.
     bert/encoder/layer_0/attention/self/query/kernel      [hidden, hidden]
     cls/seq_relationship/output_weights                   [2, hidden]   (stored [out, in])
 
-and, in an encoder adapted by official/peft, adapter-bert's adapter variables
+for a config with ALBERT's fields (official/configs.py), google-research/albert's names instead:
+`bert/encoder/embedding_hidden_mapping_in/kernel` [embedding_size, hidden] (when the widths
+differ) and one set per shared block, `bert/encoder/transformer/group_0/inner_group_0/
+attention_1/self/query/kernel`, `.../LayerNorm` (after attention), `.../ffn_1/intermediate/dense`,
+`.../ffn_1/intermediate/output/dense`, `.../LayerNorm_1`; and, in an encoder adapted by
+official/peft, adapter-bert's adapter variables
 (`bert/encoder/layer_0/attention/output/adapters/weights1` ..., `.../output/adapters/...`) and
 LoRA's matrices beside the matrix they adapt (`.../attention/self/query/lora_A` [in, r],
 `lora_B` [r, out]).
@@ -95,6 +100,31 @@ def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str
     return {f"{prefix}/gamma": _Entry(layer.gamma), f"{prefix}/beta": _Entry(layer.beta)}
 
 
+# Where each part of a TransformerBlock lives under its block's prefix: BERT's names, and
+# google-research/albert's (modeling.py's attention_ffn_block) for a config with ALBERT's fields.
+_BERT_BLOCK = {"attention": "attention/self", "attention_output": "attention/output/dense",
+               "attention_adapter": "attention/output",
+               "attention_norm": "attention/output/LayerNorm",
+               "intermediate": "intermediate/dense", "output": "output/dense",
+               "output_adapter": "output", "output_norm": "output/LayerNorm"}
+_ALBERT_BLOCK = {"attention": "attention_1/self", "attention_output": "attention_1/output/dense",
+                 "attention_adapter": "attention_1/output", "attention_norm": "LayerNorm",
+                 "intermediate": "ffn_1/intermediate/dense",
+                 "output": "ffn_1/intermediate/output/dense",
+                 "output_adapter": "ffn_1/intermediate/output", "output_norm": "LayerNorm_1"}
+
+
+def _block_prefixes(encoder: BertEncoder) -> list[str]:
+    """Each of `encoder.transformer_layers`' name prefix: bert/encoder/layer_{i}, or ALBERT's
+    bert/encoder/transformer/group_{g}/inner_group_{j} (the blocks are group-major)."""
+    config = encoder.config
+    if not config.albert:
+        return [f"bert/encoder/layer_{i}" for i in range(len(encoder.transformer_layers))]
+    inner = config.inner_group_num
+    return [f"bert/encoder/transformer/group_{b // inner}/inner_group_{b % inner}"
+            for b in range(len(encoder.transformer_layers))]
+
+
 def _encoder_entries(encoder: BertEncoder) -> dict[str, _Entry]:
     emb = encoder.embeddings
     entries = {
@@ -103,23 +133,26 @@ def _encoder_entries(encoder: BertEncoder) -> dict[str, _Entry]:
         "bert/embeddings/token_type_embeddings": _Entry(emb.token_type_embeddings),
         **_layer_norm("bert/embeddings/LayerNorm", emb.layer_norm),
     }
-    for i, block in enumerate(encoder.transformer_layers):
-        p = f"bert/encoder/layer_{i}"
+    if encoder.embedding_projection is not None:
+        entries.update(_dense("bert/encoder/embedding_hidden_mapping_in",
+                              encoder.embedding_projection))
+    names = _ALBERT_BLOCK if encoder.config.albert else _BERT_BLOCK
+    for p, block in zip(_block_prefixes(encoder), encoder.transformer_layers, strict=True):
         qkv = block.attention.qkv
+        attention = f"{p}/{names['attention']}"
         for part, name in enumerate(QKV_NAMES):
-            entries[f"{p}/attention/self/{name}/kernel"] = _Entry(qkv.kernel, part,
-                                                                  projection=qkv)
-            entries[f"{p}/attention/self/{name}/bias"] = _Entry(qkv.bias, part)
-        entries.update(_lora(qkv, {part: f"{p}/attention/self/{name}"
+            entries[f"{attention}/{name}/kernel"] = _Entry(qkv.kernel, part, projection=qkv)
+            entries[f"{attention}/{name}/bias"] = _Entry(qkv.bias, part)
+        entries.update(_lora(qkv, {part: f"{attention}/{name}"
                                    for part, name in enumerate(QKV_NAMES)}))
-        entries.update(_dense(f"{p}/attention/output/dense", block.attention.output_dense))
-        entries.update(_adapter(f"{p}/attention/output", block.attention_adapter))
-        entries.update(_layer_norm(f"{p}/attention/output/LayerNorm",
+        entries.update(_dense(f"{p}/{names['attention_output']}", block.attention.output_dense))
+        entries.update(_adapter(f"{p}/{names['attention_adapter']}", block.attention_adapter))
+        entries.update(_layer_norm(f"{p}/{names['attention_norm']}",
                                    block.attention_layer_norm))
-        entries.update(_dense(f"{p}/intermediate/dense", block.intermediate_dense))
-        entries.update(_dense(f"{p}/output/dense", block.output_dense))
-        entries.update(_adapter(f"{p}/output", block.output_adapter))
-        entries.update(_layer_norm(f"{p}/output/LayerNorm", block.output_layer_norm))
+        entries.update(_dense(f"{p}/{names['intermediate']}", block.intermediate_dense))
+        entries.update(_dense(f"{p}/{names['output']}", block.output_dense))
+        entries.update(_adapter(f"{p}/{names['output_adapter']}", block.output_adapter))
+        entries.update(_layer_norm(f"{p}/{names['output_norm']}", block.output_layer_norm))
     entries.update(_dense("bert/pooler/dense", encoder.pooler))
     return entries
 

@@ -203,7 +203,7 @@ class _LayerRunner:
             type_ids = tf.zeros_like(ids)
             inputs = {"input_word_ids": ids, "input_mask": mask, "input_type_ids": type_ids}
             outputs = encoder.forward(inputs, per_layer_outputs=True, training=False)
-            every = [encoder.embeddings(ids, type_ids, training=False)]
+            every = [encoder.embed(ids, type_ids, training=False)]
             every += outputs["encoder_outputs"]
             return tf.cast(tf.stack([every[i] for i in layers]), tf.float32)
 

@@ -24,10 +24,14 @@ class SelfAttention(keras.layers.Layer):
     head-major order, so checkpoint maps split and merge it by slicing (see official/checkpoints),
     and LoRA adds to the blocks of the matrices it adapts (official/modeling/lora.py).
 
+    With `causal`, no query attends to a later key (the paper's left-to-right ablation): the
+    later keys get the padding keys' -10000, so their weight is exactly 0 too.
+
     Call args:
       x: [batch, seq_len, hidden].
       input_mask: int or bool [batch, seq_len]; 1 for real tokens, 0 for padding keys to ignore.
-      first_query_only: attend from the first position ([CLS]) alone, over every key.
+      first_query_only: attend from the first position ([CLS]) alone, over every key (over
+        itself alone when causal).
       return_attention_probs: also return the attention probabilities (for attention
         distillation and probing).
     Returns:
@@ -40,11 +44,12 @@ class SelfAttention(keras.layers.Layer):
     """
 
     def __init__(self, num_heads: int, initializer_range: float = 0.02,
-                 dropout_rate: float = 0.1, **kwargs):
+                 dropout_rate: float = 0.1, causal: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.initializer_range = initializer_range
         self.dropout_rate = dropout_rate
+        self.causal = causal
 
     def build(self, x_shape, input_mask_shape=None):
         hidden = x_shape[-1]
@@ -81,6 +86,10 @@ class SelfAttention(keras.layers.Layer):
         scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
         padding = 1.0 - ops.cast(input_mask, "float32")
         scores = scores + padding[:, None, None, :] * _MASK_ADDER
+        if self.causal:
+            # [query, key]: 1 where the key comes after the query.
+            later = 1.0 - tf.linalg.band_part(tf.ones((seq_len, seq_len)), -1, 0)
+            scores = scores + later[:ops.shape(query)[2]] * _MASK_ADDER
         probs = ops.softmax(scores, axis=-1)
         dropped = self.dropout(ops.cast(probs, self.compute_dtype), training=training)
         # [batch, heads, query, head_size] -> rows of [query positions, heads * head_size].
@@ -105,5 +114,5 @@ class SelfAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(num_heads=self.num_heads, initializer_range=self.initializer_range,
-                      dropout_rate=self.dropout_rate)
+                      dropout_rate=self.dropout_rate, causal=self.causal)
         return config

@@ -32,6 +32,7 @@ Example (a batch of one sequence of five positions, the last one padding):
 """
 
 import keras
+from keras import ops
 
 from official.configs import BertConfig
 from official.modeling import initializers
@@ -51,15 +52,20 @@ def encoder_inputs() -> dict:
 class BertEncoder(keras.Model):
     """A functional Keras model of the BERT encoder; its config is the `BertConfig` fields.
 
-    Attributes a reader (or a checkpoint map) needs: `embeddings` (BertEmbeddings),
-    `transformer_layers` (list of TransformerBlock), `pooler` (Dense, tanh).
+    Attributes a reader (or a checkpoint map) needs: `embeddings` (BertEmbeddings, tables
+    `config.embedding_width` wide), `embedding_projection` (Dense [E, hidden], ALBERT's factorised
+    embeddings, or None), `transformer_layers` (list of TransformerBlock: one per layer, or with
+    ALBERT's cross-layer sharing one per group and inner group, group-major: `layer_blocks`
+    says which a layer runs), `pooler` (Dense, tanh).
     """
 
     def __init__(self, vocab_size: int, hidden_size: int = 768, num_hidden_layers: int = 12,
                  num_attention_heads: int = 12, intermediate_size: int = 3072,
                  hidden_act: str = "gelu", hidden_dropout_prob: float = 0.1,
                  attention_probs_dropout_prob: float = 0.1, max_position_embeddings: int = 512,
-                 type_vocab_size: int = 16, initializer_range: float = 0.02, dtype=None,
+                 type_vocab_size: int = 16, initializer_range: float = 0.02,
+                 embedding_size: int | None = None, num_hidden_groups: int | None = None,
+                 inner_group_num: int = 1, causal_attention: bool = False, dtype=None,
                  **kwargs):
         # Validates the hyperparameters once, with the same messages as a bert_config.json.
         self.config = BertConfig(
@@ -68,21 +74,28 @@ class BertEncoder(keras.Model):
             hidden_act=hidden_act, hidden_dropout_prob=hidden_dropout_prob,
             attention_probs_dropout_prob=attention_probs_dropout_prob,
             max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
-            initializer_range=initializer_range)
+            initializer_range=initializer_range, embedding_size=embedding_size,
+            num_hidden_groups=num_hidden_groups, inner_group_num=inner_group_num,
+            causal_attention=causal_attention)
+        config = self.config
+        init = initializers.truncated_normal(initializer_range)
 
         # Layers.
         self.embeddings = BertEmbeddings(
-            vocab_size, hidden_size, max_position_embeddings, type_vocab_size,
+            vocab_size, config.embedding_width, max_position_embeddings, type_vocab_size,
             initializer_range, hidden_dropout_prob, dtype=dtype, name="embeddings")
+        # ALBERT projects only when the widths differ (its embedding_hidden_mapping_in).
+        self.embedding_projection = None if config.embedding_width == hidden_size else LoraDense(
+            hidden_size, kernel_initializer=init, dtype=dtype, name="embedding_projection")
+        blocks = config.hidden_groups * inner_group_num
         self.transformer_layers = [
             TransformerBlock(num_attention_heads, intermediate_size, hidden_act,
                              hidden_dropout_prob, attention_probs_dropout_prob,
-                             initializer_range, dtype=dtype, name=f"transformer_layer_{i}")
-            for i in range(num_hidden_layers)]
-        self.pooler = LoraDense(
-            hidden_size, activation="tanh",
-            kernel_initializer=initializers.truncated_normal(initializer_range), dtype=dtype,
-            name="pooler")
+                             initializer_range, causal_attention, dtype=dtype,
+                             name=f"transformer_layer_{i}")
+            for i in range(blocks)]
+        self.pooler = LoraDense(hidden_size, activation="tanh", kernel_initializer=init,
+                                dtype=dtype, name="pooler")
 
         # The parameter-efficient method that froze the base weights (official/peft sets it).
         self.adapted_by: str | None = None
@@ -114,7 +127,8 @@ class BertEncoder(keras.Model):
             attention output projection, feed-forward and LayerNorms run on 1 row per sequence
             instead of seq_len, about three quarters of the layer's multiply-adds (all but the
             fused query/key/value projection). bench/serving_throughput.py measures a classifier's
-            serving, which takes this path.
+            serving, which takes this path. A causal encoder computes every position (its pooled
+            output reads the last real token).
           per_layer_outputs: also return `encoder_outputs`, every layer's output.
           attention_probs: also return `attention_probs`, every layer's attention.
           training: dropout on or off; None leaves it to Keras (the outer model's call).
@@ -131,23 +145,50 @@ class BertEncoder(keras.Model):
         if last_layer_positions not in ("all", "first"):
             raise ValueError(f"last_layer_positions must be 'all' or 'first', "
                              f"not {last_layer_positions!r}")
+        if attention_probs and self.config.inner_group_num > 1:
+            raise ValueError("a layer of inner_group_num > 1 blocks has that many attention "
+                             "maps, not one")
         mask = inputs["input_mask"]
-        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"],
-                            training=training)
+        causal = self.config.causal_attention
+        # Under a causal mask the pooled output reads the last real token, whose output needs
+        # every position's: the [CLS]-only shortcut does not apply.
+        first_only = last_layer_positions == "first" and not causal
+        x = self.embed(inputs["input_word_ids"], inputs["input_type_ids"], training=training)
         layer_outputs, layer_probs = [], []
-        for i, layer in enumerate(self.transformer_layers):
-            last = i == len(self.transformer_layers) - 1
-            x, probs = layer(x, mask, training=training,
-                             first_token_only=last and last_layer_positions == "first",
-                             return_attention_probs=True)
+        for i in range(self.config.num_hidden_layers):
+            last = i == self.config.num_hidden_layers - 1
+            for block in self.layer_blocks(i):
+                x, probs = block(x, mask, training=training, first_token_only=last and first_only,
+                                 return_attention_probs=True)
             layer_outputs.append(x)
             layer_probs.append(probs)
-        outputs = {"sequence_output": x, "pooled_output": self.pooler(x[:, 0, :])}
+        outputs = {"sequence_output": x, "pooled_output": self.pooler(self._pooled_token(x, mask))}
         if per_layer_outputs:
             outputs["encoder_outputs"] = layer_outputs
         if attention_probs:
             outputs["attention_probs"] = layer_probs
         return outputs
+
+    def embed(self, word_ids, type_ids, training=None):
+        """The input to the first layer, [batch, seq_len, hidden]: the embeddings' output, through
+        ALBERT's projection when the tables are narrower than the layers."""
+        x = self.embeddings(word_ids, type_ids, training=training)
+        return x if self.embedding_projection is None else self.embedding_projection(x)
+
+    def layer_blocks(self, layer: int) -> list:
+        """The TransformerBlocks layer `layer` (0-based) applies in turn: its own, or with ALBERT's
+        sharing its group's (`BertConfig.group_of_layer`) inner blocks."""
+        inner = self.config.inner_group_num
+        group = self.config.group_of_layer(layer)
+        return self.transformer_layers[group * inner:(group + 1) * inner]
+
+    def _pooled_token(self, x, mask):
+        """[batch, hidden]: the [CLS] output, or under a causal mask the last real token's (GPT's
+        rule: [CLS] would have seen only itself)."""
+        if not self.config.causal_attention:
+            return x[:, 0, :]
+        last = ops.sum(ops.cast(mask, "int32"), axis=1) - 1
+        return ops.take_along_axis(x, ops.maximum(last, 0)[:, None, None], axis=1)[:, 0, :]
 
     @property
     def adapted(self) -> bool:

@@ -2,7 +2,8 @@
 of the BERT paper's feature-based NER (Devlin et al. 2019, section 5.3, Table 7), in one place.
 
 Layers are numbered as in probing work: 0 is the embedding layer's output (word + position +
-segment embeddings after their LayerNorm, what `encoder.embeddings(ids, type_ids)` returns),
+segment embeddings after their LayerNorm, through ALBERT's projection if any: what
+`encoder.embed(ids, type_ids)` returns),
 1 .. L the transformer layers' outputs (L = num_hidden_layers; L is `sequence_output`).
 
     name                  layers              combine   features [batch, seq_len, ...]

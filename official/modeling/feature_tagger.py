@@ -60,8 +60,8 @@ class EncoderLayers(keras.layers.Layer):
 
     def call(self, inputs):
         encoded = self.encoder.forward(inputs, per_layer_outputs=True, training=False)
-        embedded = self.encoder.embeddings(inputs["input_word_ids"], inputs["input_type_ids"],
-                                           training=False)
+        embedded = self.encoder.embed(inputs["input_word_ids"], inputs["input_type_ids"],
+                                      training=False)
         return [embedded, *encoded["encoder_outputs"]]
 
 

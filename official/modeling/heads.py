@@ -20,7 +20,8 @@ class MaskedLMHead(keras.layers.Layer):
     """Predicts the original token at masked positions; the decoder is the word-embedding table.
 
     logits = LN(act(W h + b)) E^T + output_bias, with E the [vocab, hidden] table of `embeddings`
-    (weight tying, as in the paper). Only the gathered positions are projected to the vocabulary:
+    (weight tying, as in the paper; [vocab, embedding_size] under ALBERT's factorisation, W then
+    [hidden, embedding_size]). Only the gathered positions are projected to the vocabulary:
     with 20 of 128 positions masked that is 6x less of the most expensive matmul.
 
     Call args:
@@ -38,15 +39,17 @@ class MaskedLMHead(keras.layers.Layer):
         self.initializer_range = initializer_range
 
     def build(self, sequence_output_shape, masked_lm_positions_shape=None):
-        hidden = sequence_output_shape[-1]
+        # To the word table's width: hidden, or ALBERT's embedding_size E (its transform is
+        # [hidden, E]).
+        width = self.embeddings.hidden_size
         self.transform_dense = keras.layers.Dense(
-            hidden, activation=activations.get(self.hidden_act),
+            width, activation=activations.get(self.hidden_act),
             kernel_initializer=initializers.truncated_normal(self.initializer_range),
             dtype=self.dtype_policy, name="transform_dense")
         self.transform_dense.build(sequence_output_shape)
         self.transform_layer_norm = keras.layers.LayerNormalization(
             epsilon=1e-12, dtype=self.dtype_policy, name="transform_layer_norm")
-        self.transform_layer_norm.build(sequence_output_shape)
+        self.transform_layer_norm.build(tuple(sequence_output_shape[:-1]) + (width,))
         # Added to the float32 logits, so it must not be autocast to a half-precision policy.
         self.output_bias = self.add_weight(name="output_bias", shape=(self.embeddings.vocab_size,),
                                            initializer="zeros", autocast=False)

@@ -14,7 +14,8 @@ from official.modeling.lora import LoraDense
 
 @keras.saving.register_keras_serializable(package="official")
 class TransformerBlock(keras.layers.Layer):
-    """x -> LN(x + Dropout(Attention(x))) -> LN(h + Dropout(W2 act(W1 h))), as in the paper.
+    """x -> LN(x + Dropout(Attention(x))) -> LN(h + Dropout(W2 act(W1 h))), as in the paper;
+    `causal`: the attention looks at no later position (SelfAttention).
 
     After `add_adapters`, each sub-layer's dropped-out output passes through a Houlsby adapter
     before its residual sum and LayerNorm, adapter-bert's places:
@@ -35,8 +36,9 @@ class TransformerBlock(keras.layers.Layer):
 
     def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
                  hidden_dropout_prob: float = 0.1, attention_probs_dropout_prob: float = 0.1,
-                 initializer_range: float = 0.02, **kwargs):
+                 initializer_range: float = 0.02, causal: bool = False, **kwargs):
         super().__init__(**kwargs)
+        self.causal = causal
         self.num_heads = num_heads
         self.intermediate_size = intermediate_size
         self.hidden_act = hidden_act
@@ -51,8 +53,8 @@ class TransformerBlock(keras.layers.Layer):
         init = initializers.truncated_normal(self.initializer_range)
         policy = self.dtype_policy
         self.attention = SelfAttention(self.num_heads, self.initializer_range,
-                                       self.attention_probs_dropout_prob, dtype=policy,
-                                       name="attention")
+                                       self.attention_probs_dropout_prob, self.causal,
+                                       dtype=policy, name="attention")
         self.attention.build(x_shape)
         self.attention_dropout = Dropout(self.hidden_dropout_prob, dtype=policy,
                                          name="attention_dropout")
@@ -125,5 +127,5 @@ class TransformerBlock(keras.layers.Layer):
         config.update(num_heads=self.num_heads, intermediate_size=self.intermediate_size,
                       hidden_act=self.hidden_act, hidden_dropout_prob=self.hidden_dropout_prob,
                       attention_probs_dropout_prob=self.attention_probs_dropout_prob,
-                      initializer_range=self.initializer_range)
+                      initializer_range=self.initializer_range, causal=self.causal)
         return config

@@ -68,7 +68,7 @@ def layer_function(encoder: BertEncoder) -> LayerFunction:
     def layers(word_ids, mask, type_ids):
         inputs = {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
         outputs = encoder.forward(inputs, per_layer_outputs=True, training=False)
-        every = [encoder.embeddings(word_ids, type_ids, training=False),
+        every = [encoder.embed(word_ids, type_ids, training=False),
                  *outputs["encoder_outputs"]]
         return tf.cast(tf.stack(every), tf.float32)
 

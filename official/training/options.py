@@ -31,6 +31,10 @@ DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16":
 STRATEGIES = ("default", "mirrored", "multi_worker_mirrored", "tpu")
 # --optimizer (official/training/optimization.py): the original's AdamWeightDecay, and LAMB.
 OPTIMIZERS = ("adamw", "lamb")
+# --objective: the language model a checkpoint is (or was) pretrained as: the masked LM, whose
+# attention sees both sides, or the paper's left-to-right ablation, whose causal mask its
+# fine-tuning keeps (BertConfig.causal_attention).
+OBJECTIVES = ("mlm", "ltr")
 
 
 def _one_of(flag: str, value: str, choices) -> None:
@@ -44,6 +48,8 @@ class TrainingOptions:
 
     bert_config_file may be None when an adaptation gives the config (a distillation's student
     made of its teacher's layers): official/training/job_setup.py's `checked_config`.
+    objective: "ltr" makes the config's attention causal, "mlm" bidirectional; None keeps what
+    the config says (`check_files`).
     """
 
     bert_config_file: str | None
@@ -67,8 +73,11 @@ class TrainingOptions:
     num_gpus: int = 0
     tpu_address: str | None = None
     seed: int = 12345
+    objective: str | None = None
 
     def __post_init__(self):
+        if self.objective is not None:
+            _one_of("--objective", self.objective, OBJECTIVES)
         _one_of("dtype", self.dtype, DTYPE_POLICIES)
         _one_of("distribution_strategy", self.distribution_strategy, STRATEGIES)
         _one_of("optimizer", self.optimizer, OPTIMIZERS)
@@ -134,7 +143,8 @@ class PretrainingOptions(TrainingOptions):
 
 def check_files(options: TrainingOptions) -> BertConfig | None:
     """Checks what the options' files can be checked for before TensorFlow loads, and returns
-    the config of options.bert_config_file (None when none is given: an adaptation gives it).
+    the config of options.bert_config_file (None when none is given: an adaptation gives it),
+    its attention as options.objective says.
 
     Raises:
       ValueError: an output_dir that cannot be written; an unreadable config; a max_seq_length
@@ -146,6 +156,8 @@ def check_files(options: TrainingOptions) -> BertConfig | None:
     if options.bert_config_file:
         config = BertConfig.from_json_file(options.bert_config_file)
         config.check_seq_length(options.max_seq_length, options.bert_config_file)
+        if options.objective is not None:
+            config = dataclasses.replace(config, causal_attention=options.objective == "ltr")
     if options.vocab_file:
         if config is not None:
             vocab.check_fits(options.vocab_file, config.vocab_size, options.bert_config_file)
