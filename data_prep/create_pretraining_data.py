@@ -38,7 +38,7 @@ from absl import app, flags, logging
 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
-from official import command_line, console
+from official import command_line, console, settings_parsing
 from official.atomic_files import TEMP_SUFFIX
 from official.output_paths import OutputPathError, check_output_dir, check_output_file
 from official.pretraining_shards import SUMMARY_FILE
@@ -71,6 +71,11 @@ flags.DEFINE_bool("reproduce_original", False,
 flags.DEFINE_string("objective", _DEFAULTS.objective,
                     "Second-sentence task: nsp (BERT), sop (ALBERT) or none (RoBERTa). Only nsp "
                     "with --reproduce_original.")
+flags.DEFINE_string("masking_mix", ",".join(map(str, _DEFAULTS.masking_mix)),
+                    "MASK,SAME,RANDOM: the shares of the masked-LM predictions shown as [MASK], "
+                    "as the same token, or as a random token; three non-negative numbers summing "
+                    "to 1 (the BERT paper's Table 8 compares mixes). Only the original's "
+                    "0.8,0.1,0.1 with --reproduce_original.")
 flags.DEFINE_string("output_dir", None,
                     "Folder for the fast generator's shards and summary.json. A run replaces "
                     "the shards and summary.json an earlier run left there; other files stay.")
@@ -162,6 +167,8 @@ def main(argv: list[str]) -> int:
         if len(argv) > 1:
             raise _FlagError(f"{argv[1]}: unexpected argument")
         options = _options_from_flags()
+        if FLAGS.reproduce_original:
+            options.check_original()
         for name, given in (("input_file", FLAGS.input_file), ("vocab_file", FLAGS.vocab_file),
                             ("output_file", output_files) if FLAGS.reproduce_original
                             else ("output_dir", FLAGS.output_dir)):
@@ -231,6 +238,10 @@ def _generate(options: PretrainingDataOptions, output_files: list[str],
 
 
 def _options_from_flags() -> PretrainingDataOptions:
+    try:
+        masking_mix = settings_parsing.shares(FLAGS.masking_mix, "--masking_mix", 3)
+    except ValueError as e:
+        raise _FlagError(str(e)) from None
     return PretrainingDataOptions(
         max_seq_length=FLAGS.max_seq_length,
         max_predictions_per_seq=FLAGS.max_predictions_per_seq,
@@ -239,7 +250,8 @@ def _options_from_flags() -> PretrainingDataOptions:
         dupe_factor=FLAGS.dupe_factor,
         random_seed=FLAGS.random_seed,
         do_whole_word_mask=FLAGS.do_whole_word_mask,
-        objective=FLAGS.objective)
+        objective=FLAGS.objective,
+        masking_mix=masking_mix)
 
 
 def _fail(error: Exception | str, status: int = 1) -> NoReturn:

@@ -11,7 +11,8 @@ whole arrays instead of one token at a time:
    number of front trims of a segment is Binomial(trims, 1/2), drawn in one call.
 3. Masking draws one random key per token for all instances at once; a row's masked positions
    are its num_to_predict smallest keys among the candidates (a uniformly random subset, as the
-   original's shuffle gives), then 80% [MASK] / 10% kept / 10% a random vocab id.
+   original's shuffle gives), then [MASK], kept or a random vocab id in the shares of
+   options.masking_mix (the original's 80/10/10 by default).
 
 Randomness comes from one `np.random.Generator` per chunk, seeded by the caller from
 (random_seed, shard, chunk), so output does not depend on how many processes run.
@@ -25,6 +26,7 @@ import random
 import numpy as np
 
 from data_prep.pretraining_options import PretrainingDataOptions
+from official.pretraining_records import replacement_thresholds
 
 
 @dataclasses.dataclass
@@ -303,11 +305,14 @@ def build_instances(chunk: TokenizedChunk, options: PretrainingDataOptions, spec
     chosen = np.where(valid, chosen, 0)
     labels = np.where(valid, np.take_along_axis(tokens, chosen, axis=1), 0)
 
-    # 80% [MASK]: the model must predict from context; 10% kept: it must also model tokens it
-    # sees; 10% random: it cannot trust any input token to be right.
+    # The masking mix, the original's 80% [MASK] (the model must predict from context), 10% kept
+    # (it must also model tokens it sees), 10% random (it cannot trust any input token). Both
+    # arrays are drawn whatever the mix, so the mix changes no other draw.
+    below_mask, below_same = replacement_thresholds(options.masking_mix)
     draw = rng.random(chosen.shape)
     random_ids = rng.integers(0, special.vocab_size, chosen.shape)
-    replacement = np.where(draw < 0.8, special.mask, np.where(draw < 0.9, labels, random_ids))
+    replacement = np.where(draw < below_mask, special.mask,
+                           np.where(draw < below_same, labels, random_ids))
     rows = np.repeat(np.arange(len(tokens)), chosen.shape[1]).reshape(chosen.shape)
     tokens[rows[valid], chosen[valid]] = replacement[valid]
 
@@ -323,6 +328,6 @@ def build_instances(chunk: TokenizedChunk, options: PretrainingDataOptions, spec
         input_ids=tokens, input_mask=mask_rows.astype(np.uint8), segment_ids=segments,
         masked_lm_positions=positions, masked_lm_ids=label_ids, masked_lm_weights=weights,
         next_sentence_labels=pairs[:, 4].astype(np.int32),
-        replaced_with_mask=int(((draw < 0.8) & valid).sum()),
-        kept=int(((draw >= 0.8) & (draw < 0.9) & valid).sum()),
-        replaced_with_random=int(((draw >= 0.9) & valid).sum()))
+        replaced_with_mask=int(((draw < below_mask) & valid).sum()),
+        kept=int(((draw >= below_mask) & (draw < below_same) & valid).sum()),
+        replaced_with_random=int(((draw >= below_same) & valid).sum()))

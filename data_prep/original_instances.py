@@ -33,7 +33,7 @@ import tensorflow as tf
 
 from data_prep import corpus_shards, pretraining_examples
 from data_prep.input_errors import InputError
-from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
+from data_prep.pretraining_options import PretrainingDataOptions
 from official.text.tokenizer import FullTokenizer
 
 # A sentence is its WordPiece tokens; a document is its sentences in order.
@@ -64,9 +64,9 @@ def generate(input_files: Sequence[str], output_files: Sequence[str], tokenizer:
 
     Raises:
       InputError: the vocab lacks [MASK], or the files hold no document with any text.
-      OptionsError: an objective other than "nsp".
+      OptionsError: an option the original lacks (`PretrainingDataOptions.check_original`).
     """
-    _require_nsp(options)
+    options.check_original()
     if "[MASK]" not in tokenizer.vocab:
         raise InputError(f"{tokenizer.vocab_file}: vocab lacks [MASK]")
     documents, invalid_utf8 = read_documents(input_files, tokenizer)
@@ -158,9 +158,9 @@ def create_training_instances(documents: list[Document], vocab_words: Sequence[s
       documents: from `read_documents`, in reading order (not modified).
       vocab_words: the vocab's tokens in file order (`list(tokenizer.vocab)`), from which the
         random replacement words are drawn by index.
-      options: must have objective "nsp", the only one the original has.
+      options: only the original's (`PretrainingDataOptions.check_original`).
     """
-    _require_nsp(options)
+    options.check_original()
     rng = random.Random(options.random_seed)
     documents = list(documents)
     rng.shuffle(documents)  # rng
@@ -171,12 +171,6 @@ def create_training_instances(documents: list[Document], vocab_words: Sequence[s
                 documents, document_index, vocab_words, options, rng))
     rng.shuffle(instances)  # rng
     return instances
-
-
-def _require_nsp(options: PretrainingDataOptions) -> None:
-    if options.objective != "nsp":
-        raise OptionsError(f"objective must be nsp to reproduce the original, "
-                           f"got {options.objective!r}")
 
 
 def create_instances_from_document(documents: list[Document], document_index: int,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from official.pretraining_records import ORIGINAL_MASKING_MIX
 from official.pretraining_shards import OBJECTIVES
+from official.settings_parsing import check_shares
 
 
 class OptionsError(ValueError):
@@ -17,7 +19,12 @@ class OptionsError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataOptions:
-    """Instance-building options; names and defaults are the original's flags."""
+    """Instance-building options; names and defaults are the original's flags.
+
+    masking_mix is (MASK, SAME, RANDOM): the shares of the predictions shown as [MASK], as the
+    same token, or as a random id (official/pretraining_records.py). Only the fast generator
+    (and Beam, which shares its code) takes another than the original's; `check_original`.
+    """
 
     max_seq_length: int = 128
     max_predictions_per_seq: int = 20
@@ -27,6 +34,7 @@ class PretrainingDataOptions:
     random_seed: int = 12345
     do_whole_word_mask: bool = False
     objective: str = "nsp"
+    masking_mix: tuple[float, float, float] = ORIGINAL_MASKING_MIX
 
     def __post_init__(self):
         # [CLS] A [SEP] B [SEP] needs three special tokens and at least one token of each segment.
@@ -47,3 +55,22 @@ class PretrainingDataOptions:
         if self.objective not in OBJECTIVES:
             raise OptionsError(f"objective must be one of {', '.join(OBJECTIVES)}, "
                                f"got {self.objective!r}")
+        if len(self.masking_mix) != 3:
+            raise OptionsError(f"masking_mix must be 3 shares (MASK, SAME, RANDOM), got "
+                               f"{self.masking_mix!r}")
+        try:
+            check_shares(self.masking_mix, "masking_mix")
+        except ValueError as e:
+            raise OptionsError(str(e)) from None
+
+    def check_original(self) -> None:
+        """Raises OptionsError for an option the original's algorithm lacks, which
+        `--reproduce_original` (data_prep/original_instances.py) therefore cannot make: an
+        objective other than nsp, a masking mix other than its 80/10/10."""
+        if self.objective != "nsp":
+            raise OptionsError(f"objective must be nsp to reproduce the original, "
+                               f"got {self.objective!r}")
+        if tuple(self.masking_mix) != ORIGINAL_MASKING_MIX:
+            raise OptionsError(
+                f"masking_mix must be the original's {','.join(map(str, ORIGINAL_MASKING_MIX))} "
+                f"to reproduce the original, got {','.join(map(str, self.masking_mix))}")

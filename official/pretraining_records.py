@@ -16,6 +16,16 @@ repo's generators and by the original are interchangeable in both directions:
 
 Padded predictions point at position 0 with weight 0.0: the loss multiplies them away.
 
+What input_ids holds at a predicted position is the masking mix's choice, drawn per prediction:
+[MASK], the same token, or a uniformly random vocab id, in the shares (MASK, SAME, RANDOM) of
+`--masking_mix`; the original's are ORIGINAL_MASKING_MIX, 80/10/10 (the BERT paper, section
+3.1 and appendix C.2: [MASK] never occurs in fine-tuning, so not every prediction shows it; a
+kept token biases the representation towards the word actually seen; a random one keeps the
+model from trusting any input token; Table 8 compares other mixes). A random id may be the
+same token or [MASK] (1/vocab_size of the RANDOM share each). The fast generator
+(data_prep/fast_instances.py) and dynamic masking (official/training/pretraining_input.py) both
+draw it with `replacement_thresholds`.
+
 Defined here, in the library, because both sides read it: the writers in data_prep
 (`pretraining_examples.make_example`, and `fast_generation` through `example_bytes`) and the
 input pipeline (`official/training/pretraining_input.py`), which must not import data_prep.
@@ -31,6 +41,21 @@ if TYPE_CHECKING:
 INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
                 "next_sentence_labels")
 FLOAT_FEATURES = ("masked_lm_weights",)
+
+# (MASK, SAME, RANDOM): the shares of predictions shown as [MASK], kept, or a random id.
+ORIGINAL_MASKING_MIX = (0.8, 0.1, 0.1)
+
+
+def replacement_thresholds(mix: tuple[float, float, float]) -> tuple[float, float]:
+    """(below_mask, below_same) for a uniform draw u in [0, 1) per prediction: [MASK] when
+    u < below_mask, the same token when below_mask <= u < below_same, a random id otherwise.
+
+    below_same is 1 - RANDOM rather than MASK + SAME: for the original's mix that is exactly 0.9
+    (0.8 + 0.1 is 0.9000000000000001 in floating point), the constant the fast generator and
+    dynamic masking compared with before the mix was a setting, so the default makes the same
+    bytes as they did.
+    """
+    return mix[0], 1.0 - mix[2]
 
 
 def parse_spec(max_seq_length: int,

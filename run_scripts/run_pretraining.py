@@ -15,6 +15,9 @@ Rerunning the same command resumes from the newest checkpoint in --output_dir. T
 then a valid --init_checkpoint for the fine-tuning scripts. The work is done by
 official/training/pretraining.py.
 
+--dynamic_masking --masking_mix=1,0,0 re-masks with another [MASK]/same/random mix (the BERT
+paper's Table 8).
+
 General distillation (DistilBERT's losses), from a teacher with a masked-LM head (a
 run_pretraining output_dir, the original's bert_model.ckpt) into a student of its layers:
 
@@ -30,7 +33,9 @@ from typing import Any, NamedTuple
 from absl import flags
 
 from official.checkpoints import extended_vocab
+from official.pretraining_records import ORIGINAL_MASKING_MIX
 from official.pretraining_shards import expand_input_files
+from official.settings_parsing import shares
 from official.training.options import PretrainingOptions, check_files
 from run_scripts import common_flags, entry_point
 
@@ -52,6 +57,11 @@ flags.DEFINE_bool("dynamic_masking", _D.dynamic_masking,
                   "Re-mask every sequence each time it is read (RoBERTa) instead of using the "
                   "masks stored in the TFRecords; needs --vocab_file.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary, for --dynamic_masking.")
+flags.DEFINE_string("masking_mix", ",".join(map(str, ORIGINAL_MASKING_MIX)),
+                    "MASK,SAME,RANDOM: the shares of --dynamic_masking's predictions shown as "
+                    "[MASK], as the same token, or as a random token; three non-negative numbers "
+                    "summing to 1 (the records' stored masks have create_pretraining_data's "
+                    "own --masking_mix).")
 flags.DEFINE_integer(
     "train_only_new_embeddings_steps", _D.train_only_new_embeddings_steps,
     "For this many first steps train only the word-embedding rows (and masked-LM output biases) "
@@ -74,6 +84,7 @@ def options_from_flags() -> PretrainingOptions:
         do_eval=FLAGS.do_eval, num_train_steps=FLAGS.num_train_steps,
         num_warmup_steps=FLAGS.num_warmup_steps, max_eval_steps=FLAGS.max_eval_steps,
         dynamic_masking=FLAGS.dynamic_masking, vocab_file=FLAGS.vocab_file,
+        masking_mix=shares(FLAGS.masking_mix, "--masking_mix", 3),
         train_only_new_embeddings_steps=FLAGS.train_only_new_embeddings_steps,
         **common_flags.training_options())
 

@@ -36,6 +36,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.command_line",         # the flags parsed; the one-line error
     "official.pretraining_shards",   # the generator's folder: shard names, summary.json
     "official.pretraining_records",  # the pretraining TFRecord format the input pipeline reads
+    "official.settings_parsing",     # settings given as text (--masking_mix), one-line errors
     "official.tasks.ner_metrics",    # conlleval's tag schemes (IOB1 -> IOB2), one rule for both
     "official.features",             # the featurisation rules the serving graphs follow too
     "official.tasks.base",           # the fine-tuning data interface (TaskData, Records)

@@ -23,6 +23,8 @@ import os
 
 from official.configs import BertConfig
 from official.output_paths import check_output_dir
+from official.pretraining_records import ORIGINAL_MASKING_MIX
+from official.settings_parsing import check_shares
 from official.text import vocab
 
 # --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
@@ -120,6 +122,9 @@ class PretrainingOptions(TrainingOptions):
     num_warmup_steps: int = 10000
     max_eval_steps: int = 100
     dynamic_masking: bool = False  # needs vocab_file: the ids of [MASK], [CLS], [SEP]
+    # (MASK, SAME, RANDOM) of dynamic masking (official/pretraining_records.py); the records'
+    # stored masks were made with create_pretraining_data's own --masking_mix.
+    masking_mix: tuple[float, float, float] = ORIGINAL_MASKING_MIX
     # The first updates train only the rows convert_checkpoint --extend_vocab added to the
     # init_checkpoint (and any head it lacked); see official/training/pretraining.py.
     train_only_new_embeddings_steps: int = 0
@@ -130,6 +135,18 @@ class PretrainingOptions(TrainingOptions):
             raise ValueError("at least one of do_train or do_eval must be True")
         if not self.input_file:
             raise ValueError("--input_file is needed: the pretraining records")
+        if len(self.masking_mix) != 3:
+            raise ValueError(f"--masking_mix must be 3 shares (MASK, SAME, RANDOM), got "
+                             f"{self.masking_mix!r}")
+        check_shares(self.masking_mix, "--masking_mix")
+        if tuple(self.masking_mix) != ORIGINAL_MASKING_MIX:
+            mix = ",".join(map(str, self.masking_mix))
+            if self.objective == "ltr":
+                raise ValueError(f"--masking_mix={mix}: --objective=ltr masks nothing")
+            if not self.dynamic_masking:
+                raise ValueError(f"--masking_mix={mix} needs --dynamic_masking: without it the "
+                                 f"records' masks are read as they were made (give "
+                                 f"create_pretraining_data the --masking_mix)")
         steps = self.train_only_new_embeddings_steps
         if steps < 0:
             raise ValueError(f"--train_only_new_embeddings_steps={steps}: must be at least 0")

@@ -127,4 +127,5 @@ def _dynamic_masking(options: PretrainingOptions, config: BertConfig,
         raise ValueError(f"{options.vocab_file} has {len(vocab)} tokens but "
                          f"{config_name} says vocab_size={config.vocab_size}")
     return DynamicMasking(vocab_size=config.vocab_size, mask_id=vocab["[MASK]"],
-                          special_ids=(0, vocab["[CLS]"], vocab["[SEP]"]))
+                          special_ids=(0, vocab["[CLS]"], vocab["[SEP]"]),
+                          masking_mix=options.masking_mix)

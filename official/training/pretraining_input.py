@@ -97,11 +97,14 @@ class DynamicMasking:
     `create_masked_lm_predictions` draws them, instead of the masks fixed at data generation
     (where `--dupe_factor` copies are the only variety). Tokens are chosen one by one, the
     original's default: its `--do_whole_word_mask` would need the vocabulary's "##" pieces.
+    `masking_mix` is (MASK, SAME, RANDOM), as create_pretraining_data's --masking_mix
+    (official/pretraining_records.py).
     """
     vocab_size: int
     mask_id: int                    # [MASK]
     special_ids: tuple[int, ...]    # never masked: [CLS], [SEP], padding 0
     masked_lm_prob: float = 0.15
+    masking_mix: tuple[float, float, float] = pretraining_records.ORIGINAL_MASKING_MIX
 
 
 def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
@@ -205,7 +208,8 @@ def mask_batch(features: dict[str, tf.Tensor], masking: DynamicMasking,
        candidates (real tokens not in special_ids), chosen uniformly among them: the candidates
        with the largest of one uniform key each. Each chosen token becomes [MASK] 80% of the
        time, stays 10%, becomes a uniform id in [0, vocab_size) 10%. Positions are sorted
-       ascending and padded with position 0, id 0, weight 0.
+       ascending and padded with position 0, id 0, weight 0. (Another masking_mix: [MASK],
+       the same token and a random id in its shares.)
 
     Random numbers come from stateless ops: tensorflow-text's `MaskValuesChooser` (and so
     `mask_language_model`) draws with the stateful `tf.random.uniform`, which makes the tf.data
@@ -220,17 +224,12 @@ def mask_batch(features: dict[str, tf.Tensor], masking: DynamicMasking,
     Returns:
       `features` with input_word_ids and the three masked_lm_* tensors replaced.
     """
-    ids = features["input_word_ids"]                                  # [B, S]
+    ids = unmasked_ids(features)                                      # [B, S]
     stored_positions = features["masked_lm_positions"]                # [B, P]
     max_predictions = stored_positions.shape[-1]
     batch, seq_len = tf.shape(ids)[0], tf.shape(ids)[1]
     # (row, column) pairs for scatter updates at [B, P] positions.
     rows = tf.broadcast_to(tf.range(batch)[:, None], tf.shape(stored_positions))
-
-    stored = features["masked_lm_weights"] > 0
-    stored_indices = tf.stack([rows, stored_positions], axis=-1)     # [B, P, 2]
-    ids = tf.tensor_scatter_nd_update(ids, tf.boolean_mask(stored_indices, stored),
-                                      tf.boolean_mask(features["masked_lm_ids"], stored))
 
     real = features["input_mask"] > 0
     special = tf.reduce_any(ids[:, :, None] == tf.constant(masking.special_ids, tf.int32), -1)
@@ -255,8 +254,9 @@ def mask_batch(features: dict[str, tf.Tensor], masking: DynamicMasking,
     draw = tf.random.stateless_uniform([batch, max_predictions], choice_seed)
     random_ids = tf.random.stateless_uniform([batch, max_predictions], random_id_seed,
                                              minval=0, maxval=masking.vocab_size, dtype=tf.int32)
-    replacements = tf.where(draw < 0.8, masking.mask_id,
-                            tf.where(draw < 0.9, originals, random_ids))
+    below_mask, below_same = pretraining_records.replacement_thresholds(masking.masking_mix)
+    replacements = tf.where(draw < below_mask, masking.mask_id,
+                            tf.where(draw < below_same, originals, random_ids))
     indices = tf.stack([rows, positions], axis=-1)
     masked_ids = tf.tensor_scatter_nd_update(ids, tf.boolean_mask(indices, chosen),
                                              tf.boolean_mask(replacements, chosen))
@@ -265,6 +265,19 @@ def mask_batch(features: dict[str, tf.Tensor], masking: DynamicMasking,
             "masked_lm_positions": positions,
             "masked_lm_ids": originals,
             "masked_lm_weights": tf.cast(chosen, tf.float32)}
+
+
+def unmasked_ids(features: dict[str, tf.Tensor]) -> tf.Tensor:
+    """The text before masking: input_word_ids [batch, seq_len] with masked_lm_ids put back at
+    masked_lm_positions wherever masked_lm_weights > 0 (padded predictions are left alone:
+    they point at position 0, [CLS])."""
+    positions = features["masked_lm_positions"]                       # [B, P]
+    rows = tf.broadcast_to(tf.range(tf.shape(positions)[0])[:, None], tf.shape(positions))
+    stored = features["masked_lm_weights"] > 0
+    indices = tf.stack([rows, positions], axis=-1)                    # [B, P, 2]
+    return tf.tensor_scatter_nd_update(features["input_word_ids"],
+                                       tf.boolean_mask(indices, stored),
+                                       tf.boolean_mask(features["masked_lm_ids"], stored))
 
 
 def _to_model_inputs(parsed: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
