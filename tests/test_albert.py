@@ -242,3 +242,36 @@ def test_formats_without_albert_refuse_it_in_one_line(tmp_path, output_format, e
         converter.write(output_format, bundle, str(tmp_path / output_format))
     assert not (tmp_path / output_format).exists() or not any(
         p for p in (tmp_path / output_format).iterdir() if not p.name.startswith("."))
+
+
+# Adaptation methods on shared layers.
+
+@pytest.mark.parametrize("flags, added", [
+    ({"lora_rank": 2}, ["bert/encoder/transformer/group_0/inner_group_0/attention_1/self/query"
+                        "/lora_A", "bert/encoder/transformer/group_0/inner_group_0/attention_1/"
+                        "self/value/lora_A"]),
+    ({"adapter_size": 4}, ["bert/encoder/transformer/group_0/inner_group_0/attention_1/output/"
+                           "adapters/weights1"])])
+def test_peft_methods_go_on_the_shared_blocks_once(flags, added):
+    from official.modeling.models import BertClassifier
+    from official.peft import methods
+
+    config = small_albert(num_hidden_groups=1)
+    model = BertClassifier(build_encoder(config), 2)
+    feed = inputs()
+    before = np.asarray(model(feed))
+    methods.apply(model, methods.from_flags(**flags))
+    names = tf1.weights_of(model)
+    for name in added:
+        assert name in names
+    new = sorted(set(names) - set(albert_names(config, heads=False)))
+    assert len(new) == {"lora_rank": 4, "adapter_size": 8}[next(iter(flags))]  # one block's
+    np.testing.assert_allclose(np.asarray(model(feed)), before, atol=1e-5)  # fresh: identity
+
+
+def test_distilling_layers_out_of_an_albert_teacher_is_refused_in_one_line():
+    from official.distillation.settings import DistillationSettings
+
+    settings = DistillationSettings.from_flags(teacher_checkpoint="teacher", student_layers="0,2")
+    with pytest.raises(ValueError, match="^--student_layers=0,2: the teacher has ALBERT's"):
+        settings.student_config(small_albert())

@@ -124,9 +124,13 @@ class DistillationSettings:
         """The student's config when it is made of teacher layers: the teacher's with fewer.
 
         Raises:
-          ValueError: a layer the teacher lacks.
+          ValueError: a layer the teacher lacks; a teacher in ALBERT's layout.
         """
         layers = self.student_layers or ()
+        if teacher.albert:
+            raise ValueError(f"--student_layers={_listed(layers)}: the teacher has ALBERT's "
+                             "layer groups, so its layers have no weights of their own to copy; "
+                             "give the student its own --bert_config_file")
         beyond = [i for i in layers if not 0 <= i < teacher.num_hidden_layers]
         if beyond:
             raise ValueError(f"--student_layers={_listed(layers)}: the teacher has layers 0 to "

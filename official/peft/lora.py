@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from official.checkpoints.tf1 import Weights
 
-DEFAULT_LORA_TARGETS = r"attention/self/(query|value)/kernel"
+# BERT's names and ALBERT's (attention_1/self/..., official/checkpoints/tf1.py).
+DEFAULT_LORA_TARGETS = r"attention(_1)?/self/(query|value)/kernel"
 _A, _B = "/lora_A", "/lora_B"
 _POOLER = "bert/pooler/"
 
