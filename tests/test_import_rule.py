@@ -64,7 +64,7 @@ OFFICIAL_ROOMS = (
     ("official.training",),   # the generic runs: ask tasks and adaptations through protocols
     ("official.export",),     # serving: maps a task's serving spec to its builder
     ("official.retrieval", "official.embeddings", "official.probing",
-     "official.robustness"),  # read checkpoints, exports
+     "official.robustness", "official.ablation"),  # read checkpoints, exports; run studies
 )
 
 

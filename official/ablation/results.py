@@ -1,0 +1,91 @@
+"""A study's numbers read back from what its runs wrote, per row, seed and column, and summarised.
+
+    read_value(source) -> float       one number (official/ablation/plan.py's Source)
+    collect(study, rows, seeds, sources, columns) -> Results
+      .values[row][column][seed]      each seed's number
+      .table[row][column]             their Summary (official/ablation/summary.py)
+
+Parameters (column "params", millions) are counted from each row's config
+(official/ablation/parameters.py), the same for every seed; a "<column>_per_m" number is that
+seed's score over them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Mapping, Sequence
+
+from official.ablation.columns import PER_MILLION
+from official.ablation.parameters import count_parameters
+from official.ablation.plan import Source
+from official.ablation.studies import Study
+from official.ablation.summary import Summary, summarize
+
+_TRANSFORMS = {"percent": lambda v: 100.0 * v, "as_is": lambda v: v, "exp": math.exp}
+
+
+def read_fields(path: str) -> dict[str, str]:
+    """The `key = value` lines of an eval_results.txt (the original's format).
+
+    Raises:
+      ValueError: a missing file, or a line of another shape, naming the file.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file (the stage that writes it did not)") from None
+    fields = {}
+    for number, line in enumerate(lines, start=1):
+        key, sep, value = line.partition(" = ")
+        if not sep:
+            raise ValueError(f"{path}:{number}: not a `key = value` line")
+        fields[key] = value
+    return fields
+
+
+def read_value(source: Source) -> float:
+    """The number `source` names.
+
+    Raises:
+      ValueError: the file or its field missing, or not a number.
+    """
+    value = read_fields(source.path).get(source.field)
+    if value is None:
+        raise ValueError(f"{source.path}: no {source.field}")
+    try:
+        return _TRANSFORMS[source.transform](float(value))
+    except ValueError:
+        raise ValueError(f"{source.path}: {source.field} = {value} is not a number") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Results:
+    """values[row][column][seed] and table[row][column] (the Summary over seeds)."""
+    values: dict[str, dict[str, dict[int, float]]]
+    table: dict[str, dict[str, Summary]]
+
+
+def collect(study: Study, rows: Sequence[str], seeds: Sequence[int],
+            sources: Mapping[tuple[str, int, str], Source],
+            columns: Sequence[str]) -> Results:
+    """Every measured column of every row and seed (see the module docstring)."""
+    values: dict[str, dict[str, dict[int, float]]] = {}
+    for row in rows:
+        params = count_parameters(study.row(row).config) / 1e6
+        per_seed: dict[str, dict[int, float]] = {}
+        for key in columns:
+            if key == "params":
+                per_seed[key] = {seed: params for seed in seeds}
+            elif not key.endswith(PER_MILLION):
+                per_seed[key] = {seed: read_value(sources[row, seed, key]) for seed in seeds}
+        for key in columns:
+            if key.endswith(PER_MILLION):
+                scores = per_seed[key[:-len(PER_MILLION)]]
+                per_seed[key] = {seed: score / params for seed, score in scores.items()}
+        values[row] = per_seed
+    table = {row: {key: summarize([by_seed[seed] for seed in seeds])
+                   for key, by_seed in per_column.items()}
+             for row, per_column in values.items()}
+    return Results(values, table)

@@ -1,0 +1,286 @@
+"""Entry-point commands run one after another as subprocesses, each reused once done, each
+resumed after an interruption.
+
+    stage = Stage("bert.seed1.pretrain", "row BERT, seed 1: pretrain (run_pretraining)",
+                  ["-m", "run_scripts.run_pretraining", ...], outputs=[".../pretrained"],
+                  inputs=[".../bert_config.json"], after=["data.nsp.seed1"])
+    Stages(state_dir, log_dir, cwd=REPO).run([stage, ...])
+
+demo/stages.py's rule, which this module follows (the demo's module cannot be imported from
+run_scripts/, tests/test_import_rule.py): a stage is done when its stamp
+(`state_dir/<name>.json`) says "done" under the same key and all its outputs exist; the key is a
+hash of the command, of the contents of its input files and of the keys of the stages it comes
+after. Change a flag, a data file or an earlier stage, and the stage runs again, its outputs
+removed first (run_pretraining would otherwise resume an old run).
+
+What differs from the demo's, for studies of many long runs:
+  - resuming: the stamp says "started" while a stage runs. Stopped by ctrl-C or SIGTERM, the
+    stage's command is sent that one signal (it runs in a session of its own, so a terminal's
+    ctrl-C reaches this process alone and the command gets it once), it is waited for (the
+    entry points save a checkpoint, or leave nothing half-written, and exit), and its outputs
+    are kept: the next run with the same key runs the same command over them, which resumes.
+    A second signal while waiting kills the command. This process then raises
+    KeyboardInterrupt, or `Stopped` for SIGTERM.
+  - a command that fails (any other non-zero exit) has its outputs and stamp removed.
+  - each command's stdout and stderr go to `log_dir/<name>.log` (appended to when resumed),
+    and to this process's stderr too with `echo`; a progress line on stderr names each stage
+    as it starts, ends, or is reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Callable, Iterator
+
+from official.atomic_files import open_atomically
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One command.
+
+    Attributes:
+      name: unique, the stamp's and the log's file name ("bert.seed1.pretrain").
+      title: what the progress line says ("row BERT (MLM+NSP), seed 1: pretrain").
+      command: the arguments after `python` (["-m", "run_scripts.run_pretraining", ...]).
+      outputs: the files and folders it makes.
+      inputs: the files it reads that no earlier stage makes (their contents are in its key).
+      after: the names of the stages whose outputs it reads.
+    """
+    name: str
+    title: str
+    command: list[str]
+    outputs: list[str]
+    inputs: list[str] = dataclasses.field(default_factory=list)
+    after: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class StageRun:
+    """What became of a stage: `reused` (done before) or run now for `seconds`."""
+    stage: Stage
+    reused: bool
+    seconds: float
+
+
+class StageFailed(RuntimeError):
+    """A stage's command exited with a non-zero status; the message names the stage, the status,
+    the log and the log's last line."""
+
+    def __init__(self, stage: Stage, returncode: int, log: str, last_line: str):
+        said = f"; it said: {last_line}" if last_line else ""
+        super().__init__(f"{stage.title}: exit status {returncode} (log: {log}){said}")
+        self.returncode = returncode
+
+
+class Stopped(BaseException):
+    """SIGTERM arrived (a BaseException, as KeyboardInterrupt is: no `except Exception` may take
+    it for a failure)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# TensorFlow's C++ lines from before its logging is set up, which TF_CPP_MIN_LOG_LEVEL does not
+# silence: start-up noise in every command (demo/stages.py leaves them out the same way).
+_START_UP_NOISE = re.compile(r"^([IWE]0000 00:00:|WARNING: All log messages before "
+                             r"absl::InitializeLog\(\) is called)")
+
+
+def remove(paths: list[str]) -> None:
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+
+
+def format_seconds(seconds: float) -> str:
+    """"42 s", "3 min 05 s" or "2 h 03 min"."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _stderr_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class Stages:
+    """Runs stages in order with `python` in `cwd`, their stamps in `state_dir` and logs in
+    `log_dir`; `progress` gets each progress line (default: stderr); `echo` copies each
+    command's output to stderr. Commands get TF_CPP_MIN_LOG_LEVEL=3 unless it is set."""
+
+    def __init__(self, state_dir: str, log_dir: str, python: str = sys.executable,
+                 cwd: str | None = None, echo: bool = False,
+                 progress: Callable[[str], None] = _stderr_line):
+        self.state_dir, self.log_dir = state_dir, log_dir
+        self.python, self.cwd, self.echo, self.progress = python, cwd, echo, progress
+        self.current: Stage | None = None  # the stage running (an interruption names it)
+        self._keys: dict[str, str] = {}
+        self._digests: dict[tuple[str, int, int], str] = {}
+
+    def _digest(self, path: str) -> str:
+        stat = os.stat(path)
+        known = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+        if known not in self._digests:
+            with open(path, "rb") as f:
+                self._digests[known] = hashlib.file_digest(f, "sha256").hexdigest()
+        return self._digests[known]
+
+    def key(self, stage: Stage) -> str:
+        """The hash of what the stage's outputs depend on (see the module docstring)."""
+        missing = [name for name in stage.after if name not in self._keys]
+        if missing:
+            raise ValueError(f"stage {stage.name!r} comes after {missing}, which have not run")
+        described = {"command": stage.command,
+                     "inputs": {path: self._digest(path) for path in stage.inputs},
+                     "after": [self._keys[name] for name in stage.after]}
+        return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+
+    def _stamp(self, stage: Stage) -> str:
+        return os.path.join(self.state_dir, f"{stage.name}.json")
+
+    def _read_stamp(self, stage: Stage) -> dict:
+        try:
+            with open(self._stamp(stage), encoding="utf-8") as f:
+                stamp = json.load(f)
+        except (OSError, ValueError):
+            return {}
+        return stamp if isinstance(stamp, dict) else {}
+
+    def is_done(self, stage: Stage, key: str) -> bool:
+        stamp = self._read_stamp(stage)
+        return (stamp.get("key") == key and stamp.get("state") == "done"
+                and all(os.path.exists(path) for path in stage.outputs))
+
+    def run(self, stages: list[Stage]) -> list[StageRun]:
+        """Runs (or reuses) every stage in order; raises StageFailed at the first that fails,
+        KeyboardInterrupt or Stopped when interrupted (see the module docstring)."""
+        runs = []
+        with _sigterm_raises_stopped():
+            for number, stage in enumerate(stages, start=1):
+                key = self.key(stage)
+                where = f"[{number}/{len(stages)}] {stage.title}"
+                if self.is_done(stage, key):
+                    seconds = self._read_stamp(stage).get("seconds", 0.0)
+                    self.progress(f"{where}: reused (done before with the same command and "
+                                  "inputs)")
+                    runs.append(StageRun(stage, True, seconds))
+                else:
+                    runs.append(StageRun(stage, False, self._execute(stage, key, where)))
+                self._keys[stage.name] = key
+        return runs
+
+    def _write_stamp(self, stage: Stage, key: str, state: str, seconds: float = 0.0) -> None:
+        os.makedirs(self.state_dir, exist_ok=True)
+        with open_atomically(self._stamp(stage)) as f:
+            json.dump({"key": key, "state": state, "command": stage.command,
+                       "seconds": seconds}, f, indent=2)
+
+    def _execute(self, stage: Stage, key: str, where: str) -> float:
+        stamp = self._read_stamp(stage)
+        resume = stamp.get("key") == key and stamp.get("state") == "started"
+        if not resume:
+            remove([self._stamp(stage), *stage.outputs])
+        self._write_stamp(stage, key, "started")
+        os.makedirs(self.log_dir, exist_ok=True)
+        log = os.path.join(self.log_dir, f"{stage.name}.log")
+        self.progress(f"{where}: {'resuming' if resume else 'running'} (log: {log})")
+        started = time.perf_counter()
+        self.current = stage
+        returncode, last_line = self._run_command(stage.command, log, append=resume)
+        self.current = None
+        seconds = time.perf_counter() - started
+        if returncode != 0:
+            remove([*stage.outputs, self._stamp(stage)])
+            raise StageFailed(stage, returncode, log, last_line)
+        missing = [path for path in stage.outputs if not os.path.exists(path)]
+        if missing:
+            remove([*stage.outputs, self._stamp(stage)])
+            raise StageFailed(stage, 0, log, f"it made no {', '.join(missing)}")
+        self._write_stamp(stage, key, "done", seconds)
+        self.progress(f"{where}: done in {format_seconds(seconds)}")
+        return seconds
+
+    def _run_command(self, command: list[str], log: str, append: bool) -> tuple[int, str]:
+        """Runs `python *command`, its output to `log`; (exit status, last line of output)."""
+        env = dict(os.environ)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        last = ""
+        with open(log, "a" if append else "w", encoding="utf-8") as out:
+            if append:
+                out.write("\n--- resumed ---\n")
+            out.write("$ python " + " ".join(command) + "\n")
+            out.flush()
+            child = subprocess.Popen([self.python, *command], cwd=self.cwd, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     errors="replace", start_new_session=True)
+            try:
+                for line in child.stdout:
+                    last = self._take(line, out) or last
+                child.wait()
+            except (KeyboardInterrupt, Stopped) as stop:
+                signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
+                with _second_signal_kills(child):
+                    if child.poll() is None:
+                        child.send_signal(signum)
+                    for line in child.stdout:
+                        self._take(line, out)
+                    child.wait()
+                raise
+            finally:
+                child.stdout.close()
+        return child.returncode, last
+
+    def _take(self, line: str, out) -> str:
+        """Writes a line of a command's output to its log (and stderr with echo); returns it
+        stripped, or "" for start-up noise and blank lines."""
+        if _START_UP_NOISE.match(line):
+            return ""
+        out.write(line)
+        out.flush()
+        if self.echo:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        return line.strip()
+
+
+@contextlib.contextmanager
+def _sigterm_raises_stopped() -> Iterator[None]:
+    def stop(signum, frame):
+        raise Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _second_signal_kills(child: subprocess.Popen) -> Iterator[None]:
+    """While a stopped command finishes: another ctrl-C or SIGTERM kills it at once."""
+    def kill(signum, frame):
+        child.kill()
+
+    previous = {s: signal.signal(s, kill) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -1,0 +1,456 @@
+"""The ablation studies' logic, without running a stage (official/ablation/): the mean and sample
+standard deviation over seeds, the ordering checks against hand-worked cases and against the
+papers' own figures, the paper-shaped table, the rows' flags and configs, the stages' commands,
+the task data, and the parameter count against built encoders."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from official import configs
+from official.ablation import paper, report, studies, task_data
+from official.ablation.columns import column
+from official.ablation.orderings import Chain, LargerGap, check
+from official.ablation.parameters import count_parameters
+from official.ablation.plan import Source, make_plan, squad_lengths
+from official.ablation.results import Results, collect, read_value
+from official.ablation.settings import AblationSettings
+from official.ablation.summary import Summary, format_summary, summarize
+from official.configs import BertConfig
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VOCAB = os.path.join(REPO, "tests", "data", "cased_vocab.txt")
+CORPUS = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
+
+
+# ---- mean and standard deviation over seeds ---------------------------------------------------
+
+def test_the_mean_and_sample_standard_deviation_of_hand_worked_cases():
+    assert summarize([71.0, 73.0, 72.0]) == Summary(72.0, 1.0, 3)
+    # 1, 2, 3, 4: mean 2.5, squared deviations 2.25 + 0.25 + 0.25 + 2.25 = 5, over n - 1 = 3.
+    four = summarize([1.0, 2.0, 3.0, 4.0])
+    assert four.mean == 2.5 and four.std == pytest.approx(math.sqrt(5 / 3), abs=1e-12)
+    assert four.std == pytest.approx(np.std([1, 2, 3, 4], ddof=1), abs=1e-12)
+    assert summarize([0.5, 0.5]) == Summary(0.5, 0.0, 2)
+
+
+def test_one_seed_has_no_standard_deviation():
+    assert summarize([80.25]) == Summary(80.25, None, 1)
+    assert format_summary(summarize([80.25]), 1) == "80.2 ± n/a"
+    assert format_summary(summarize([3.0, 5.0]), 2, "+/-") == "4.00 +/- 1.41"
+    with pytest.raises(ValueError, match="no values"):
+        summarize([])
+
+
+# ---- the ordering checks ---------------------------------------------------------------------
+
+NAMES = {"a": "A", "b": "B", "c": "C"}
+
+
+def table_of(**rows):
+    """{row: {column: Summary}} from row=(column, values...) pairs."""
+    return {row: {key: summarize(values)} for row, (key, *values) in rows.items()}
+
+
+def test_a_chain_holds_only_when_every_step_holds():
+    table = table_of(a=("mrpc", 70.0, 72.0), b=("mrpc", 78.0, 78.0), c=("mrpc", 75.0, 75.0))
+    assert check(Chain("mrpc", ("a", "b"), "<"), table, NAMES).line() == \
+        "A < B on MRPC: holds, 71.0 +/- 1.4 vs 78.0 +/- 0.0"
+    assert check(Chain("mrpc", ("b", "a"), "<"), table, NAMES).line() == \
+        "B < A on MRPC: does not hold, 78.0 +/- 0.0 vs 71.0 +/- 1.4"
+    # a < c holds, c < b holds, but the claim a < b < c does not.
+    assert check(Chain("mrpc", ("a", "c", "b"), "<"), table, NAMES).holds is True
+    assert check(Chain("mrpc", ("a", "b", "c"), "<"), table, NAMES).holds is False
+    assert check(Chain("mrpc", ("b", "c", "a"), ">"), table, NAMES).holds is True
+
+
+def test_a_tie_satisfies_at_most_but_not_below():
+    table = table_of(a=("sst2", 80.0), b=("sst2", 80.0))
+    assert check(Chain("sst2", ("a", "b"), "<="), table, NAMES).holds is True
+    assert check(Chain("sst2", ("a", "b"), "<"), table, NAMES).holds is False
+
+
+def test_a_gap_within_the_seeds_spread_is_said():
+    table = table_of(a=("mrpc", 70.0, 74.0), b=("mrpc", 72.5, 72.5))
+    verdict = check(Chain("mrpc", ("a", "b"), "<"), table, NAMES)
+    assert verdict.holds is True
+    assert verdict.evidence.endswith("(the gap between A and B is within the seeds' standard "
+                                     "deviation)")
+
+
+def test_a_missing_row_or_column_is_not_measured():
+    table = table_of(a=("mrpc", 70.0))
+    verdict = check(Chain("mrpc", ("a", "b"), "<"), table, NAMES)
+    assert verdict.holds is None
+    assert verdict.line() == "A < B on MRPC: not measured (no MRPC for B)"
+    assert check(Chain("ppl", ("a", "a"), ">"), table, NAMES).holds is None
+
+
+def test_a_larger_gap_compares_the_two_columns_differences():
+    table = {"a": {"ner": summarize([95.4]), "ner_feature": summarize([94.9])},
+             "b": {"ner": summarize([94.9]), "ner_feature": summarize([94.0])}}
+    verdict = check(LargerGap("a", "b", "ner_feature", "ner"), table, NAMES)
+    # feature-based: 94.9 - 94.0 = 0.9; fine-tuned: 95.4 - 94.9 = 0.5.
+    assert verdict.line() == ("A - B is larger on NER feature-based than on NER fine-tuned: "
+                              "holds, 0.9 vs 0.5")
+    assert check(LargerGap("a", "b", "ner", "ner_feature"), table, NAMES).holds is False
+
+
+def paper_table(table: paper.PaperTable) -> dict[str, dict[str, Summary]]:
+    return {row.id: {key: Summary(value, None, 1) for key, value in row.values.items()}
+            for row in table.rows}
+
+
+def with_per_million(table):
+    for values in table.values():
+        for key in list(values):
+            if key not in ("params",) and "params" in values:
+                values[key + "_per_m"] = Summary(values[key].mean / values["params"].mean,
+                                                 None, 1)
+    return table
+
+
+@pytest.mark.parametrize("name", ["objectives", "masking", "albert"])
+def test_every_expected_ordering_holds_on_the_papers_own_figures(name):
+    study = studies.study(name, "mini", 30522)
+    table = with_per_million(paper_table(study.paper))
+    names = {row.id: row.label for row in study.paper.rows}
+    verdicts = [check(ordering, table, names) for ordering in study.orderings]
+    assert all(v.holds is not False for v in verdicts), [v.line() for v in verdicts]
+    # Unmeasured only where the paper has no such column (ALBERT's MRPC).
+    reported = {key for values in table.values() for key in values}
+    for ordering, verdict in zip(study.orderings, verdicts):
+        columns = ({ordering.column} if isinstance(ordering, Chain)
+                   else {ordering.wider, ordering.narrower})
+        assert verdict.holds is (True if columns <= reported else None), verdict.line()
+    assert sum(v.holds is True for v in verdicts) >= 4
+
+
+def test_the_size_orderings_hold_on_table_6():
+    sizes = paper.sizes({})
+    table = paper_table(sizes)
+    ids = tuple(row.id for row in sizes.rows)  # the paper's order: smallest first
+    names = {row.id: row.label for row in sizes.rows}
+    assert [check(o, table, names).holds for o in studies.size_orderings(ids)] == [True] * 4
+
+
+# ---- the studies' rows -----------------------------------------------------------------------
+
+def test_the_objectives_rows_and_their_flags():
+    study = studies.study("objectives", "mini", 30522)
+    rows = {row.id: row for row in study.rows}
+    assert [r.name for r in study.rows] == ["BERT (MLM+NSP)", "No NSP", "LTR & No NSP"]
+    assert rows["bert"].data.flags() == ["--objective=nsp"]
+    assert rows["no_nsp"].data == rows["ltr_no_nsp"].data  # one set of records for both
+    assert rows["ltr_no_nsp"].pretraining_flags == ("--objective=ltr",)
+    assert rows["ltr_no_nsp"].finetuning_flags == ("--objective=ltr",)
+    assert {r.config for r in study.rows} == {configs.preset("mini", 30522)}
+
+
+def test_the_masking_rows_are_the_papers_six_mixes():
+    study = studies.study("masking", "mini", 30522)
+    assert [row.data.flags() for row in study.rows] == [
+        ["--objective=nsp"],  # 80/10/10: the generator's default
+        ["--objective=nsp", "--masking_mix=1,0,0"],
+        ["--objective=nsp", "--masking_mix=0.8,0,0.2"],
+        ["--objective=nsp", "--masking_mix=0.8,0.2,0"],
+        ["--objective=nsp", "--masking_mix=0,0.2,0.8"],
+        ["--objective=nsp", "--masking_mix=0,0,1"]]
+    assert [row.name for row in study.rows][:2] == ["80% / 10% / 10%", "100% / 0% / 0%"]
+    assert study.rows[1].data.id == "nsp_mix_100_0_0"
+
+
+def test_the_albert_rows_share_and_factorise_at_the_chosen_size():
+    study = studies.study("albert", "mini", 30522)
+    shapes = {row.id: (row.config.embedding_width, row.config.hidden_groups,
+                       row.config.inner_group_num, row.config.hidden_size)
+              for row in study.rows}
+    assert shapes == {"not_shared_e_h": (256, 4, 1, 256), "not_shared_e64": (64, 4, 1, 256),
+                      "shared_e_h": (256, 1, 1, 256), "shared_e64": (64, 1, 1, 256)}
+    assert {row.data.objective for row in study.rows} == {"sop"}
+    written = json.loads(study.row("shared_e64").config.to_json_string())
+    assert (written["embedding_size"], written["num_hidden_groups"]) == (64, 1)
+
+
+@pytest.mark.parametrize("size, expected", [
+    ("mini", ["L2_H128", "L4_H256", "L4_H512"]),
+    ("tiny", ["L2_H128", "L4_H256", "L4_H512"]),
+    ("base", ["L8_H512", "L12_H768", "L24_H1024"]),
+    ("large", ["L8_H512", "L12_H768", "L24_H1024"]),
+    ("L6_H512", ["L6_H256", "L6_H512", "L6_H768"]),
+    ("L2_H128", ["L2_H128", "L2_H256", "L2_H512"])])
+def test_the_sizes_rows_around_the_chosen_size(size, expected):
+    study = studies.study("sizes", size, 1000)
+    assert [row.id for row in study.rows] == expected
+    assert [row.config.num_hidden_layers * row.config.hidden_size for row in study.rows] == \
+        sorted(row.config.num_hidden_layers * row.config.hidden_size for row in study.rows)
+
+
+def test_an_unknown_study_or_size_is_one_line_naming_the_flag():
+    with pytest.raises(ValueError, match=r"^--study=tables: not a study; one of objectives, "):
+        studies.study("tables", "mini", 100)
+    with pytest.raises(ValueError, match=r"^--size=huge: not a preset; one of tiny, mini, "):
+        studies.study("sizes", "huge", 100)
+
+
+# ---- the stages' commands --------------------------------------------------------------------
+
+def settings_for(tmp_path, **changes):
+    values = dict(study="objectives", corpus=(CORPUS,), vocab_file=VOCAB,
+                  output_dir=str(tmp_path / "out"), size="tiny", seeds=2, tasks=("mrpc",),
+                  glue_dir=str(tmp_path / "glue"), conll_dir=str(tmp_path / "conll"),
+                  max_seq_length=64, pretrain_steps=50)
+    values.update(changes)
+    return AblationSettings(**values)
+
+
+def flags_of(command):
+    return dict(arg[2:].split("=", 1) for arg in command if arg.startswith("--") and "=" in arg)
+
+
+def test_the_objectives_plan_shares_records_and_passes_the_ltr_flags(tmp_path):
+    settings = settings_for(tmp_path)
+    study = studies.study("objectives", "tiny", 3891)
+    stages = make_plan(settings, study).stages
+    assert [s.name for s in stages if s.name.endswith("seed1") or ".seed1." in s.name] == [
+        "data.nsp.seed1", "bert.seed1.pretrain", "bert.seed1.mrpc", "data.none.seed1",
+        "no_nsp.seed1.pretrain", "no_nsp.seed1.mrpc", "ltr_no_nsp.seed1.pretrain",
+        "ltr_no_nsp.seed1.mrpc"]
+    assert len(stages) == 16  # and the same for seed 2
+    by_name = {s.name: s for s in stages}
+    ltr_pretrain = by_name["ltr_no_nsp.seed2.pretrain"]
+    assert flags_of(ltr_pretrain.command)["objective"] == "ltr"
+    assert ltr_pretrain.after == ["data.none.seed2"]
+    assert flags_of(by_name["ltr_no_nsp.seed2.mrpc"].command)["objective"] == "ltr"
+    assert "objective" not in flags_of(by_name["no_nsp.seed2.mrpc"].command)
+    pretrain = flags_of(by_name["bert.seed2.pretrain"].command)
+    assert pretrain["seed"] == "2" and pretrain["num_train_steps"] == "50"
+    assert pretrain["input_file"].endswith("data/nsp/seed2/pretraining-0000[1-9]-of-00010"
+                                           ".tfrecord")
+    assert flags_of(by_name["data.nsp.seed2"].command)["random_seed"] == "2"
+    # Every row's pretraining differs from the others' only in its own flags: the same budget.
+    budgets = {tuple(sorted((k, v) for k, v in flags_of(s.command).items()
+                            if k in ("train_batch_size", "max_seq_length", "num_train_steps",
+                                     "learning_rate")))
+               for s in stages if s.name.endswith(".pretrain")}
+    assert len(budgets) == 1
+    finetune = flags_of(by_name["bert.seed1.mrpc"].command)
+    assert finetune["init_checkpoint"] == finetune["bert_config_file"].rsplit("/", 1)[0]
+
+
+def test_the_sizes_plan_measures_held_out_perplexity(tmp_path):
+    settings = settings_for(tmp_path, study="sizes", seeds=1)
+    study = studies.study("sizes", "tiny", 3891)
+    plan = make_plan(settings, study)
+    held_out = [s for s in plan.stages if s.name.endswith(".heldout")]
+    assert [s.name for s in held_out] == ["L2_H128.seed1.heldout", "L4_H256.seed1.heldout",
+                                          "L4_H512.seed1.heldout"]
+    assert flags_of(held_out[0].command)["input_file"].endswith(
+        "data/nsp/seed1/pretraining-00000-of-00010.tfrecord")
+    assert plan.sources["L2_H128", 1, "ppl"].field == "masked_lm_loss"
+    assert len({s.name for s in plan.stages if s.name.startswith("data.")}) == 1
+
+
+def test_the_masking_plan_runs_ner_fine_tuned_and_feature_based(tmp_path):
+    settings = settings_for(tmp_path, study="masking", size="mini", seeds=1, tasks=("conll",),
+                            rows=("80_10_10", "100_0_0"))
+    study = studies.study("masking", "mini", 3891)
+    by_name = {s.name: s for s in make_plan(settings, study).stages}
+    assert "--masking_mix=1,0,0" in by_name["data.nsp_mix_100_0_0.seed1"].command
+    feature = flags_of(by_name["100_0_0.seed1.conll_feature"].command)
+    assert feature["feature_based"] == "concat_last_4" and feature["learning_rate"] == "0.001"
+    assert "feature_based" not in flags_of(by_name["100_0_0.seed1.conll"].command)
+    no_feature = settings_for(tmp_path, study="masking", size="mini", seeds=1, tasks=("conll",),
+                              feature_based=None)
+    assert not any(s.name.endswith("conll_feature")
+                   for s in make_plan(no_feature, study).stages)
+
+
+def test_squad_windows_leave_no_gap_between_them():
+    assert squad_lengths(384) == (64, 158)
+    assert squad_lengths(128) == (32, 46)
+    query, stride = squad_lengths(64)
+    assert stride < 64 - query - 3
+
+
+# ---- settings --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("changes, message", [
+    ({"seeds": 0}, "--seeds=0: must be at least 1"),
+    ({"tasks": ("mrpc", "qqp")}, "--tasks=mrpc,qqp: qqp is not a task"),
+    ({"max_seq_length": 4}, "--max_seq_length=4: must be 8 to 512"),
+    ({"finetune_learning_rate": 0.0}, "--finetune_learning_rate=0.0: must be positive"),
+    ({"feature_based": "middle"}, "--feature_based: 'middle' is not one of concat_last_4")])
+def test_bad_settings_are_refused_when_made(tmp_path, changes, message):
+    with pytest.raises(ValueError, match="^" + message):
+        settings_for(tmp_path, **changes)
+
+
+def test_seeds_count_from_the_first_seed(tmp_path):
+    assert settings_for(tmp_path, seeds=3).seed_list() == (1, 2, 3)
+    assert settings_for(tmp_path, seeds=2, first_seed=7).seed_list() == (7, 8)
+    assert settings_for(tmp_path, max_seq_length=128).max_predictions_per_seq == 20
+
+
+# ---- task data -------------------------------------------------------------------------------
+
+def test_the_sst2_subset_is_a_fixed_sample_with_the_dev_set_as_it_is(tmp_path):
+    (tmp_path / "glue" / "SST-2").mkdir(parents=True)
+    rows = [f"sentence {i} \t{i % 2}\n" for i in range(50)]
+    (tmp_path / "glue" / "SST-2" / "train.tsv").write_text("sentence\tlabel\n" + "".join(rows))
+    (tmp_path / "glue" / "SST-2" / "dev.tsv").write_text("sentence\tlabel\nfine \t1\n")
+    assert task_data.sst2_subset(str(tmp_path / "glue"), 20, str(tmp_path / "a")) == (20, 50)
+    assert task_data.sst2_subset(str(tmp_path / "glue"), 20, str(tmp_path / "b")) == (20, 50)
+    first = (tmp_path / "a" / "train.tsv").read_text()
+    assert first == (tmp_path / "b" / "train.tsv").read_text()
+    lines = first.splitlines(keepends=True)
+    assert lines[0] == "sentence\tlabel\n" and len(set(lines[1:])) == 20
+    assert set(lines[1:]) <= set(rows) and lines[1:] != rows[:20]
+    assert (tmp_path / "a" / "dev.tsv").read_text() == "sentence\tlabel\nfine \t1\n"
+
+
+def test_the_squad_sample_is_split_by_article(tmp_path):
+    def article(title, questions):
+        qas = [{"id": f"{title}{i}", "question": "q?",
+                "answers": [{"text": "a", "answer_start": 0}, {"text": "a b", "answer_start": 0}]}
+               for i in range(questions)]
+        return {"title": title, "paragraphs": [{"context": "a b c", "qas": qas}]}
+
+    source = tmp_path / "squad.json"
+    source.write_text(json.dumps({"data": [article(t, 3) for t in "abcde"], "version": "1.1"}))
+    counts = task_data.squad_split(str(source), 5, 100, str(tmp_path / "split"))
+    assert counts == {"train": (2, 5), "dev": (1, 3)}
+    train = json.loads((tmp_path / "split" / "train.json").read_text())
+    dev = json.loads((tmp_path / "split" / "dev.json").read_text())
+    assert [a["title"] for a in train["data"]] == ["a", "b"]  # 4 training articles, 5 questions
+    assert [a["title"] for a in dev["data"]] == ["e"]
+    assert all(len(qa["answers"]) == 1 for a in train["data"] for p in a["paragraphs"]
+               for qa in p["qas"])
+    assert len(dev["data"][0]["paragraphs"][0]["qas"][0]["answers"]) == 2
+    (tmp_path / "one.json").write_text(json.dumps({"data": [article("a", 2)]}))
+    with pytest.raises(ValueError, match="1 article.*needs two or more"):
+        task_data.read_articles(str(tmp_path / "one.json"))
+
+
+# ---- parameters ------------------------------------------------------------------------------
+
+def test_bert_base_has_the_parameters_hugging_face_counts():
+    assert count_parameters(configs.preset("base")) == 109_482_240
+
+
+@pytest.mark.parametrize("changes", [
+    {}, {"embedding_size": 16}, {"num_hidden_groups": 1}, {"embedding_size": 16,
+                                                           "num_hidden_groups": 1},
+    {"num_hidden_groups": 2, "num_hidden_layers": 4}])
+def test_the_count_is_the_built_encoders(changes):
+    from official.modeling.encoder import BertEncoder
+
+    config = BertConfig(**{**dict(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                                  num_attention_heads=2, intermediate_size=48,
+                                  max_position_embeddings=40, type_vocab_size=2), **changes})
+    encoder = BertEncoder(**config.to_dict())
+    assert count_parameters(config) == sum(int(np.prod(v.shape)) for v in encoder.weights)
+
+
+# ---- results and the report ------------------------------------------------------------------
+
+def write_eval(path, **fields):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{k} = {v}\n" for k, v in sorted(fields.items())))
+
+
+def test_numbers_are_read_as_their_source_says(tmp_path):
+    write_eval(tmp_path / "eval_results.txt", eval_accuracy=0.75, masked_lm_loss=1.5, f1=81.25)
+    path = str(tmp_path / "eval_results.txt")
+    assert read_value(Source(path, "eval_accuracy", "percent")) == 75.0
+    assert read_value(Source(path, "f1", "as_is")) == 81.25
+    assert read_value(Source(path, "masked_lm_loss", "exp")) == pytest.approx(math.exp(1.5))
+    with pytest.raises(ValueError, match="eval_results.txt: no eval_f1"):
+        read_value(Source(path, "eval_f1", "percent"))
+    with pytest.raises(ValueError, match="missing.txt: no such file"):
+        read_value(Source(str(tmp_path / "missing.txt"), "f1", "as_is"))
+
+
+def albert_outcome(tmp_path, seeds=(1, 2)):
+    """An albert study of two rows on SST-2 whose runs "wrote" hand-picked accuracies."""
+    study = studies.study("albert", "tiny", 100)
+    rows = ("not_shared_e_h", "shared_e_h")
+    accuracy = {("not_shared_e_h", 1): 0.80, ("not_shared_e_h", 2): 0.82,
+                ("shared_e_h", 1): 0.78, ("shared_e_h", 2): 0.76}
+    sources = {}
+    for (row, seed), value in accuracy.items():
+        path = tmp_path / "rows" / row / f"seed{seed}" / "sst2" / "eval_results.txt"
+        write_eval(path, eval_accuracy=value)
+        sources[row, seed, "sst2"] = Source(str(path), "eval_accuracy", "percent")
+    measured = study.measured_columns(("sst2",), False)
+    found = collect(study, rows, seeds, sources, measured)
+    return report.Outcome(study, rows, seeds, measured, found, sources, [("seeds", "1, 2")],
+                          str(tmp_path))
+
+
+def test_the_albert_table_counts_parameters_and_accuracy_per_parameter(tmp_path):
+    outcome = albert_outcome(tmp_path)
+    assert outcome.measured == ("params", "sst2", "sst2_per_m")
+    params = {row: count_parameters(outcome.study.row(row).config) / 1e6
+              for row in outcome.rows}
+    assert params["shared_e_h"] < params["not_shared_e_h"]
+    table = outcome.results.table
+    assert table["not_shared_e_h"]["sst2"].mean == pytest.approx(81.0)
+    assert table["not_shared_e_h"]["sst2"].std == pytest.approx(math.sqrt(2))
+    assert table["shared_e_h"]["sst2_per_m"].mean == pytest.approx(77.0 / params["shared_e_h"])
+    lines = report.table(outcome).splitlines()
+    assert lines[0] == "| row | params (M) | SST-2 | SST-2 / M params |"
+    not_shared = params["not_shared_e_h"]
+    per_m = np.std([80 / not_shared, 82 / not_shared], ddof=1)
+    assert lines[2] == (f"| not shared, E=128 (ours) | {not_shared:.1f} ± 0.0 | 81.0 ± 1.4 | "
+                        f"{81 / not_shared:.2f} ± {per_m:.2f} |")
+    assert lines[3].startswith("| ALBERT-base not-shared, E=768 (paper) | 109.1 | 92.8 | ")
+    assert lines[4].startswith("| all shared, E=128 (ours) |")
+    # The paper's rows beside none of ours come last.
+    assert [line.split(" | ")[0] for line in lines[6:]] == [
+        "| ALBERT-base not-shared, E=64 (paper)", "| ALBERT-base all-shared, E=64 (paper)"]
+
+
+def test_the_report_says_each_ordering_and_where_each_number_came_from(tmp_path):
+    outcome = albert_outcome(tmp_path)
+    text = report.markdown(outcome)
+    # A gap of 4 is larger than the standard deviations (1.4): no "within" note.
+    assert "- all shared, E=128 < not shared, E=128 on SST-2: holds, 77.0 +/- 1.4 vs 81.0 " \
+           "+/- 1.4; the paper: 90.6 vs 92.8" in text
+    assert "- not shared, E=128 < all shared, E=128 on SST-2 / M params: holds," in text
+    # The E=64 rows were not run: their orderings are said to be unmeasured.
+    assert "- all shared, E=64 < not shared, E=64 on SST-2: not measured (no SST-2 for all " \
+           "shared, E=64, not shared, E=64" in text
+    assert "Not measured here (their tasks were not run): all shared, E=128 < not shared, " \
+           "E=128 on MRPC;" in text
+    assert ("- SST-2: dev accuracy (%) after the last fine-tuning epoch (run_scripts."
+            "run_classifier --task_name=SST-2, trained on the SST-2 subset): "
+            "`rows/<row>/seed<k>/sst2/eval_results.txt`, field `eval_accuracy` x 100") in text
+    data = report.to_json(outcome)
+    assert data["rows"][1]["values"]["sst2"] == {"1": 78.0, "2": 76.0}
+    assert data["rows"][1]["sources"]["sst2"]["2"] == {
+        "path": "rows/shared_e_h/seed2/sst2/eval_results.txt", "field": "eval_accuracy",
+        "transform": "percent"}
+    assert data["rows"][1]["config"]["num_hidden_groups"] == 1
+    report.write(outcome)
+    assert (tmp_path / "REPORT.md").read_text() == text
+    assert json.loads((tmp_path / "results.json").read_text()) == json.loads(json.dumps(data))
+
+
+def test_one_seed_is_written_n_a():
+    study = studies.study("objectives", "tiny", 100)
+    outcome = report.Outcome(study, ("bert", "no_nsp"), (3,), ("mrpc",),
+                             Results({}, {"bert": {"mrpc": Summary(71.25, None, 1)},
+                                          "no_nsp": {"mrpc": Summary(70.0, None, 1)}}),
+                             {}, [], "out")
+    lines = report.table(outcome).splitlines()
+    assert lines[2] == "| BERT (MLM+NSP) (ours) | — | — | 71.2 ± n/a | — | — |"
+    assert lines[4] == "| No NSP (ours) | — | — | 70.0 ± n/a | — | — |"
+    assert lines[5] == "| No NSP (paper) | 83.9 | 84.9 | 86.5 | 92.6 | 87.9 |"
+    assert "over 1 seed (3)" in report.markdown(outcome)
+    assert column("mrpc_per_m").title == "MRPC / M params"
