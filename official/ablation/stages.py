@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -225,7 +226,7 @@ class Stages:
         with open(log, "a" if append else "w", encoding="utf-8") as out:
             if append:
                 out.write("\n--- resumed ---\n")
-            out.write("$ python " + " ".join(command) + "\n")
+            out.write("$ python " + " ".join(shlex.quote(arg) for arg in command) + "\n")
             out.flush()
             child = subprocess.Popen([self.python, *command], cwd=self.cwd, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
