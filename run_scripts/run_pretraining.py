@@ -15,8 +15,11 @@ Rerunning the same command resumes from the newest checkpoint in --output_dir. T
 then a valid --init_checkpoint for the fine-tuning scripts. The work is done by
 official/training/pretraining.py.
 
---dynamic_masking --masking_mix=1,0,0 re-masks with another [MASK]/same/random mix (the BERT
-paper's Table 8).
+The BERT paper's ablations (Tables 5 and 8): --objective=ltr trains a left-to-right language
+model (causal attention, every position predicting the next token, no next-sentence loss) on
+any pretraining records, best made with create_pretraining_data --objective=none; its
+output_dir's bert_config.json says "causal_attention": true, which fine-tuning keeps.
+--dynamic_masking --masking_mix=1,0,0 re-masks with another [MASK]/same/random mix.
 
 General distillation (DistilBERT's losses), from a teacher with a masked-LM head (a
 run_pretraining output_dir, the original's bert_model.ckpt) into a student of its layers:
@@ -62,6 +65,12 @@ flags.DEFINE_string("masking_mix", ",".join(map(str, ORIGINAL_MASKING_MIX)),
                     "[MASK], as the same token, or as a random token; three non-negative numbers "
                     "summing to 1 (the records' stored masks have create_pretraining_data's "
                     "own --masking_mix).")
+flags.DEFINE_string("objective", "mlm",
+                    "mlm: the masked LM (BERT). ltr: a left-to-right language model, the BERT "
+                    "paper's 'LTR & No NSP' ablation: the records are read with their masking "
+                    "undone, every position predicts the next token under causal attention, "
+                    "their second-sentence labels are not trained on, --dynamic_masking masks "
+                    "nothing; reported as next_token_loss, next_token_accuracy and perplexity.")
 flags.DEFINE_integer(
     "train_only_new_embeddings_steps", _D.train_only_new_embeddings_steps,
     "For this many first steps train only the word-embedding rows (and masked-LM output biases) "
@@ -84,7 +93,7 @@ def options_from_flags() -> PretrainingOptions:
         do_eval=FLAGS.do_eval, num_train_steps=FLAGS.num_train_steps,
         num_warmup_steps=FLAGS.num_warmup_steps, max_eval_steps=FLAGS.max_eval_steps,
         dynamic_masking=FLAGS.dynamic_masking, vocab_file=FLAGS.vocab_file,
-        masking_mix=shares(FLAGS.masking_mix, "--masking_mix", 3),
+        masking_mix=shares(FLAGS.masking_mix, "--masking_mix", 3), objective=FLAGS.objective,
         train_only_new_embeddings_steps=FLAGS.train_only_new_embeddings_steps,
         **common_flags.training_options())
 
@@ -101,6 +110,9 @@ def prepare() -> Plan:
     config = check_files(options)
     expand_input_files(options.input_file)
     adaptations = common_flags.adaptation_settings(pretraining=True)
+    if options.objective == "ltr" and any(adaptations.values()):
+        raise ValueError("--objective=ltr and --teacher_checkpoint: a general distillation "
+                         "teaches a masked LM")
     if options.train_only_new_embeddings_steps:
         if any(adaptations.values()):
             raise ValueError("--train_only_new_embeddings_steps and --teacher_checkpoint: a "

@@ -1,4 +1,5 @@
-"""The pretraining task: the original's masked-LM + next-sentence loss, and its metrics.
+"""The pretraining task: the original's masked-LM + next-sentence loss, and its metrics; or the
+left-to-right language model's next-token loss.
 
 The original (run_pretraining.py) computes, per batch,
 
@@ -15,10 +16,17 @@ instead, which differs slightly when cores hold different numbers of predictions
 
 Statistics are returned as sums (numerators and counts), which add across micro-batches, replicas
 and steps; `metrics` turns a sum into the reported ratios.
+
+The left-to-right objective (run_pretraining --objective=ltr, the BERT paper's "LTR & No NSP")
+is the same masked-LM loss over other features: official/training/pretraining_input.py's
+`next_token_batch` makes every position predict the next token (masked_lm_weights 1 for a real
+next token), so masked_lm_loss is the mean next-token cross-entropy. Its figures are reported
+under their own names: next_token_loss, next_token_accuracy, and perplexity = exp(loss).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Mapping, Sequence
 
@@ -31,14 +39,20 @@ from official.tasks.base import SoftTarget
 
 # The original's denominator guard, kept so the loss is the same number.
 _MLM_EPSILON = 1e-5
+# math.exp of this or more overflows (a diverged run's loss): its perplexity is inf.
+_EXP_OVERFLOWS = 709.0
 
 
 class PretrainingTask:
-    """Loss and metrics of masked-LM pretraining, with or without a second-sentence objective.
+    """Loss and metrics of masked-LM pretraining, with or without a second-sentence objective,
+    or of a left-to-right language model.
 
     Args:
       next_sentence: include the next-sentence (or sentence-order) loss; False for data made with
         `--objective=none`, whose labels carry no information.
+      next_token: the features are next-token predictions (`next_token_batch`): the metrics are
+        named for them. Takes no next_sentence: the paper's left-to-right model is trained
+        without one, and its records' second-sentence labels (of any objective) are not read.
 
     Features (from official.training.pretraining_input): masked_lm_ids int32 [batch, predictions],
     masked_lm_weights float32 [batch, predictions], next_sentence_labels int32 [batch].
@@ -46,8 +60,12 @@ class PretrainingTask:
     next_sentence_logits float32 [batch, 2].
     """
 
-    def __init__(self, next_sentence: bool = True):
+    def __init__(self, next_sentence: bool = True, next_token: bool = False):
+        if next_sentence and next_token:
+            raise ValueError("a left-to-right language model is trained without a "
+                             "second-sentence objective")
         self.next_sentence = next_sentence
+        self.next_token = next_token
 
     def build_model(self, encoder: BertEncoder) -> BertPretrainer:
         return BertPretrainer(encoder)
@@ -103,7 +121,9 @@ class PretrainingTask:
         """The reported figures from summed stats: the original's eval metric names, plus `loss`.
 
         masked_lm_loss and masked_lm_accuracy are weighted by masked_lm_weights, as the original's
-        `tf.metrics.mean(..., weights)` and `tf.metrics.accuracy(..., weights)`.
+        `tf.metrics.mean(..., weights)` and `tf.metrics.accuracy(..., weights)`. A next-token
+        task reports the same two as next_token_loss and next_token_accuracy (per predicted
+        token), and perplexity, exp(next_token_loss).
         """
         weight = max(float(stats["masked_lm_weight"]), 1e-12)
         examples = max(float(stats["examples"]), 1e-12)
@@ -112,6 +132,12 @@ class PretrainingTask:
             "masked_lm_loss": stats["masked_lm_loss_sum"] / weight,
         }
         loss = result["masked_lm_loss"]
+        if self.next_token:
+            loss = float(loss)
+            return {"next_token_accuracy": float(result["masked_lm_accuracy"]),
+                    "next_token_loss": loss,
+                    "perplexity": math.exp(loss) if loss < _EXP_OVERFLOWS else math.inf,
+                    "loss": loss}
         if self.next_sentence:
             result["next_sentence_accuracy"] = stats["next_sentence_correct"] / examples
             result["next_sentence_loss"] = stats["next_sentence_loss_sum"] / examples

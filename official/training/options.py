@@ -112,7 +112,12 @@ class FinetuningOptions(TrainingOptions):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PretrainingOptions(TrainingOptions):
-    """Everything run_pretraining's flags say; names and defaults are the original's."""
+    """Everything run_pretraining's flags say; names and defaults are the original's.
+
+    objective (TrainingOptions'): "ltr" trains a left-to-right language model on the records
+    with their masking undone, its attention causal; "mlm" (the flag's default) or None the
+    masked LM (official/training/pretraining.py).
+    """
 
     input_file: str
     max_predictions_per_seq: int = 20

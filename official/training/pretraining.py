@@ -5,6 +5,16 @@
 
 output_dir then serves as `--init_checkpoint` (and its bert_config.json as `--bert_config_file`)
 for run_classifier, run_squad, extract_features and convert_checkpoint.
+
+options.objective "ltr" trains the BERT paper's left-to-right ablation instead ("LTR & No NSP",
+Table 5): the same BertPretrainer, its masked-LM head predicting every position's next token
+from the records with their masking undone (pretraining_input.next_token_batch), no
+second-sentence loss whatever the records' objective, and causal attention: check_files
+(official/training/options.py) makes the config's causal_attention true, so the
+bert_config.json written beside the checkpoints carries it to fine-tuning and exports, and a
+rerun resumes against it. Records made with create_pretraining_data --objective=none are one
+stretch of text each, as a language model reads; next-sentence or sentence-order records are
+read as they are (half of their second segments are another document's text, or swapped).
 """
 
 from __future__ import annotations
@@ -47,11 +57,14 @@ def run(options: PretrainingOptions,
     input_files = expand_input_files(options.input_file)
     config = job_setup.checked_config(options, adaptations)
     config_name = options.bert_config_file or "the model's config"
-    masking = _dynamic_masking(options, config, config_name) if options.dynamic_masking else None
+    next_token = options.objective == "ltr"
+    masking = (_dynamic_masking(options, config, config_name)
+               if options.dynamic_masking and not next_token else None)
     objective = data_objective(input_files)
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq,
                   config.vocab_size, config_name)
-    task = PretrainingTask(next_sentence=objective != "none")
+    task = PretrainingTask(next_sentence=objective != "none" and not next_token,
+                           next_token=next_token)
     for adaptation in adaptations:
         task = adaptation.task(task)
     job = job_setup.set_up(options, task.build_model, config, adaptations)
@@ -75,13 +88,16 @@ def run(options: PretrainingOptions,
                 input_files, max_seq_length=options.max_seq_length,
                 max_predictions_per_seq=options.max_predictions_per_seq, batch_size=batch_size,
                 is_training=is_training, seed=options.seed + start_step, input_context=context,
-                dynamic_masking=masking if is_training else None, vocab_size=config.vocab_size)
+                dynamic_masking=masking if is_training else None, next_token=next_token,
+                vocab_size=config.vocab_size)
         return make
 
     with naming_bad_records(input_files, options.bert_config_file):
         if options.do_train:
-            logging.info("Pretraining %s on %d file(s) (objective %s) with %d replica(s)",
-                         config_name, len(input_files), objective,
+            logging.info("Pretraining %s on %d file(s) (%s) with %d replica(s)",
+                         config_name, len(input_files),
+                         "left to right, causal attention" if next_token
+                         else f"masked LM, objective {objective}",
                          strategy.num_replicas_in_sync)
             results["train"] = trainer.train(dataset_fn(True))
         elif not trainer.restore_model():

@@ -12,6 +12,9 @@ Each element is a dict of
     masked_lm_weights     float32 [batch, max_predictions_per_seq]
     next_sentence_labels  int32   [batch]
 
+(for the left-to-right objective the three masked_lm_* are [batch, max_seq_length - 1], every
+position's next token: `next_token_batch`).
+
 Unlike the original's input_fn the pipeline is deterministic (seeded shuffles, ordered
 interleave, stateless random ops), so a seed reproduces a run, and the iterator can be saved in a
 `tf.train.Checkpoint` and resumed at the same batch.
@@ -111,6 +114,7 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
                         max_predictions_per_seq: int, batch_size: int, is_training: bool,
                         seed: int = 0, input_context: tf.distribute.InputContext | None = None,
                         dynamic_masking: DynamicMasking | None = None,
+                        next_token: bool = False,
                         vocab_size: int | None = None) -> tf.data.Dataset:
     """Batches of pretraining inputs (see the module docstring) from TFRecord files.
 
@@ -139,6 +143,8 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
       input_context: from `strategy.distribute_datasets_from_function`; None for one pipeline.
       dynamic_masking: re-mask every batch at read time (see `mask_batch`); None keeps the masks
         stored in the records.
+      next_token: left-to-right language-model batches instead (`next_token_batch`): the
+        masking undone, every position predicting the next token; takes no dynamic_masking.
       vocab_size: the model's; a batch holding a token id at or above it fails when read
         (official/training/record_errors.py names the error). None: unchecked.
 
@@ -146,6 +152,8 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
       ValueError: no files, or a file whose first record does not fit the spec (one line naming
         the file and what is wrong).
     """
+    if next_token and dynamic_masking is not None:
+        raise ValueError("next-token batches are not masked: give no dynamic_masking")
     check_records(input_files, max_seq_length, max_predictions_per_seq, vocab_size)
     spec = pretraining_records.parse_spec(max_seq_length, max_predictions_per_seq)
     if dynamic_masking is not None and max_predictions_per_seq > max_seq_length:
@@ -182,6 +190,8 @@ def pretraining_dataset(input_files: Sequence[str], *, max_seq_length: int,
         if vocab_size is not None:
             features = checked_token_ids(features, vocab_size,
                                          ("input_word_ids", "masked_lm_ids"))
+        if next_token:
+            return next_token_batch(features)
         if dynamic_masking is None:
             return features
         batch_seed = tf.random.experimental.stateless_fold_in(base_seed, index)
@@ -278,6 +288,33 @@ def unmasked_ids(features: dict[str, tf.Tensor]) -> tf.Tensor:
     return tf.tensor_scatter_nd_update(features["input_word_ids"],
                                        tf.boolean_mask(indices, stored),
                                        tf.boolean_mask(features["masked_lm_ids"], stored))
+
+
+def next_token_batch(features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """A parsed batch as left-to-right language-model inputs (run_pretraining --objective=ltr).
+
+    The masking is undone (`unmasked_ids`), so the model reads the text itself; then every
+    position but the last predicts the token after it, through the masked-LM features the
+    pretrainer and the pretraining task already read:
+
+        masked_lm_positions  int32   [batch, seq_len - 1]  0, 1, ..., seq_len - 2
+        masked_lm_ids        int32   [batch, seq_len - 1]  input_word_ids[:, 1:]
+        masked_lm_weights    float32 [batch, seq_len - 1]  input_mask[:, 1:]
+
+    so the masked-LM loss is the next-token cross-entropy: [CLS] predicts the first token, the
+    last real token ([SEP]) predicts nothing (the padding after it has weight 0). Causal
+    attention (BertConfig.causal_attention) is what keeps a position from seeing its answer.
+    input_type_ids and next_sentence_labels pass unchanged; the second-sentence label is not
+    trained on (official/tasks/pretraining.py).
+    """
+    ids = unmasked_ids(features)
+    batch, seq_len = tf.shape(ids)[0], ids.shape[1]
+    return {**features,
+            "input_word_ids": ids,
+            "masked_lm_positions": tf.broadcast_to(tf.range(seq_len - 1)[None, :],
+                                                   [batch, seq_len - 1]),
+            "masked_lm_ids": ids[:, 1:],
+            "masked_lm_weights": tf.cast(features["input_mask"][:, 1:] > 0, tf.float32)}
 
 
 def _to_model_inputs(parsed: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
