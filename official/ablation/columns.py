@@ -51,7 +51,7 @@ COLUMNS = {column.key: column for column in (
                 "--feature_based)"),
     Column("ppl", "LM ppl", 2, ours="exp(masked_lm_loss) of run_pretraining --do_eval on the "
                                     "held-out shard"),
-    Column("params", "params (M)", 1, ours="the encoder's parameters in millions, counted from "
+    Column("params", "params (M)", 2, ours="the encoder's parameters in millions, counted from "
                                            "the row's config (official/ablation/parameters.py)"),
 )}
 

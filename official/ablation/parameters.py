@@ -15,7 +15,8 @@
 E is `config.embedding_width` (embedding_size, else H). The pretraining heads (masked LM and
 next sentence) are not counted: fine-tuning drops them, and the papers count the encoder alone.
 BERT-Base's config gives 109,482,240, the count Hugging Face's BertModel reports for
-bert-base-uncased; tests/test_ablation_report.py checks the formula against the variables of
+bert-base-uncased, and ALBERT-base's and -large's (v2) give their published 11,683,584 and
+17,683,968; tests/test_ablation_report.py also checks the formula against the variables of
 encoders built from BERT and ALBERT configs.
 
 Example:

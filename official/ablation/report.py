@@ -45,6 +45,7 @@ from official.atomic_files import open_atomically
 
 REPORT_FILE, RESULTS_FILE = "REPORT.md", "results.json"
 NOT_RUN = "—"
+COUNTED = ("params",)  # the same for every seed: written without a spread
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +99,8 @@ def table(outcome: Outcome) -> str:
     paper_rows = outcome.study.paper.rows
     for row_id in outcome.rows:
         summaries = outcome.results.table.get(row_id, {})
-        cells = [format_summary(summaries[k], column(k).digits) if k in summaries else NOT_RUN
+        cells = [NOT_RUN if k not in summaries else _cell(summaries[k].mean, k)
+                 if k in COUNTED else format_summary(summaries[k], column(k).digits)
                  for k in columns]
         lines.append(f"| {outcome.names[row_id]} (ours) | " + " | ".join(cells) + " |")
         for paper_row in paper_rows:
