@@ -78,15 +78,16 @@ class BertEncoder(keras.Model):
             num_hidden_groups=num_hidden_groups, inner_group_num=inner_group_num,
             causal_attention=causal_attention)
         config = self.config
-        init = initializers.truncated_normal(initializer_range)
 
-        # Layers.
+        # Layers, made in this order: each initialiser and dropout draws its seed from Keras'
+        # global generator when made, so the order is what makes a seed give the same weights.
         self.embeddings = BertEmbeddings(
             vocab_size, config.embedding_width, max_position_embeddings, type_vocab_size,
             initializer_range, hidden_dropout_prob, dtype=dtype, name="embeddings")
         # ALBERT projects only when the widths differ (its embedding_hidden_mapping_in).
         self.embedding_projection = None if config.embedding_width == hidden_size else LoraDense(
-            hidden_size, kernel_initializer=init, dtype=dtype, name="embedding_projection")
+            hidden_size, kernel_initializer=initializers.truncated_normal(initializer_range),
+            dtype=dtype, name="embedding_projection")
         blocks = config.hidden_groups * inner_group_num
         self.transformer_layers = [
             TransformerBlock(num_attention_heads, intermediate_size, hidden_act,
@@ -94,8 +95,10 @@ class BertEncoder(keras.Model):
                              initializer_range, causal_attention, dtype=dtype,
                              name=f"transformer_layer_{i}")
             for i in range(blocks)]
-        self.pooler = LoraDense(hidden_size, activation="tanh", kernel_initializer=init,
-                                dtype=dtype, name="pooler")
+        self.pooler = LoraDense(
+            hidden_size, activation="tanh",
+            kernel_initializer=initializers.truncated_normal(initializer_range), dtype=dtype,
+            name="pooler")
 
         # The parameter-efficient method that froze the base weights (official/peft sets it).
         self.adapted_by: str | None = None
