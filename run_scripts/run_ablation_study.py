@@ -20,8 +20,8 @@ For each seed and row: pretraining records once per data setting and seed
 so the same token budget), then each task fine-tuned from that checkpoint (run_classifier,
 run_ner, run_squad) and its dev score read from the eval_results.txt it writes. Each is an
 ordinary entry point's command, run as a subprocess with its log in output_dir/logs/ (and on
-stderr with --show_stage_output); --distribution_strategy is passed to every training run.
---dry_run prints the commands and runs none.
+stderr with --show_stage_output), --jobs of them at once; --distribution_strategy is passed to
+every training run. --dry_run prints the commands and runs none.
 
 Seeds: --seeds=N runs seeds --first_seed .. --first_seed + N - 1 (1, 2, 3 by default), so a
 larger --seeds later reuses the seeds already run. Rows: --rows=a,b runs some rows only.
@@ -129,6 +129,10 @@ flags.DEFINE_integer("squad_eval_questions", _D.squad_eval_questions,
 flags.DEFINE_enum("distribution_strategy", _D.distribution_strategy, list(STRATEGIES),
                   "Every training run's --distribution_strategy.")
 flags.DEFINE_integer("num_gpus", _D.num_gpus, "--num_gpus, with the mirrored strategy.")
+flags.DEFINE_integer("jobs", 1, "Stages run at once, each its own process (a stage starts "
+                     "when those it reads have finished): more than 1 on a machine with cores to "
+                     "spare, where a process's start-up and single-threaded work leave them idle; "
+                     "1 on a single accelerator.")
 flags.DEFINE_bool("show_stage_output", False,
                   "Copy every stage's output to stderr as well as to its log.")
 flags.DEFINE_bool("dry_run", False, "Check the settings and print the stages' commands; run "
@@ -219,13 +223,14 @@ def job(plan: Plan) -> None:
     counts = _write_inputs(plan)
     out = settings.output_dir
     runner = Stages(os.path.join(out, "stages"), os.path.join(out, "logs"), cwd=REPO,
-                    echo=FLAGS.show_stage_output)
+                    echo=FLAGS.show_stage_output, jobs=FLAGS.jobs)
     try:
         runner.run(work.stages)
     except (KeyboardInterrupt, Stopped) as e:
         signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
         name = "ctrl-C" if signum == signal.SIGINT else "SIGTERM"
-        during = f" during: {runner.current.title}" if runner.current else ""
+        stopped = runner.stopped
+        during = f" during: {'; '.join(stage.title for stage in stopped)}" if stopped else ""
         command_line.fail(SCRIPT, f"stopped by {name}{during}; what was done is kept, and "
                                   "rerunning the same command goes on from there",
                           128 + signum)
@@ -249,6 +254,8 @@ def main(argv: list[str]) -> None:
     """Like run_scripts/entry_point.py's ending, without loading TensorFlow: the stages do."""
     if len(argv) > 1:
         command_line.fail(SCRIPT, f"{argv[1]}: unexpected argument")
+    if FLAGS.jobs < 1:
+        command_line.fail(SCRIPT, f"--jobs={FLAGS.jobs}: must be at least 1")
     console.use_plain_lines()
 
     def stop(signum, frame):

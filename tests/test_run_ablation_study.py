@@ -51,19 +51,37 @@ def toy_flags(root, *extra, rows="bert,no_nsp", steps=4):
             f"--output_dir={root / 'study'}", "--size=tiny", "--seeds=1",
             "--max_seq_length=32", f"--pretrain_steps={steps}", "--pretrain_batch_size=8",
             "--dupe_factor=1", "--finetune_epochs=1", "--finetune_batch_size=16",
-            "--eval_batch_size=16", *extra]
+            "--eval_batch_size=16", "--jobs=2", *extra]
 
 
 @pytest.fixture(scope="module")
 def study_run(tmp_path_factory):
+    """The BERT and No NSP rows run, then again (nothing to do); then the LTR row added and the
+    study stopped by SIGTERM while it runs, then the same command again, which resumes it."""
     root = tmp_path_factory.mktemp("ablation")
     write_mrpc(root / "glue")
     first = succeeded(run_module(MODULE, *toy_flags(root)))
     evals = sorted((root / "study" / "rows").glob("*/seed1/mrpc/eval_results.txt"))
     mtimes = {path: path.stat().st_mtime_ns for path in evals}
+    report = (root / "study" / "REPORT.md").read_text()
+    results = json.loads((root / "study" / "results.json").read_text())
     second = succeeded(run_module(MODULE, *toy_flags(root)))
-    return {"root": root, "out": root / "study", "first": first, "second": second,
-            "mtimes": mtimes}
+    all_rows = toy_flags(root, rows="bert,no_nsp,ltr_no_nsp")
+    process = subprocess.Popen([sys.executable, "-m", MODULE, *all_rows], cwd=REPO, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:
+        if "row LTR & No NSP" in line and ": running" in line:
+            break
+    time.sleep(2)
+    process.send_signal(signal.SIGTERM)
+    stopped = subprocess.CompletedProcess(process.args, process.wait(timeout=120),
+                                          process.stdout.read(), process.stderr.read())
+    stamps = {path.stem: json.loads(path.read_text())["state"]
+              for path in (root / "study" / "stages").glob("*.json")}
+    resumed = succeeded(run_module(MODULE, *all_rows))
+    return {"root": root, "out": root / "study", "first": first, "report": report,
+            "results": results, "second": second, "mtimes": mtimes, "stopped": stopped,
+            "stamps_when_stopped": stamps, "resumed": resumed}
 
 
 def progress(result):
@@ -73,7 +91,8 @@ def progress(result):
 def test_every_stage_runs_once_naming_its_row_seed_and_stage(study_run):
     lines = progress(study_run["first"])
     running = [line.split(": running")[0] for line in lines if ": running (log: " in line]
-    assert running == [
+    # Two at once (--jobs=2): the rows' stages interleave, each after those it reads.
+    assert sorted(running) == [
         "[1/6] data nsp (for BERT (MLM+NSP)), seed 1: pretraining records "
         "(data_prep.create_pretraining_data)",
         "[2/6] row BERT (MLM+NSP), seed 1: pretrain 4 steps (run_scripts.run_pretraining)",
@@ -94,9 +113,7 @@ def test_every_stage_runs_once_naming_its_row_seed_and_stage(study_run):
 
 
 def test_the_report_has_the_studys_table_orderings_settings_and_sources(study_run):
-    out = study_run["out"]
-    text = (out / "REPORT.md").read_text()
-    results = json.loads((out / "results.json").read_text())
+    out, text, results = study_run["out"], study_run["report"], study_run["results"]
     values = {row["id"]: row["values"]["mrpc"]["1"] for row in results["rows"]}
     assert set(values) == {"bert", "no_nsp"} and all(0 <= v <= 100 for v in values.values())
     for row_id, name in (("bert", "BERT (MLM+NSP)"), ("no_nsp", "No NSP")):
@@ -127,26 +144,37 @@ def test_a_rerun_reuses_every_finished_stage(study_run):
     assert study_run["second"].stdout == study_run["first"].stdout
 
 
-def test_a_study_stopped_by_sigterm_stops_its_stage_and_says_so(tmp_path):
-    write_mrpc(tmp_path / "glue")
-    process = subprocess.Popen(
-        [sys.executable, "-m", MODULE, *toy_flags(tmp_path, rows="bert", steps=100000)],
-        cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for line in process.stderr:
-        if "pretrain 100000 steps" in line and ": running" in line:
-            break
-    time.sleep(2)
-    process.send_signal(signal.SIGTERM)
-    stderr = process.stderr.read()
-    assert process.wait(timeout=120) == 143
-    assert stderr.strip().splitlines()[-1] == (
-        "run_ablation_study: stopped by SIGTERM during: row BERT (MLM+NSP), seed 1: pretrain "
-        "100000 steps (run_scripts.run_pretraining); what was done is kept, and rerunning the "
-        "same command goes on from there")
-    stamps = tmp_path / "study" / "stages"
-    assert json.loads((stamps / "data.nsp.seed1.json").read_text())["state"] == "done"
-    assert json.loads((stamps / "bert.seed1.pretrain.json").read_text())["state"] == "started"
-    assert not (tmp_path / "study" / "REPORT.md").exists()
+def test_a_study_stopped_by_sigterm_stops_its_stage_and_says_so(study_run):
+    stopped = study_run["stopped"]
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    last = stopped.stderr.strip().splitlines()[-1]
+    assert last.startswith("run_ablation_study: stopped by SIGTERM during: row LTR & No NSP, "
+                           "seed 1: "), last
+    assert last.endswith("; what was done is kept, and rerunning the same command goes on from "
+                         "there")
+    stamps = study_run["stamps_when_stopped"]
+    assert stamps["data.none.seed1"] == stamps["bert.seed1.mrpc"] == "done"
+    assert "started" in (stamps.get("ltr_no_nsp.seed1.pretrain"),
+                         stamps.get("ltr_no_nsp.seed1.mrpc"))
+
+
+def test_a_row_added_later_runs_alone_and_a_stopped_stage_resumes(study_run):
+    lines = progress(study_run["resumed"])
+    assert [line.split(": ")[-1] for line in lines if "row LTR" not in line] == \
+        ["reused (done before with the same command and inputs)"] * 6
+    ltr = [line for line in lines if "row LTR & No NSP" in line]
+    assert any(": resuming (log: " in line for line in ltr), ltr
+    assert sum(": done in " in line for line in ltr) >= 1
+    out = study_run["out"]
+    # The left-to-right row: its pretraining's config is causal, and its fine-tuning kept it.
+    config = json.loads((out / "rows" / "ltr_no_nsp" / "seed1" / "pretrained" /
+                         "bert_config.json").read_text())
+    assert config["causal_attention"] is True
+    assert "--objective=ltr" in (out / "logs" / "ltr_no_nsp.seed1.mrpc.log").read_text()
+    text = (out / "REPORT.md").read_text()
+    assert "| LTR & No NSP (ours) | — | — | " in text
+    assert "- LTR & No NSP < No NSP on MRPC: holds, " in text or \
+        "- LTR & No NSP < No NSP on MRPC: does not hold, " in text
 
 
 def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
@@ -199,6 +227,29 @@ def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
         assert "ImportError" not in result.stderr, result.stderr[-2000:]
         refused(result, "run_ablation_study: ", expected)
     assert not out.exists()
+
+
+def test_the_masking_rows_records_follow_their_mix(tmp_path):
+    """The masking study's data stages, as its plan makes them, run by the stage runner: all
+    [MASK] and all random tokens, as the rows say."""
+    from official.ablation.plan import make_plan
+    from official.ablation.settings import AblationSettings
+    from official.ablation.stages import Stages
+    from official.ablation.studies import study
+
+    settings = AblationSettings(
+        study="masking", corpus=(CORPUS,), vocab_file=VOCAB, do_lower_case=False,
+        output_dir=str(tmp_path), size="mini", seeds=1, rows=("100_0_0", "0_0_100"),
+        tasks=("conll",), conll_dir=str(tmp_path), max_seq_length=32, dupe_factor=1)
+    stages = [stage for stage in make_plan(settings, study("masking", "mini", 3891)).stages
+              if stage.name.startswith("data.")]
+    Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), cwd=REPO,
+           progress=lambda _: None).run(stages)
+    splits = {stage.name: json.loads(
+        (tmp_path / "data" / stage.name.split(".")[1] / "seed1" / "summary.json").read_text())
+        ["masking_split"] for stage in stages}
+    assert splits == {"data.nsp_mix_100_0_0.seed1": {"mask": 1.0, "kept": 0.0, "random": 0.0},
+                      "data.nsp_mix_0_0_100.seed1": {"mask": 0.0, "kept": 0.0, "random": 1.0}}
 
 
 def test_a_dry_run_prints_every_command_and_runs_none(tmp_path):
@@ -288,6 +339,26 @@ def test_a_failed_stage_leaves_neither_outputs_nor_stamp(tmp_path):
     assert str(failure.value) == (f"the broken stage: exit status 3 (log: {tmp_path}/logs/"
                                   "broken.log); it said: ValueError: bad input")
     assert not made.exists() and not (tmp_path / "stages" / "broken.json").exists()
+
+
+def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path):
+    from official.ablation.stages import Stage, Stages
+
+    def timed(name, seconds):
+        path = tmp_path / name
+        return ["-c", f"import time; start = time.time(); time.sleep({seconds}); "
+                      f"open({str(path)!r}, 'w').write(f'{{start}} {{time.time()}}')"]
+
+    stages = [Stage("a", "a", timed("a", 1.0), [str(tmp_path / "a")]),
+              Stage("b", "b", timed("b", 1.0), [str(tmp_path / "b")]),
+              Stage("c", "c", timed("c", 0.0), [str(tmp_path / "c")], after=["a", "b"])]
+    runs = Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), progress=lambda _: None,
+                  jobs=2).run(stages)
+    assert [run.stage.name for run in runs] == ["a", "b", "c"]
+    (a0, a1), (b0, b1), (c0, _) = (map(float, (tmp_path / n).read_text().split())
+                                   for n in "abc")
+    assert a0 < b1 and b0 < a1  # a and b ran at the same time
+    assert c0 >= max(a1, b1)  # c waited for both
 
 
 def test_a_changed_command_or_input_reruns_the_stage_and_those_after_it(tmp_path):

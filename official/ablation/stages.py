@@ -1,10 +1,10 @@
-"""Entry-point commands run one after another as subprocesses, each reused once done, each
-resumed after an interruption.
+"""Entry-point commands run in order as subprocesses (`jobs` at once), each reused once done,
+each resumed after an interruption.
 
     stage = Stage("bert.seed1.pretrain", "row BERT, seed 1: pretrain (run_pretraining)",
                   ["-m", "run_scripts.run_pretraining", ...], outputs=[".../pretrained"],
                   inputs=[".../bert_config.json"], after=["data.nsp.seed1"])
-    Stages(state_dir, log_dir, cwd=REPO).run([stage, ...])
+    Stages(state_dir, log_dir, cwd=REPO, jobs=1).run([stage, ...])
 
 demo/stages.py's rule, which this module follows (the demo's module cannot be imported from
 run_scripts/, tests/test_import_rule.py): a stage is done when its stamp
@@ -14,12 +14,15 @@ after. Change a flag, a data file or an earlier stage, and the stage runs again,
 removed first (run_pretraining would otherwise resume an old run).
 
 What differs from the demo's, for studies of many long runs:
+  - several at once: with `jobs` > 1, a stage starts as soon as the stages it comes after have
+    finished and fewer than `jobs` commands run (in the list's order otherwise); with 1, one
+    after another. A failed stage starts no new one; the others running end first.
   - resuming: the stamp says "started" while a stage runs. Stopped by ctrl-C or SIGTERM, the
-    stage's command is sent that one signal (it runs in a session of its own, so a terminal's
-    ctrl-C reaches this process alone and the command gets it once), it is waited for (the
-    entry points save a checkpoint, or leave nothing half-written, and exit), and its outputs
-    are kept: the next run with the same key runs the same command over them, which resumes.
-    A second signal while waiting kills the command. This process then raises
+    stages' commands are sent that one signal (each runs in a session of its own, so a
+    terminal's ctrl-C reaches this process alone and a command gets it once), they are waited
+    for (the entry points save a checkpoint, or leave nothing half-written, and exit), and
+    their outputs are kept: the next run with the same key runs the same command over them,
+    which resumes. A second signal while waiting kills the commands. This process then raises
     KeyboardInterrupt, or `Stopped` for SIGTERM.
   - a command that fails (any other non-zero exit) has its outputs and stamp removed.
   - each command's stdout and stderr go to `log_dir/<name>.log` (appended to when resumed),
@@ -34,12 +37,14 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
 import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Callable, Iterator
 
@@ -82,6 +87,10 @@ class StageFailed(RuntimeError):
         said = f"; it said: {last_line}" if last_line else ""
         super().__init__(f"{stage.title}: exit status {returncode} (log: {log}){said}")
         self.returncode = returncode
+
+
+class _Interrupted(Exception):
+    """A stage's command ended because the run was stopped; its outputs are kept."""
 
 
 class Stopped(BaseException):
@@ -128,10 +137,17 @@ class Stages:
 
     def __init__(self, state_dir: str, log_dir: str, python: str = sys.executable,
                  cwd: str | None = None, echo: bool = False,
-                 progress: Callable[[str], None] = _stderr_line):
+                 progress: Callable[[str], None] = _stderr_line, jobs: int = 1):
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {jobs}")
         self.state_dir, self.log_dir = state_dir, log_dir
         self.python, self.cwd, self.echo, self.progress = python, cwd, echo, progress
-        self.current: Stage | None = None  # the stage running (an interruption names it)
+        self.jobs = jobs
+        self._lock = threading.Lock()
+        self._running: dict[str, Stage] = {}
+        self._children: dict[str, subprocess.Popen] = {}
+        self._stopping = 0  # the signal that stopped the run, once one has
+        self.stopped: list[Stage] = []  # the stages it stopped
         self._keys: dict[str, str] = {}
         self._digests: dict[tuple[str, int, int], str] = {}
 
@@ -170,22 +186,80 @@ class Stages:
                 and all(os.path.exists(path) for path in stage.outputs))
 
     def run(self, stages: list[Stage]) -> list[StageRun]:
-        """Runs (or reuses) every stage in order; raises StageFailed at the first that fails,
-        KeyboardInterrupt or Stopped when interrupted (see the module docstring)."""
-        runs = []
+        """Runs (or reuses) every stage, in order, at most `jobs` at once, a stage once those
+        it comes after have finished; raises StageFailed for the first that fails once the
+        others running have ended (no new one starts), KeyboardInterrupt or Stopped when
+        interrupted (see the module docstring)."""
+        by_name = {stage.name: stage for stage in stages}
+        keys = {}
+        for stage in stages:  # each key from its command, its inputs and the earlier keys
+            keys[stage.name] = self._keys[stage.name] = self.key(stage)
+        where = {stage.name: f"[{number}/{len(stages)}] {stage.title}"
+                 for number, stage in enumerate(stages, start=1)}
+        pending, finished = list(stages), {}
+        threads: dict[str, threading.Thread] = {}
+        ended: queue.Queue = queue.Queue()
+        failure: BaseException | None = None
         with _sigterm_raises_stopped():
-            for number, stage in enumerate(stages, start=1):
-                key = self.key(stage)
-                where = f"[{number}/{len(stages)}] {stage.title}"
-                if self.is_done(stage, key):
-                    seconds = self._read_stamp(stage).get("seconds", 0.0)
-                    self.progress(f"{where}: reused (done before with the same command and "
-                                  "inputs)")
-                    runs.append(StageRun(stage, True, seconds))
-                else:
-                    runs.append(StageRun(stage, False, self._execute(stage, key, where)))
-                self._keys[stage.name] = key
-        return runs
+            try:
+                while True:
+                    while failure is None and len(threads) < self.jobs:
+                        ready = next((s for s in pending
+                                      if all(name in finished for name in s.after)), None)
+                        if ready is None:
+                            break
+                        pending.remove(ready)
+                        if self.is_done(ready, keys[ready.name]):
+                            seconds = self._read_stamp(ready).get("seconds", 0.0)
+                            self._say(f"{where[ready.name]}: reused (done before with the same "
+                                      "command and inputs)")
+                            finished[ready.name] = StageRun(ready, True, seconds)
+                            continue
+                        threads[ready.name] = threading.Thread(
+                            target=self._work, args=(ready, keys[ready.name], where[ready.name],
+                                                     ended), daemon=True)
+                        threads[ready.name].start()
+                    if not threads:
+                        break
+                    name, outcome = _next(ended)
+                    threads.pop(name).join()
+                    if isinstance(outcome, BaseException):
+                        failure = failure or outcome
+                    else:
+                        finished[name] = StageRun(by_name[name], False, outcome)
+            except (KeyboardInterrupt, Stopped) as stop:
+                self._stop(stop.signum if isinstance(stop, Stopped) else signal.SIGINT,
+                           list(threads.values()))
+                raise
+        if failure is not None:
+            raise failure
+        return [finished[stage.name] for stage in stages]
+
+    def _say(self, line: str) -> None:
+        with self._lock:
+            self.progress(line)
+
+    def _work(self, stage: Stage, key: str, where: str, ended: queue.Queue) -> None:
+        """A thread's: the stage executed, its seconds (or what it raised) put on `ended`."""
+        try:
+            ended.put((stage.name, self._execute(stage, key, where)))
+        except BaseException as e:  # reported by the thread that waits
+            ended.put((stage.name, e))
+
+    def _stop(self, signum: int, threads: list[threading.Thread]) -> None:
+        """Sends every running command `signum` once and waits for them (a second signal kills
+        them); their stages keep their outputs and "started" stamps."""
+        with self._lock:
+            self._stopping = signum
+            children = list(self._children.values())
+            self.stopped = list(self._running.values())
+        with _second_signal_kills(self):
+            for child in children:
+                if child.poll() is None:
+                    child.send_signal(signum)
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(timeout=0.2)
 
     def _write_stamp(self, stage: Stage, key: str, state: str, seconds: float = 0.0) -> None:
         os.makedirs(self.state_dir, exist_ok=True)
@@ -201,12 +275,18 @@ class Stages:
         self._write_stamp(stage, key, "started")
         os.makedirs(self.log_dir, exist_ok=True)
         log = os.path.join(self.log_dir, f"{stage.name}.log")
-        self.progress(f"{where}: {'resuming' if resume else 'running'} (log: {log})")
+        self._say(f"{where}: {'resuming' if resume else 'running'} (log: {log})")
         started = time.perf_counter()
-        self.current = stage
-        returncode, last_line = self._run_command(stage.command, log, append=resume)
-        self.current = None
+        with self._lock:
+            self._running[stage.name] = stage
+        try:
+            returncode, last_line = self._run_command(stage, log, append=resume)
+        finally:
+            with self._lock:
+                del self._running[stage.name]
         seconds = time.perf_counter() - started
+        if returncode != 0 and self._stopping:
+            raise _Interrupted(stage.name)  # its outputs are kept for the rerun to go on from
         if returncode != 0:
             remove([*stage.outputs, self._stamp(stage)])
             raise StageFailed(stage, returncode, log, last_line)
@@ -215,37 +295,35 @@ class Stages:
             remove([*stage.outputs, self._stamp(stage)])
             raise StageFailed(stage, 0, log, f"it made no {', '.join(missing)}")
         self._write_stamp(stage, key, "done", seconds)
-        self.progress(f"{where}: done in {format_seconds(seconds)}")
+        self._say(f"{where}: done in {format_seconds(seconds)}")
         return seconds
 
-    def _run_command(self, command: list[str], log: str, append: bool) -> tuple[int, str]:
-        """Runs `python *command`, its output to `log`; (exit status, last line of output)."""
+    def _run_command(self, stage: Stage, log: str, append: bool) -> tuple[int, str]:
+        """Runs `python *stage.command`, its output to `log`; (exit status, last line of its
+        output). Stopped before it starts, it does not start (status 128 + the signal)."""
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         last = ""
         with open(log, "a" if append else "w", encoding="utf-8") as out:
             if append:
                 out.write("\n--- resumed ---\n")
-            out.write("$ python " + " ".join(shlex.quote(arg) for arg in command) + "\n")
+            out.write("$ python " + " ".join(shlex.quote(arg) for arg in stage.command) + "\n")
             out.flush()
-            child = subprocess.Popen([self.python, *command], cwd=self.cwd, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     errors="replace", start_new_session=True)
+            with self._lock:
+                if self._stopping:
+                    return 128 + self._stopping, ""
+                child = subprocess.Popen([self.python, *stage.command], cwd=self.cwd, env=env,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         text=True, errors="replace", start_new_session=True)
+                self._children[stage.name] = child
             try:
                 for line in child.stdout:
                     last = self._take(line, out) or last
                 child.wait()
-            except (KeyboardInterrupt, Stopped) as stop:
-                signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
-                with _second_signal_kills(child):
-                    if child.poll() is None:
-                        child.send_signal(signum)
-                    for line in child.stdout:
-                        self._take(line, out)
-                    child.wait()
-                raise
             finally:
                 child.stdout.close()
+                with self._lock:
+                    del self._children[stage.name]
         return child.returncode, last
 
     def _take(self, line: str, out) -> str:
@@ -273,11 +351,24 @@ def _sigterm_raises_stopped() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _next(ended: queue.Queue) -> tuple[str, object]:
+    """The next stage to end and its outcome; waits in short steps, so that a signal's handler
+    runs at once."""
+    while True:
+        try:
+            return ended.get(timeout=0.2)
+        except queue.Empty:
+            pass
+
+
 @contextlib.contextmanager
-def _second_signal_kills(child: subprocess.Popen) -> Iterator[None]:
-    """While a stopped command finishes: another ctrl-C or SIGTERM kills it at once."""
+def _second_signal_kills(stages: Stages) -> Iterator[None]:
+    """While stopped commands finish: another ctrl-C or SIGTERM kills them at once."""
     def kill(signum, frame):
-        child.kill()
+        with stages._lock:
+            children = list(stages._children.values())
+        for child in children:
+            child.kill()
 
     previous = {s: signal.signal(s, kill) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
