@@ -23,6 +23,11 @@ ordinary entry point's command, run as a subprocess with its log in output_dir/l
 stderr with --show_stage_output), --jobs of them at once; --distribution_strategy is passed to
 every training run. --dry_run prints the commands and runs none.
 
+Budget: at the defaults (--size=mini, 128 tokens, 1,000 pretraining steps of 32 sequences)
+pretraining took about 2 s a step on two busy CPU cores, half an hour a row and seed, and the
+fine-tuning runs as long again; a study is rows x seeds of that (--jobs, more cores or a GPU
+shorten it; --rows and --seeds run part of it first).
+
 Seeds: --seeds=N runs seeds --first_seed .. --first_seed + N - 1 (1, 2, 3 by default), so a
 larger --seeds later reuses the seeds already run. Rows: --rows=a,b runs some rows only.
 
@@ -56,7 +61,7 @@ from official.ablation import report, results, studies, task_data
 from official.ablation.plan import Plan as StudyPlan
 from official.ablation.plan import make_plan
 from official.ablation.settings import AblationSettings, corpus_files
-from official.ablation.stages import StageFailed, Stages, Stopped
+from official.ablation.stages import StageFailed, Stages, Stopped, format_seconds
 from official.pretraining_shards import read_summary
 from official.text.vocab import load_vocab
 from official.training.options import STRATEGIES
@@ -207,8 +212,8 @@ def _write_inputs(plan: Plan) -> dict[str, str]:
         split = task_data.squad_split(settings.squad_file, settings.squad_train_questions,
                                       settings.squad_eval_questions, plan.work.squad_dir)
         counts["SQuAD sample"] = (
-            f"{split['train'][1]:,} training questions from {split['train'][0]} articles, "
-            f"{split['dev'][1]:,} evaluation questions from {split['dev'][0]} other articles "
+            f"{split['train'][1]:,} training questions from {split['train'][0]} article(s), "
+            f"{split['dev'][1]:,} evaluation questions from {split['dev'][0]} other article(s) "
             f"of {settings.squad_file}")
     for path, config in plan.work.configs.values():
         text = config.to_json_string()
@@ -225,7 +230,7 @@ def job(plan: Plan) -> None:
     runner = Stages(os.path.join(out, "stages"), os.path.join(out, "logs"), cwd=REPO,
                     echo=FLAGS.show_stage_output, jobs=FLAGS.jobs)
     try:
-        runner.run(work.stages)
+        runs = runner.run(work.stages)
     except (KeyboardInterrupt, Stopped) as e:
         signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
         name = "ctrl-C" if signum == signal.SIGINT else "SIGTERM"
@@ -241,6 +246,10 @@ def job(plan: Plan) -> None:
     first_data = next(stage for stage in work.stages if stage.name.startswith("data."))
     described = report.describe_settings(settings, study, rows, plan.vocab_size,
                                          read_summary(first_data.outputs[0]), counts)
+    reused, seconds = sum(r.reused for r in runs), sum(r.seconds for r in runs)
+    described.append(("stages", f"{len(runs)} ({len(runs) - reused} run now, {reused} reused "
+                                f"from earlier runs): {format_seconds(seconds)} of running "
+                                "time in all"))
     outcome = report.Outcome(study, rows, seeds, measured, found, work.sources, described, out)
     report_file, results_file = report.write(outcome)
     checked, _ = report.verdicts(outcome)

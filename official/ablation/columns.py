@@ -47,8 +47,8 @@ COLUMNS = {column.key: column for column in (
     Column("ner", "NER fine-tuned", ours=f"CoNLL-2003 dev (eng.testa) entity F1 (%) {_DEV} "
                                          "(run_scripts.run_ner)"),
     Column("ner_feature", "NER feature-based",
-           ours=f"the same, the encoder frozen under a BiLSTM {_DEV} (run_scripts.run_ner "
-                "--feature_based)"),
+           ours="the same with the encoder frozen, its layers read by a BiLSTM, "
+                f"{_DEV} (run_scripts.run_ner --feature_based)"),
     Column("ppl", "LM ppl", 2, ours="exp(masked_lm_loss) of run_pretraining --do_eval on the "
                                     "held-out shard"),
     Column("params", "params (M)", 2, ours="the encoder's parameters in millions, counted from "

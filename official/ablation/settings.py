@@ -53,7 +53,7 @@ class AblationSettings:
     max_seq_length: int = 128
     dupe_factor: int = 5
     data_workers: int = 2
-    pretrain_steps: int = 2000
+    pretrain_steps: int = 1000
     pretrain_batch_size: int = 32
     pretrain_learning_rate: float = 5e-4
     eval_batch_size: int = 64
