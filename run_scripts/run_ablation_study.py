@@ -199,6 +199,11 @@ def prepare() -> Plan:
     return Plan(settings, study, vocab_size, make_plan(settings, study))
 
 
+def _text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def _write_inputs(plan: Plan) -> dict[str, str]:
     """The task data and the rows' configs the stages read; what of each task's data is used."""
     settings, study = plan.settings, plan.study
@@ -216,8 +221,7 @@ def _write_inputs(plan: Plan) -> dict[str, str]:
             f"{split['dev'][1]:,} evaluation questions from {split['dev'][0]} other article(s) "
             f"of {settings.squad_file}")
     for path, config in plan.work.configs.values():
-        text = config.to_json_string()
-        if not (os.path.isfile(path) and open(path, encoding="utf-8").read() == text):
+        if not os.path.isfile(path) or _text(path) != config.to_json_string():
             config.to_json_file(path)
     return counts
 
