@@ -10,7 +10,7 @@ import numpy as np
 from official import checkpoints
 from official.checkpoints import hf, tf1
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, REPO
+from tests.cli import ENV, REPO, run_modules
 
 
 def last_line(stderr: str) -> str:
@@ -59,36 +59,36 @@ def test_original_release_to_tf2_to_hugging_face(tiny_config, tmp_path):
 
 def test_bad_inputs_give_one_line_errors_and_no_output(tiny_config, tmp_path):
     out = tmp_path / "out"
-    result = convert("--input_format=tf1", f"--input={tmp_path / 'missing'}",
-                     f"--output_dir={out}")
-    assert result.returncode != 0
-    # The checkpoint itself is what is missing, and the message says so (not its config).
-    assert last_line(result.stderr) == (
-        f"convert_checkpoint: {tmp_path / 'missing'}: no checkpoint there (no missing.index)")
-    # A checkpoint without its config: that is named.
+    # A checkpoint without its config.
     release = tmp_path / "bare"
     original_release(release, tiny_config)
     os.unlink(release / "bert_config.json")
-    result = convert("--input_format=tf1", f"--input={release}", f"--output_dir={out}")
-    assert last_line(result.stderr) == (
-        f"convert_checkpoint: {release}: no bert_config.json beside the checkpoint; "
-        "pass --bert_config_file")
-
     original_release(tmp_path / "release", tiny_config)
     (tmp_path / "bad.json").write_text('{"vocab_size": 100,\n "hidden_size": }')
-    result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
-                     f"--bert_config_file={tmp_path / 'bad.json'}", f"--output_dir={out}")
-    assert result.returncode != 0
-    assert last_line(result.stderr) == (
-        f"convert_checkpoint: {tmp_path / 'bad.json'}: line 2: invalid JSON (Expecting value)")
-
     deeper = dataclasses.replace(tiny_config, num_hidden_layers=3)
     deeper.to_json_file(str(tmp_path / "deeper.json"))
-    result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
-                     f"--bert_config_file={tmp_path / 'deeper.json'}", f"--output_dir={out}")
-    assert result.returncode != 0
+    convert = ["run_scripts.convert_checkpoint", "--input_format=tf1", f"--output_dir={out}"]
+    # The four commands side by side: each is refused, and none writes.
+    missing, bare, bad_json, deeper = run_modules(
+        [*convert, f"--input={tmp_path / 'missing'}"],
+        [*convert, f"--input={release}"],
+        [*convert, f"--input={tmp_path / 'release'}",
+         f"--bert_config_file={tmp_path / 'bad.json'}"],
+        [*convert, f"--input={tmp_path / 'release'}",
+         f"--bert_config_file={tmp_path / 'deeper.json'}"])
+    for result in (missing, bare, bad_json, deeper):
+        assert result.returncode != 0
+    # The checkpoint itself is what is missing, and the message says so (not its config).
+    assert last_line(missing.stderr) == (
+        f"convert_checkpoint: {tmp_path / 'missing'}: no checkpoint there (no missing.index)")
+    # A checkpoint without its config: that is named.
+    assert last_line(bare.stderr) == (
+        f"convert_checkpoint: {release}: no bert_config.json beside the checkpoint; "
+        "pass --bert_config_file")
+    assert last_line(bad_json.stderr) == (
+        f"convert_checkpoint: {tmp_path / 'bad.json'}: line 2: invalid JSON (Expecting value)")
     # A layer more: its 16 variables, counted, the first three named.
     assert ("does not fit the model: 16 variables missing from the checkpoint "
-            "(bert/encoder/layer_2/") in last_line(result.stderr)
-    assert ", and 13 more)" in last_line(result.stderr)
+            "(bert/encoder/layer_2/") in last_line(deeper.stderr)
+    assert ", and 13 more)" in last_line(deeper.stderr)
     assert not out.exists() or os.listdir(out) == []
