@@ -19,7 +19,7 @@ from official.configs import BertConfig
 from official.peft import methods
 from official.tasks.classification import ClassificationTask
 from tests.checkpoint_helpers import original_weights
-from tests.cli import refused, run_module, snapshot, succeeded
+from tests.cli import refused, run_module, run_modules, snapshot, succeeded
 from tests.peft_helpers import write_base, write_run
 from tests.test_run_classifier import CUES, FILLERS, write_sst2, write_stsb
 
@@ -40,13 +40,19 @@ def files(tmp_path_factory):
             "bert_config_file": str(root / "bert_config.json"), "data": root / "data"}
 
 
-def classify(files, output_dir, *flags, data=None, config=None, vocab=None):
-    return run_module(
+def classify_command(files, output_dir, *flags, data=None, config=None, vocab=None):
+    """run_classifier's module and flags for the small task (`run_module`'s arguments)."""
+    return [
         "run_scripts.run_classifier", "--task_name=SST-2", f"--data_dir={data or files['data']}",
         f"--output_dir={output_dir}", f"--vocab_file={vocab or files['vocab_file']}",
         f"--bert_config_file={config or files['bert_config_file']}", "--max_seq_length=16",
         "--train_batch_size=16", "--eval_batch_size=16", "--predict_batch_size=8",
-        "--learning_rate=2e-3", "--num_train_epochs=1", *flags)
+        "--learning_rate=2e-3", "--num_train_epochs=1", *flags]
+
+
+def classify(files, output_dir, *flags, data=None, config=None, vocab=None):
+    return run_module(*classify_command(files, output_dir, *flags, data=data, config=config,
+                                        vocab=vocab))
 
 
 @pytest.fixture(scope="module")
@@ -121,30 +127,29 @@ def test_allow_untrained_head_predicts_on_purpose(files, tmp_path):
 
 def test_config_vocab_and_checkpoint_are_checked_before_any_record(files, tmp_path):
     out = tmp_path / "out"
-    result = classify(files, out, "--do_train", "--max_seq_length=64")
-    refused(result, "--max_seq_length=64 is more than the max_position_embeddings=32",
-            files["bert_config_file"])
-    assert not out.exists()
-
     bigger = tmp_path / "bigger_vocab.txt"
     bigger.write_text("\n".join(VOCAB + ["extra1", "extra2"]) + "\n")
-    result = classify(files, out, "--do_train", vocab=str(bigger))
-    refused(result, f"{bigger} has {len(VOCAB) + 2} tokens but {files['bert_config_file']} "
-                    f"says vocab_size={len(VOCAB)}")
-    assert not out.exists()
-
     other = BertConfig(**dict(CONFIG.to_dict(), num_hidden_layers=3))
     tf1.write(original_weights(other), str(tmp_path / "deeper.ckpt"))
-    result = classify(files, out, "--do_train", f"--init_checkpoint={tmp_path / 'deeper.ckpt'}")
-    refused(result, "deeper.ckpt does not fit the model: 16 variables unexpected",
-            ", and 13 more)")
-    assert not out.exists()
-
-    # Garbage bytes under a checkpoint's names: the reader's refusal, with the path.
+    # Garbage bytes under a checkpoint's names.
     for name in ("garbage.ckpt.index", "garbage.ckpt.data-00000-of-00001"):
         (tmp_path / name).write_bytes(np.random.default_rng(0).bytes(4096))
-    result = classify(files, out, "--do_train", f"--init_checkpoint={tmp_path / 'garbage.ckpt'}")
-    refused(result, f"{tmp_path / 'garbage.ckpt'}: unreadable checkpoint")
+    # The four side by side, into the same output_dir: none may write.
+    too_long, bigger_vocab, deeper, garbage = run_modules(
+        classify_command(files, out, "--do_train", "--max_seq_length=64"),
+        classify_command(files, out, "--do_train", vocab=str(bigger)),
+        classify_command(files, out, "--do_train",
+                         f"--init_checkpoint={tmp_path / 'deeper.ckpt'}"),
+        classify_command(files, out, "--do_train",
+                         f"--init_checkpoint={tmp_path / 'garbage.ckpt'}"))
+    refused(too_long, "--max_seq_length=64 is more than the max_position_embeddings=32",
+            files["bert_config_file"])
+    refused(bigger_vocab, f"{bigger} has {len(VOCAB) + 2} tokens but "
+                          f"{files['bert_config_file']} says vocab_size={len(VOCAB)}")
+    refused(deeper, "deeper.ckpt does not fit the model: 16 variables unexpected",
+            ", and 13 more)")
+    # The garbage: the reader's refusal, with the path.
+    refused(garbage, f"{tmp_path / 'garbage.ckpt'}: unreadable checkpoint")
     assert not out.exists()
 
 
