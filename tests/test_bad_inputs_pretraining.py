@@ -25,7 +25,7 @@ import tensorflow as tf
 from data_prep import pretraining_examples as pe
 from official import checkpoints
 from official.configs import BertConfig
-from tests.cli import ENV, REPO, refused, run_module, snapshot, succeeded
+from tests.cli import ENV, REPO, refused, run_module, run_modules, snapshot, succeeded
 
 SEQ, PREDICTIONS = 32, 5
 # The environment of a user's shell: no TF_CPP_MIN_LOG_LEVEL (tests/cli.py's ENV sets one).
@@ -228,40 +228,43 @@ def small_config(tmp_path, vocab_size):
 
 
 def test_records_with_token_ids_beyond_vocab_size_are_refused(pretraining_records, tmp_path):
-    out = tmp_path / "out"
     # The records' first one already holds ids beyond the config's: refused before any work.
-    config = small_config(tmp_path, 1000)
-    result = pretrain(dict(pretraining_records, bert_config_file=config), out, "--do_train",
-                      "--num_train_steps=2")
-    refused(result, "pretraining-00000-of-00002.tfrecord: its first record holds token id",
-            f"{config} says vocab_size=1000")
-    assert not out.exists()
-
+    first, first_config = tmp_path / "first", small_config(tmp_path, 1000)
     # Only a later record does: the input pipeline's check stops training when it is read (on
     # a GPU the embedding gather would silently return zeros for it).
     rng = np.random.default_rng(0)
     rows = [list(rng.integers(5, 100, size=10)) for _ in range(40)]
     rows[25][3] = 150
     write_records(tmp_path / "late.tfrecord", rows)
-    config = small_config(tmp_path, 120)
-    result = pretrain(dict(pretraining_records, input_file=str(tmp_path / "late.tfrecord"),
-                           bert_config_file=config), out, "--do_train", "--num_train_steps=20")
-    refused(result, "late.tfrecord holds token id 150", f"{config} says vocab_size=120")
-    assert checkpoint_steps(out) == []
+    late, late_config = tmp_path / "late", small_config(tmp_path, 120)
+    in_first, in_late = run_modules(  # side by side
+        ["run_scripts.run_pretraining",
+         *pretrain_flags(dict(pretraining_records, bert_config_file=first_config), first,
+                         "--do_train", "--num_train_steps=2")],
+        ["run_scripts.run_pretraining",
+         *pretrain_flags(dict(pretraining_records, input_file=str(tmp_path / "late.tfrecord"),
+                              bert_config_file=late_config), late, "--do_train",
+                         "--num_train_steps=20")])
+    refused(in_first, "pretraining-00000-of-00002.tfrecord: its first record holds token id",
+            f"{first_config} says vocab_size=1000")
+    assert not first.exists()
+    refused(in_late, "late.tfrecord holds token id 150", f"{late_config} says vocab_size=120")
+    assert checkpoint_steps(late) == []
 
 
 def test_config_and_init_checkpoint_are_checked_before_any_work(pretraining_records, finished,
                                                                  tmp_path):
     out = tmp_path / "out"
-    result = pretrain(pretraining_records, out, "--do_train", "--max_seq_length=128")
-    refused(result, "--max_seq_length=128 is more than the max_position_embeddings=64",
-            pretraining_records["bert_config_file"])
-    assert not out.exists()
-
     config = small_config(tmp_path, 30522)
-    result = pretrain(dict(pretraining_records, bert_config_file=config), out, "--do_train",
-                      f"--init_checkpoint={finished}")
-    line = refused(result, f"{finished} does not fit the model:", "variables unexpected",
+    too_long, misfit = run_modules(  # side by side: neither may write
+        ["run_scripts.run_pretraining",
+         *pretrain_flags(pretraining_records, out, "--do_train", "--max_seq_length=128")],
+        ["run_scripts.run_pretraining",
+         *pretrain_flags(dict(pretraining_records, bert_config_file=config), out, "--do_train",
+                         f"--init_checkpoint={finished}")])
+    refused(too_long, "--max_seq_length=128 is more than the max_position_embeddings=64",
+            pretraining_records["bert_config_file"])
+    line = refused(misfit, f"{finished} does not fit the model:", "variables unexpected",
                    "variables of another shape")
     assert len(line) < 1000  # counted, the first few named: not hundreds of names
     assert not out.exists()
