@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 from official.configs import BertConfig
-from tests.cli import eval_results, failed, run_module, succeeded
+from tests.cli import eval_results, failed, run_module, run_modules, succeeded
 
 CUES = ("good", "great", "fine")
 FILLERS = ("the", "a", "movie", "plot", "was", "is", "actor", "scene", "story", "and", "very",
@@ -67,13 +67,18 @@ def model_files(tmp_path_factory):
             "bert_config_file": str(root / "bert_config.json")}
 
 
-def run(model_files, data_dir, output_dir, *flags, task="SST-2"):
-    return run_module(
+def command(model_files, data_dir, output_dir, *flags, task="SST-2"):
+    """run_classifier's module and flags for the toy task (`run_module`'s arguments)."""
+    return [
         "run_scripts.run_classifier", f"--task_name={task}", f"--data_dir={data_dir}",
         f"--output_dir={output_dir}", f"--vocab_file={model_files['vocab_file']}",
         f"--bert_config_file={model_files['bert_config_file']}", "--max_seq_length=16",
         "--train_batch_size=16", "--eval_batch_size=24", "--predict_batch_size=7",
-        "--learning_rate=2e-3", "--num_train_epochs=3", "--log_steps=10", *flags)
+        "--learning_rate=2e-3", "--num_train_epochs=3", "--log_steps=10", *flags]
+
+
+def run(model_files, data_dir, output_dir, *flags, task="SST-2"):
+    return run_module(*command(model_files, data_dir, output_dir, *flags, task=task))
 
 
 def logged_evals(log, metric):
@@ -145,9 +150,10 @@ def test_a_finished_run_predicts_again_from_its_checkpoint(model_files, sst2_run
 
 def test_regression_and_determinism(model_files, tmp_path):
     write_stsb(str(tmp_path / "data"), np.random.default_rng(1))
-    first = [succeeded(run(model_files, tmp_path / "data", tmp_path / name, "--do_train",
-                           "--do_eval", "--num_train_epochs=6", task="STS-B")).stderr
-             for name in ("a", "b")]
+    # The two runs side by side, each a process of its own.
+    first = [succeeded(result).stderr for result in run_modules(*(
+        command(model_files, tmp_path / "data", tmp_path / name, "--do_train", "--do_eval",
+                "--num_train_epochs=6", task="STS-B") for name in ("a", "b")))]
     results = [eval_results(tmp_path / name / "eval_results.txt") for name in ("a", "b")]
     assert set(results[0]) >= {"eval_pearson", "eval_spearman", "eval_combined", "eval_loss"}
     assert float(results[0]["eval_pearson"]) > 0.9
