@@ -2,8 +2,8 @@
 runs it: a student taught by a fine-tuned teacher beats the same student trained on the labels
 alone, the command line computes what the library's `DistillationTask` does bit for bit, a
 SIGKILLed run resumes to the same weights, the output_dir exports as any classifier's, a rerun
-with other settings and bad input are one line, run_pretraining distils a pretrained teacher, and
-run_sentence_embedding distils a sentence encoder into 3 of its layers.
+with other settings and bad input are one line, and run_pretraining distils a pretrained teacher
+(run_sentence_embedding's distillation is in tests/test_run_sentence_embedding.py).
 
 The toy task (SST-2's layout): a sentence is positive exactly when it holds a cue word. The
 teacher learns all three cues from 320 labelled sentences. The student's own labels are 48
@@ -35,7 +35,7 @@ from official.distillation.task import DistillationTask
 from official.tasks.classification import ClassificationTask
 from official.training import finetuning
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, REPO, eval_results, refused, run_module, snapshot, succeeded
+from tests.cli import ENV, REPO, eval_results, refused, run_module, run_modules, snapshot, succeeded
 from tests.test_run_classifier import CUES, FILLERS, write_sst2
 
 COMMON = ("--task_name=SST-2", "--max_seq_length=16", "--train_batch_size=16",
@@ -52,7 +52,8 @@ def sentence(rng, positive, cues):
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    """The vocab, the model config, the teacher's data and run, the student's data."""
+    """The vocab, the model config, the teacher's data and run, the student's data and its run
+    on the labels alone."""
     root = tmp_path_factory.mktemp("distillation")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *CUES, *FILLERS]
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
@@ -70,11 +71,17 @@ def toy(tmp_path_factory):
         sentence(rng, p, list(CUES)) + "\n" for p in rng.permutation(np.arange(480) % 2 == 0)))
     files = {"vocab": str(root / "vocab.txt"), "config": str(root / "bert_config.json"),
              "student_data": str(root / "student_data"), "transfer": str(root / "transfer.txt"),
-             "teacher": str(root / "teacher"), "root": root}
-    succeeded(run_module("run_scripts.run_classifier", *COMMON, "--num_train_epochs=3",
-                         f"--data_dir={root / 'teacher_data'}", f"--vocab_file={files['vocab']}",
-                         f"--bert_config_file={files['config']}",
-                         f"--output_dir={files['teacher']}"))
+             "teacher": str(root / "teacher"), "alone": root / "alone", "root": root}
+    # The teacher, and beside it the student trained on its labels alone (it needs no
+    # teacher): 33 epochs of the 48 labelled rows, the distilled run's 99 updates.
+    for result in run_modules(
+            ["run_scripts.run_classifier", *COMMON, "--num_train_epochs=3",
+             f"--data_dir={root / 'teacher_data'}", f"--vocab_file={files['vocab']}",
+             f"--bert_config_file={files['config']}", f"--output_dir={files['teacher']}"],
+            ["run_scripts.run_classifier", *COMMON, "--num_train_epochs=33",
+             f"--data_dir={files['student_data']}", f"--vocab_file={files['vocab']}",
+             f"--bert_config_file={files['config']}", f"--output_dir={files['alone']}"]):
+        succeeded(result)
     assert float(eval_results(root / "teacher" / "eval_results.txt")["eval_accuracy"]) == 1.0
     return files
 
@@ -96,12 +103,7 @@ def distilled(toy):
 
 
 def test_the_distilled_student_beats_the_same_student_on_labels_alone(toy, distilled):
-    alone = toy["root"] / "alone"
-    # 33 epochs of the 48 labelled rows: the distilled run's 99 updates.
-    succeeded(run_module("run_scripts.run_classifier", *COMMON, "--num_train_epochs=33",
-                         f"--data_dir={toy['student_data']}", f"--vocab_file={toy['vocab']}",
-                         f"--bert_config_file={toy['config']}", f"--output_dir={alone}"))
-
+    alone = toy["alone"]  # run beside the teacher (the toy fixture)
     results = {name: eval_results(folder / "best" / "eval_results.txt")
                for name, folder in (("alone", alone), ("distilled", distilled))}
     assert int(results["alone"]["global_step"]) <= 99 and \
@@ -201,14 +203,15 @@ def test_a_rerun_with_other_settings_is_refused_and_changes_nothing(toy, distill
     """The checkpoints are a distillation's (distillation.json): resuming them with another
     temperature, or as a plain fine-tuning, would train another model on top."""
     before = snapshot(distilled)
-    refused(run_module("run_scripts.run_classifier", *distill_flags(toy, distilled),
-                       "--temperature=3"),
-            f"{distilled / 'distillation.json'}: the checkpoints in {distilled} were made with",
-            '"temperature": 3.0')
     plain = [flag for flag in distill_flags(toy, distilled)
              if not flag.startswith(("--teacher", "--transfer"))]
-    refused(run_module("run_scripts.run_classifier", *plain),
-            "distillation.json", "these flags say nothing")
+    other_temperature, undistilled = run_modules(  # side by side: neither may write
+        ["run_scripts.run_classifier", *distill_flags(toy, distilled), "--temperature=3"],
+        ["run_scripts.run_classifier", *plain])
+    refused(other_temperature,
+            f"{distilled / 'distillation.json'}: the checkpoints in {distilled} were made with",
+            '"temperature": 3.0')
+    refused(undistilled, "distillation.json", "these flags say nothing")
     assert snapshot(distilled) == before
     # Evaluating needs no teacher: the output_dir holds the student.
     succeeded(run_module("run_scripts.run_classifier", *[f for f in plain if f != "--do_train"]))
@@ -222,7 +225,10 @@ def test_the_command_line_is_the_librarys_distillation_bit_for_bit(toy, tmp_path
                                       "--student_layers=1", "--alpha_attention=1",
                                       "--alpha_cos=0.5")
              if not f.startswith(("--bert_config_file", "--transfer_data"))]
-    succeeded(run_module("run_scripts.run_classifier", *flags))
+    # The command line in a process of its own, while the library trains here.
+    command_line = subprocess.Popen(
+        [sys.executable, "-m", "run_scripts.run_classifier", *map(str, flags)], cwd=REPO,
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     settings = DistillationSettings(toy["teacher"], student_layers=(1,), alpha_attention=1.0,
                                     alpha_cosine=0.5)
@@ -241,7 +247,14 @@ def test_the_command_line_is_the_librarys_distillation_bit_for_bit(toy, tmp_path
         def config(self, config, source):
             return settings.student_config(teacher_config), source
 
-    finetuning.run(options, DistillationTask(task, settings), data, [Student()])
+    try:
+        finetuning.run(options, DistillationTask(task, settings), data, [Student()])
+    except BaseException:
+        command_line.kill()
+        raise
+    stdout, stderr = command_line.communicate(timeout=600)
+    succeeded(subprocess.CompletedProcess(command_line.args, command_line.returncode, stdout,
+                                          stderr))
     prefixes = [tf.train.latest_checkpoint(str(tmp_path / name)) for name in ("cli", "library")]
     assert os.path.basename(prefixes[0]) == os.path.basename(prefixes[1])
     readers = [tf.train.load_checkpoint(prefix) for prefix in prefixes]
