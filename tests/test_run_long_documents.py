@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from official.configs import BertConfig
-from tests.cli import ENV, REPO, eval_results, refused, run_module, succeeded
+from tests.cli import ENV, REPO, eval_results, refused, run_module, run_modules, succeeded
 
 POSITIVE, NEGATIVE = ("good", "great", "fine"), ("bad", "poor", "awful")
 FILLERS = ("the", "a", "movie", "plot", "was", "is", "actor", "scene", "story", "and", "very",
@@ -51,13 +51,18 @@ def toy(tmp_path_factory):
             "config": str(root / "bert_config.json")}
 
 
-def classifier(toy, output_dir, *flags):
-    return run_module(
+def classifier_command(toy, output_dir, *flags):
+    """run_classifier's module and flags for the toy (`run_module`'s arguments)."""
+    return [
         "run_scripts.run_classifier", "--task_name=tsv", f"--data_dir={toy['data']}",
         f"--output_dir={output_dir}", f"--vocab_file={toy['vocab']}",
         f"--bert_config_file={toy['config']}", "--max_seq_length=16", "--train_batch_size=16",
         "--eval_batch_size=24", "--predict_batch_size=7", "--learning_rate=2e-3",
-        "--log_steps=50", *flags)
+        "--log_steps=50", *flags]
+
+
+def classifier(toy, output_dir, *flags):
+    return run_module(*classifier_command(toy, output_dir, *flags))
 
 
 @pytest.fixture(scope="module")
@@ -88,28 +93,46 @@ def test_windows_learn_what_truncation_cannot_see(runs, toy):
     assert not (runs["truncate"] / "long_documents.json").exists()
 
 
-def serve(tmp_path, export_dir, texts, name="served"):
-    (version,) = os.listdir(export_dir)
+def serve(folder, export_dirs: dict, texts) -> dict:
+    """{name: the serving signature's outputs for `texts`} of each export, all served by one
+    client process (tests/export_client.py)."""
     requests = [{"name": name, "path": str(export_dir / version),
-                 "method": "signatures.serving_default", "kwargs": {"text_a": texts}}]
-    (tmp_path / "requests.json").write_text(json.dumps(requests))
+                 "method": "signatures.serving_default", "kwargs": {"text_a": texts}}
+                for name, export_dir in export_dirs.items()
+                for (version,) in [os.listdir(export_dir)]]
+    (folder / "requests.json").write_text(json.dumps(requests))
     succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
-                              str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
+                              str(folder / "requests.json"), str(folder / "results.json")],
                              cwd=REPO, env=ENV, capture_output=True, text=True))
-    return json.loads((tmp_path / "results.json").read_text())[name]
+    return json.loads((folder / "results.json").read_text())
 
 
-@pytest.mark.parametrize("mode", ["windows", "head_tail"])
-def test_the_export_serves_documents_as_the_run_predicted(runs, toy, tmp_path, mode):
-    export_dir = tmp_path / "export"
-    succeeded(run_module("run_scripts.export_saved_model", "--export_type=classifier",
-                         "--task_name=tsv", f"--data_dir={toy['data']}",
-                         f"--init_checkpoint={runs[mode]}", f"--vocab_file={toy['vocab']}",
-                         "--max_seq_length=16", "--window_batch_size=3",
-                         f"--export_dir={export_dir}"))
+EXPORTED = ["windows", "head_tail"]
+
+
+@pytest.fixture(scope="module")
+def served_exports(runs, toy, tmp_path_factory):
+    """{mode: what its export serves for the test documents}: the EXPORTED runs exported side
+    by side, then served by one client."""
+    root = tmp_path_factory.mktemp("exports")
+    for result in run_modules(*(
+            ["run_scripts.export_saved_model", "--export_type=classifier", "--task_name=tsv",
+             f"--data_dir={toy['data']}", f"--init_checkpoint={runs[mode]}",
+             f"--vocab_file={toy['vocab']}", "--max_seq_length=16", "--window_batch_size=3",
+             f"--export_dir={root / mode}"] for mode in EXPORTED)):
+        succeeded(result)
+    return serve(root, {mode: root / mode for mode in EXPORTED}, texts_of_the_test_split(toy))
+
+
+def texts_of_the_test_split(toy):
     lines = (toy["root"] / "data" / "test.tsv").read_text().splitlines()[1:]
-    texts = [line.split("\t")[0] for line in lines]
-    served = serve(tmp_path, export_dir, texts)
+    return [line.split("\t")[0] for line in lines]
+
+
+@pytest.mark.parametrize("mode", EXPORTED)
+def test_the_export_serves_documents_as_the_run_predicted(runs, toy, served_exports, mode):
+    texts = texts_of_the_test_split(toy)
+    served = served_exports[mode]
     predicted = np.loadtxt(runs[mode] / "test_results.tsv")
     np.testing.assert_allclose(served["probabilities"], predicted, atol=1e-5)
     if mode == "windows":
@@ -122,10 +145,12 @@ def test_the_export_serves_documents_as_the_run_predicted(runs, toy, tmp_path, m
 
 def test_a_rerun_must_read_documents_as_the_checkpoints_did(runs, toy):
     before = sorted(os.listdir(runs["windows"]))
-    refused(classifier(toy, runs["windows"], "--do_predict", "--long_doc=head_tail"),
+    windows_as_head_tail, truncate_as_windows = run_modules(  # side by side
+        classifier_command(toy, runs["windows"], "--do_predict", "--long_doc=head_tail"),
+        classifier_command(toy, runs["truncate"], "--do_predict", "--long_doc=windows"))
+    refused(windows_as_head_tail,
             f"{runs['windows'] / 'long_documents.json'}", "long_doc", "windows", "head_tail")
-    refused(classifier(toy, runs["truncate"], "--do_predict", "--long_doc=windows"),
-            "made with nothing (the default)", "windows")
+    refused(truncate_as_windows, "made with nothing (the default)", "windows")
     assert sorted(os.listdir(runs["windows"])) == before
 
 
@@ -177,14 +202,16 @@ def test_serving_memory_does_not_grow_with_the_text(tmp_path):
                               window_batch_size=8)
     path = saving.save(module, str(tmp_path / "export"), module.signatures())
 
-    def peak(words):
-        result = succeeded(subprocess.run([sys.executable, "-c", MEMORY_CLIENT, path,
-                                           str(words)], capture_output=True, text=True,
-                                          env=ENV))
-        windows, kilobytes = map(int, result.stdout.split())
-        return windows, kilobytes
-
-    (short_windows, short), (long_windows, long) = peak(1000), peak(100_000)
+    # Each text in a process of its own (its peak is its own), the two side by side.
+    clients = [subprocess.Popen([sys.executable, "-c", MEMORY_CLIENT, path, str(words)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=ENV) for words in (1000, 100_000)]
+    peaks = []
+    for client in clients:
+        stdout, stderr = client.communicate(timeout=600)
+        succeeded(subprocess.CompletedProcess(client.args, client.returncode, stdout, stderr))
+        peaks.append(tuple(map(int, stdout.split())))  # windows, kilobytes
+    (short_windows, short), (long_windows, long) = peaks
     # Windows of 62 tokens every 31: (n - 62 + 30) // 31 + 1 of n tokens.
     assert (short_windows, long_windows) == (32, 3225)
     print(f"peak RSS: {short} kB for 1,000 words, {long} kB for 100,000")
