@@ -17,7 +17,7 @@ import pytest
 from official import checkpoints
 from official.configs import BertConfig
 from official.tasks.ner_metrics import entity_scores
-from tests.cli import failed, run_module, succeeded
+from tests.cli import failed, run_module, run_modules, succeeded
 
 FIRST_NAMES = ["Alice", "Bob", "Carol", "David", "Emma", "Frank", "Grace", "Henry"]
 SURNAMES = ["Smith", "Jones", "Brown", "Taylor"]
@@ -89,14 +89,19 @@ def toy(tmp_path_factory):
     return {"root": root, "data_dir": data, "test": parts["eng.testb"]}
 
 
-def run(toy, output_dir, *flags, data_dir=None):
-    return run_module(
+def command(toy, output_dir, *flags, data_dir=None):
+    """run_ner's module and flags for the toy (`run_module`'s arguments)."""
+    return [
         "run_scripts.run_ner", f"--data_dir={data_dir or toy['data_dir']}",
         f"--vocab_file={toy['root'] / 'vocab.txt'}", "--do_lower_case=False",
         f"--bert_config_file={toy['root'] / 'bert_config.json'}", f"--output_dir={output_dir}",
         f"--max_seq_length={MAX_SEQ_LENGTH}", "--train_batch_size=16", "--eval_batch_size=16",
         "--predict_batch_size=16", "--learning_rate=5e-3", "--num_train_epochs=2",
-        "--log_steps=5", "--iterations_per_loop=5", *flags)
+        "--log_steps=5", "--iterations_per_loop=5", *flags]
+
+
+def run(toy, output_dir, *flags, data_dir=None):
+    return run_module(*command(toy, output_dir, *flags, data_dir=data_dir))
 
 
 def results(path):
@@ -115,9 +120,26 @@ def read_predictions(path):
 
 
 @pytest.fixture(scope="module")
-def trained(toy):
-    out = toy["root"] / "out"
-    log = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict")).stderr
+def runs(toy):
+    """The fine-tuning run and the feature-based run (FEATURE_FLAGS, on a random base: its
+    frozen features still tell the planted names apart, so the BiLSTM learns them), side by
+    side: {"trained": (output_dir, stderr), "features": (output_dir, stderr, base)}."""
+    from tests.peft_helpers import write_base
+
+    base = write_base(BertConfig.from_json_file(str(toy["root"] / "bert_config.json")),
+                      toy["root"] / "base")
+    out, features = toy["root"] / "out", toy["root"] / "features"
+    trained, feature_based = run_modules(
+        command(toy, out, "--do_train", "--do_eval", "--do_predict"),
+        command(toy, features, "--do_train", "--do_eval", "--do_predict",
+                f"--init_checkpoint={base}", *FEATURE_FLAGS))
+    return {"trained": (out, succeeded(trained).stderr),
+            "features": (features, succeeded(feature_based).stderr, base)}
+
+
+@pytest.fixture(scope="module")
+def trained(runs):
+    out, log = runs["trained"]
     return {"out": out, "log": log,
             "predictions": (out / "test_predictions.txt").read_bytes(),
             "checkpoints": {n: os.stat(out / n).st_mtime_ns for n in os.listdir(out)
@@ -192,18 +214,22 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     lines[bad] = "Mars NNP I-NP I-PLANET"
     (data / "eng.testb").write_text("\n".join(lines) + "\n")
 
-    # A tag outside the label set in the test file: found before any training.
-    out = tmp_path / "out"
-    result = run(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data)
-    last = failed(result)
-    assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
-    assert not out.exists() or not os.listdir(out)
+    # A missing file, in a copy without eng.train.
+    no_train = tmp_path / "no_train"
+    no_train.mkdir()
+    for name in ("eng.testa", "eng.testb"):
+        (no_train / name).write_bytes((data / name).read_bytes())
 
-    # A missing file.
-    os.remove(data / "eng.train")
-    result = run(toy, out, "--do_train", data_dir=data)
-    last = failed(result)
-    assert last == f"run_ner: {data / 'eng.train'}: no such file", last
+    # The two side by side, each refused before writing.
+    out = tmp_path / "out"
+    bad_tag, missing = run_modules(
+        command(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data),
+        command(toy, out, "--do_train", data_dir=no_train))
+    # A tag outside the label set in the test file: found before any training.
+    last = failed(bad_tag)
+    assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
+    last = failed(missing)
+    assert last == f"run_ner: {no_train / 'eng.train'}: no such file", last
     assert not out.exists() or not os.listdir(out)
 
 
@@ -215,16 +241,9 @@ FEATURE_STEPS = 180  # 240 sentences / batch 8 * 6 epochs
 
 
 @pytest.fixture(scope="module")
-def feature_run(toy):
-    """A feature-based run on a random base: its frozen features still tell the planted
-    names apart, so the BiLSTM learns them."""
-    from tests.peft_helpers import write_base
-
-    base = write_base(BertConfig.from_json_file(str(toy["root"] / "bert_config.json")),
-                      toy["root"] / "base")
-    out = toy["root"] / "features"
-    log = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict",
-                        f"--init_checkpoint={base}", *FEATURE_FLAGS)).stderr
+def feature_run(runs):
+    """The feature-based run (run beside the fine-tuning one: `runs`)."""
+    out, log, base = runs["features"]
     return {"out": out, "log": log, "base": base}
 
 
