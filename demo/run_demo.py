@@ -1,6 +1,6 @@
 r"""`make demo`: BERT's whole story on data the repository ships, each stage an entry point.
 
-    python -m demo.run_demo [--output_dir=demo_output] [--fresh] [--smoke]
+    python -m demo.run_demo [--output_dir=demo_output] [--fresh] [--smoke] [--jobs=1]
 
 Stages (each the command a user would type; `demo/stages.py` skips one already done with the
 same flags and inputs, so a rerun reuses them, and --fresh starts over):
@@ -44,6 +44,10 @@ same flags and inputs, so a rerun reuses them, and --fresh starts over):
                                         changes (TextFooler's search)
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
 --smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
+--jobs=N runs up to N stages side by side, each once the stages it reads are done (stages 5 to
+11 wait for stage 4 at most, but the distillation for stage 6), each stage's output shown whole,
+in order. The tests' --smoke run, where starting TensorFlow is most of a stage, uses 2: on two
+otherwise idle cores it takes about 75 s instead of 125 (on busy ones, as long as one at a time).
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ CLASSIFIER_EXPORTER = os.path.join("official", "export", "classifier.py")
 flags.DEFINE_string("output_dir", "demo_output", "Where every stage writes.")
 flags.DEFINE_bool("fresh", False, "Remove output_dir first: every stage runs again.")
 flags.DEFINE_bool("smoke", False, "The tests' size: tiny budgets, the same stages.")
+flags.DEFINE_integer("jobs", 1, "At most this many stages run side by side, each once the "
+                     "stages it reads are done; their output is shown whole, in order.",
+                     lower_bound=1)
 flags.DEFINE_string("corpus", os.path.join(REPO, "data", "gutenberg", "corpus.txt"),
                     "Pretraining text: one sentence per line, blank lines between documents.")
 flags.DEFINE_string("task_dir", os.path.join(REPO, "data", "gutenberg", "authorship"),
@@ -339,7 +346,7 @@ def main(argv: list[str]) -> int:
     pipeline = Pipeline(state_dir, cwd=REPO)
     try:
         runs = pipeline.run(stages(budget, out, corpus, task_dir, passages_dir, sentences,
-                                   treebank_dir, synonyms))
+                                   treebank_dir, synonyms), jobs=FLAGS.jobs)
     except StageFailed as e:
         print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
               file=sys.stderr)

@@ -56,11 +56,11 @@ def slice_of_shipped_data(root):
     return str(root / "corpus.txt"), str(task), str(passages), str(treebank)
 
 
-def run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences):
+def run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences, *flags):
     result = subprocess.run(
         [sys.executable, "-m", "demo.run_demo", "--smoke", f"--output_dir={out}",
          f"--corpus={corpus}", f"--task_dir={task_dir}", f"--passages_dir={passages_dir}",
-         f"--treebank_dir={treebank_dir}", f"--sentences={sentences}"],
+         f"--treebank_dir={treebank_dir}", f"--sentences={sentences}", *flags],
         cwd=REPO, env=ENV, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "Traceback" not in result.stderr
@@ -80,7 +80,9 @@ def demo_run(tmp_path_factory):
     sentences = root / "sentences.txt"
     sentences.write_text(open(os.path.join(REPO, "demo", "sentences.txt")).read())
     out = root / "out"
-    stdout = run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences)
+    # Two stages at a time, each once those it reads are done (the machine's two cores); the
+    # rerun below goes one stage at a time, as `make demo` does.
+    stdout = run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences, "--jobs=2")
     return {"out": out, "stdout": stdout, "corpus": corpus, "task_dir": task_dir,
             "passages_dir": passages_dir, "treebank_dir": treebank_dir, "sentences": sentences}
 
