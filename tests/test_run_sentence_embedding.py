@@ -13,7 +13,7 @@ import random
 import pytest
 
 from official.configs import BertConfig
-from tests.cli import eval_results, refused, run_module, succeeded
+from tests.cli import eval_results, refused, run_module, run_modules, succeeded
 
 TOPICS = 24
 FILLERS = [f"w{i}" for i in range(10)]
@@ -45,20 +45,30 @@ def toy(tmp_path_factory):
     return root
 
 
-def run(toy, output_dir, *flags):
-    return run_module(
+def command(toy, output_dir, *flags):
+    """run_sentence_embedding's module and flags for the toy (`run_module`'s arguments)."""
+    return [
         "run_scripts.run_sentence_embedding", f"--train_file={toy / 'train.tsv'}",
         f"--dev_file={toy / 'dev.tsv'}", f"--vocab_file={toy / 'vocab.txt'}",
         f"--bert_config_file={toy / 'bert_config.json'}", f"--output_dir={output_dir}",
         f"--max_seq_length={MAX_SEQ_LENGTH}", "--train_batch_size=16", "--eval_batch_size=16",
         "--predict_batch_size=16", "--learning_rate=5e-3", "--num_train_epochs=4",
-        "--log_steps=15", "--iterations_per_loop=15", *flags)
+        "--log_steps=15", "--iterations_per_loop=15", *flags]
+
+
+def run(toy, output_dir, *flags):
+    return run_module(*command(toy, output_dir, *flags))
 
 
 @pytest.fixture(scope="module")
 def trained(toy):
+    """The trained run's output_dir; beside it, the same encoder evaluated untrained
+    (toy / "untrained")."""
     out = toy / "out"
-    succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict"))
+    for result in run_modules(command(toy, out, "--do_train", "--do_eval", "--do_predict"),
+                              command(toy, toy / "untrained", "--do_eval",
+                                      "--allow_untrained_head")):
+        succeeded(result)
     return out
 
 
@@ -66,8 +76,7 @@ def test_pairs_teach_retrieval(toy, trained):
     """Untrained: about chance. Trained 4 epochs (60 updates of 16 pairs): every query finds
     its passage; best/ holds the encoder with the pooling record the export reads, and
     --do_predict ranks the dev file again."""
-    untrained = toy / "untrained"
-    succeeded(run(toy, untrained, "--do_eval", "--allow_untrained_head"))
+    untrained = toy / "untrained"  # evaluated beside the trained run (the fixture)
     chance = float(eval_results(untrained / "eval_results.txt")["mrr_at_10"])
     assert chance < 0.35
 
@@ -128,24 +137,20 @@ def test_a_rerun_with_another_pooling_is_refused(toy, trained):
             '"pooling": "mean"', '"pooling": "cls"')
 
 
-def test_a_teachers_vectors_teach_a_3_layer_student_what_its_pairs_do_not(toy, tmp_path):
+def test_a_teachers_vectors_teach_a_1_layer_student_what_its_pairs_do_not(toy, trained,
+                                                                          tmp_path):
     """Distillation into a sentence encoder (sentence-transformers' MSELoss on the teacher's
-    vectors). A 4-layer teacher learns the toy (a<t> goes with p<t>). The students, 3 layers
-    from the same random start, see only pairs that never link a<t> to p<t> (a query with
-    another query of its topic, a passage with another passage): trained on them alone, the
-    student ranks the dev passages at about chance; taught the teacher's vectors of the same
-    texts beside them, it learns which passage a query goes with."""
-    teacher_config = toy / "teacher_config.json"
-    BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
-               intermediate_size=64, max_position_embeddings=64).to_json_file(str(teacher_config))
-    student_config = toy / "student_config.json"
-    BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
-               intermediate_size=64, max_position_embeddings=64).to_json_file(str(student_config))
-    teacher = tmp_path / "teacher"
-    succeeded(run(toy, teacher, "--do_train", "--do_eval", f"--bert_config_file={teacher_config}",
-                  "--learning_rate=2e-3", "--num_train_epochs=6"))
+    vectors). The teacher is the 2-layer encoder that learnt the toy (a<t> goes with p<t>:
+    the `trained` run). The students, 1 layer from the same random start, see only pairs that
+    never link a<t> to p<t> (a query with another query of its topic, a passage with another
+    passage): trained on them alone, the student ranks the dev passages at about chance;
+    taught the teacher's vectors of the same texts beside them, it learns which passage a query
+    goes with."""
+    teacher = trained
     assert float(eval_results(teacher / "best" / "eval_results.txt")["mrr_at_10"]) >= 0.9
-
+    student_config = toy / "student_config.json"
+    BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=64).to_json_file(str(student_config))
     rng = random.Random(1)
     sides = [toy_pair(rng, t) for t in range(TOPICS) for _ in range(10)]
     same_side = [(a, b) for (a, _), (b, _) in zip(sides[::2], sides[1::2])]
@@ -154,10 +159,13 @@ def test_a_teachers_vectors_teach_a_3_layer_student_what_its_pairs_do_not(toy, t
     (tmp_path / "same_side.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in same_side))
     student = ("--do_train", "--do_eval", f"--train_file={tmp_path / 'same_side.tsv'}",
                f"--bert_config_file={student_config}", "--num_train_epochs=6")
-    succeeded(run(toy, tmp_path / "alone", *student))
-    # The vectors' squared errors are small numbers beside the ranking loss: --alpha_soft=10.
-    succeeded(run(toy, tmp_path / "distilled", *student, f"--teacher_checkpoint={teacher}",
-                  "--alpha_soft=10", "--alpha_hard=1"))
+    # The two students side by side. The vectors' squared errors are small numbers beside the
+    # ranking loss: --alpha_soft=10.
+    for result in run_modules(
+            command(toy, tmp_path / "alone", *student),
+            command(toy, tmp_path / "distilled", *student, f"--teacher_checkpoint={teacher}",
+                    "--alpha_soft=10", "--alpha_hard=1")):
+        succeeded(result)
 
     alone, distilled = (float(eval_results(tmp_path / name / "best" / "eval_results.txt")
                               ["mrr_at_10"]) for name in ("alone", "distilled"))
