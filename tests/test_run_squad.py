@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from official.configs import BertConfig
-from tests.cli import eval_results, failed, run_module, succeeded
+from tests.cli import eval_results, failed, run_module, run_modules, succeeded
 
 MARKER = "key"
 QUESTION = f"what follows {MARKER} ?"
@@ -89,13 +89,18 @@ def toy(tmp_path_factory):
             "dev_answers": write_squad(root / "dev.json", rng, 60)}
 
 
-def run(toy, output_dir, *flags):
-    return run_module(
+def command(toy, output_dir, *flags):
+    """run_squad's module and flags for the toy (`run_module`'s arguments)."""
+    return [
         "run_scripts.run_squad", f"--output_dir={output_dir}",
         f"--vocab_file={toy['vocab_file']}", f"--bert_config_file={toy['bert_config_file']}",
         "--max_seq_length=64", "--doc_stride=32", "--max_query_length=16",
         "--train_batch_size=16", "--eval_batch_size=32", "--predict_batch_size=7",
-        "--learning_rate=1e-3", "--warmup_proportion=0.1", "--log_steps=25", *flags)
+        "--learning_rate=1e-3", "--warmup_proportion=0.1", "--log_steps=25", *flags]
+
+
+def run(toy, output_dir, *flags):
+    return run_module(*command(toy, output_dir, *flags))
 
 
 def read_json(path):
@@ -113,11 +118,35 @@ def last_json_line(stdout):
 
 
 @pytest.fixture(scope="module")
-def trained(toy, tmp_path_factory):
+def runs(toy, tmp_path_factory):
+    """The SQuAD 1.1 run (`trained`) and the SQuAD 2.0 one (`squad_2`), side by side:
+    {"squad_1": (output_dir, result), "squad_2": {"out", "result", "train", "answers"}}."""
+    root = tmp_path_factory.mktemp("squad_run")
+    rng = np.random.default_rng(1)
+    train, dev = root / "train-v2.json", root / "dev-v2.json"
+    write_squad(train, rng, 160, version_2=True)
+    # An answer whose answer_start points at other words is skipped with a warning, as the
+    # original skips it.
+    data = read_json(train)
+    moved = data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]
+    moved["answer_start"] = 0
+    train.write_text(json.dumps(data))
+    answers = write_squad(dev, rng, 30, version_2=True)
+    squad_1, squad_2 = run_modules(
+        command(toy, root / "out", "--do_train", "--do_eval", "--do_predict",
+                "--num_train_epochs=6", *flags_for(toy["train"], toy["dev"])),
+        command(toy, root / "out_v2", "--do_train", "--do_predict", "--version_2_with_negative",
+                "--num_train_epochs=2", *flags_for(train, dev)))
+    return {"squad_1": (root / "out", squad_1),
+            "squad_2": {"out": root / "out_v2", "result": squad_2, "train": train,
+                        "answers": answers}}
+
+
+@pytest.fixture(scope="module")
+def trained(runs):
     """A finished SQuAD 1.1 run: train 6 epochs, evaluate after each, predict the dev file."""
-    out = tmp_path_factory.mktemp("squad_run") / "out"
-    result = succeeded(run(toy, out, "--do_train", "--do_eval", "--do_predict",
-                           "--num_train_epochs=6", *flags_for(toy["train"], toy["dev"])))
+    out, result = runs["squad_1"]
+    succeeded(result)
     return {"out": out, "result": result,
             "predictions": (out / "predictions.json").read_bytes()}
 
@@ -179,21 +208,12 @@ def test_a_finished_run_predicts_again_without_training(toy, trained):
     assert last_json_line(result.stdout) == last_json_line(trained["result"].stdout)
 
 
-def test_squad_2_writes_null_odds(toy, tmp_path):
-    rng = np.random.default_rng(1)
-    train, dev = tmp_path / "train-v2.json", tmp_path / "dev-v2.json"
-    write_squad(train, rng, 160, version_2=True)
-    # An answer whose answer_start points at other words is skipped with a warning, as the
-    # original skips it.
-    data = read_json(train)
-    moved = data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]
-    moved["answer_start"] = 0
-    train.write_text(json.dumps(data))
-    answers = write_squad(dev, rng, 30, version_2=True)
-
-    out = tmp_path / "out"
-    result = succeeded(run(toy, out, "--do_train", "--do_predict", "--version_2_with_negative",
-                           "--num_train_epochs=2", *flags_for(train, dev)))
+def test_squad_2_writes_null_odds(runs):
+    """Trained 2 epochs on SQuAD 2.0 files with one moved answer (run beside the 1.1 run:
+    `runs`)."""
+    run_2 = runs["squad_2"]
+    out, train, answers = run_2["out"], run_2["train"], run_2["answers"]
+    result = succeeded(run_2["result"])
     assert "skipped 1 of 160 questions" in result.stderr and str(train) in result.stderr
 
     null_odds = read_json(out / "null_odds.json")
