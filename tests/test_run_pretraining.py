@@ -180,31 +180,71 @@ def test_an_original_tf1_checkpoint_initialises_pretraining(resumed):
         np.testing.assert_allclose(resumed["straight"][name], value, atol=0.1, err_msg=name)
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--do_train", "--input_file=/nonexistent/*.tfrecord"], "/nonexistent/*.tfrecord"),
-    (["--do_train", "--max_seq_length=16"], "expected max_seq_length=16"),
-    (["--num_train_steps=1"], "do_train or do_eval"),
-    (["--do_train", "--train_batch_size=6", "--gradient_accumulation_steps=4"],
-     "train_batch_size=6"),
-    (["--do_train", "--dynamic_masking"], "needs --vocab_file"),
-])
-def test_bad_input_is_one_line(pretraining_records, tmp_path, flags, message):
-    result = run(pretraining_records, tmp_path / "out", *flags)
+def side_by_side(data, root, flags: dict) -> dict:
+    """{name: (output_dir, result)}: `run(data, root / name, *flags[name])` for every name,
+    the runs side by side (each a process of its own)."""
+    processes = {name: subprocess.Popen(command(data, root / name, *flags[name]), cwd=REPO,
+                                        env=ENV, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+                 for name in flags}
+    results = {}
+    for name, process in processes.items():
+        stdout, stderr = process.communicate(timeout=600)
+        results[name] = (root / name, subprocess.CompletedProcess(
+            process.args, process.returncode, stdout, stderr))
+    return results
+
+
+BAD_INPUTS = {
+    "no_records": (["--do_train", "--input_file=/nonexistent/*.tfrecord"],
+                   "/nonexistent/*.tfrecord"),
+    "records_of_another_length": (["--do_train", "--max_seq_length=16"],
+                                  "expected max_seq_length=16"),
+    "nothing_to_do": (["--num_train_steps=1"], "do_train or do_eval"),
+    "uneven_micro_batches": (["--do_train", "--train_batch_size=6",
+                              "--gradient_accumulation_steps=4"], "train_batch_size=6"),
+    "masking_without_vocab": (["--do_train", "--dynamic_masking"], "needs --vocab_file"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_input_runs(pretraining_records, tmp_path_factory):
+    """Every BAD_INPUTS command, side by side: {case: (output_dir, result)}."""
+    return side_by_side(pretraining_records, tmp_path_factory.mktemp("bad_input"),
+                        {case: flags for case, (flags, _) in BAD_INPUTS.items()})
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_is_one_line(bad_input_runs, case):
+    _, result = bad_input_runs[case]
+    message = BAD_INPUTS[case][1]
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("run_pretraining: ") and message in last, last
 
 
-@pytest.mark.parametrize("flags", [
-    ["--dtype=bfloat16", "--jit_compile"],
-    ["--dtype=float16", "--optimizer=lamb", "--gradient_accumulation_steps=2",
-     "--distribution_strategy=mirrored"],
-])
-def test_mixed_precision_xla_lamb_and_mirrored_runs(pretraining_records, tmp_path, flags):
-    out = tmp_path / "out"
-    succeeded(run(pretraining_records, out, "--do_train", "--do_eval", "--num_train_steps=3",
-                  "--max_eval_steps=2", *flags))
+MIXED_PRECISION = {
+    "bfloat16_xla": ["--dtype=bfloat16", "--jit_compile"],
+    "float16_lamb_mirrored": ["--dtype=float16", "--optimizer=lamb",
+                              "--gradient_accumulation_steps=2",
+                              "--distribution_strategy=mirrored"],
+}
+
+
+@pytest.fixture(scope="module")
+def mixed_precision_runs(pretraining_records, tmp_path_factory):
+    """Both MIXED_PRECISION runs, side by side: {case: (output_dir, result)}."""
+    return side_by_side(pretraining_records, tmp_path_factory.mktemp("mixed_precision"),
+                        {case: ["--do_train", "--do_eval", "--num_train_steps=3",
+                                "--max_eval_steps=2", *flags]
+                         for case, flags in MIXED_PRECISION.items()})
+
+
+@pytest.mark.parametrize("case", MIXED_PRECISION)
+def test_mixed_precision_xla_lamb_and_mirrored_runs(mixed_precision_runs, case):
+    out, result = mixed_precision_runs[case]
+    succeeded(result)
     results = eval_results(out)
     assert results["global_step"] == "3"
     assert 0 < float(results["loss"]) < np.log(30522) + 1
