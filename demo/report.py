@@ -27,11 +27,11 @@ import numpy as np
 from absl import app, flags
 
 from data_prep import attack_data, glue
-from demo.stages import format_seconds
 from official.atomic_files import open_atomically
 from official.checkpoints import finetuned
 from official.probing import report as probing_report
 from official.robustness.text_words import WordText
+from official.stages import format_seconds
 from official.tasks import glue_metrics, long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 

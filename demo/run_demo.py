@@ -61,8 +61,9 @@ import time
 from absl import app, flags
 
 from data_prep.attack_data import summary_path as attack_summary_file
-from demo.stages import Pipeline, Stage, StageFailed, format_seconds, remove
+from demo.stages import Pipeline, StageFailed
 from official.atomic_files import open_atomically
+from official.stages import Stage, format_seconds, remove
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSIFIED_FILE = "classified.jsonl"

@@ -4,12 +4,11 @@
                   outputs=["demo_output/vocab.txt"], inputs=["data/gutenberg/corpus.txt"])
     Pipeline(state_dir, python=sys.executable).run([stage, ...])
 
-A stage is done when its stamp (`state_dir/<name>.json`) holds the same key and all its outputs
-exist. The key is a hash of the command, of the contents of its input files and of the keys of
-the stages it comes after: change a flag, a data file or an earlier stage, and the stage runs
-again. Before a stage runs, its outputs are removed (run_pretraining would otherwise resume an
-old run, run_classifier reuse old records); when it fails or is interrupted they are removed
-again, so nothing half-made is left for the next run to trust.
+A stage is done when its stamp (`state_dir/<name>.json`) holds the same key (official/stages.py:
+`Stage`, its key) and all its outputs exist: change a flag, a data file or an earlier stage, and
+the stage runs again. Before a stage runs, its outputs are removed (run_pretraining would
+otherwise resume an old run, run_classifier reuse old records); when it fails or is interrupted
+they are removed again, so nothing half-made is left for the next run to trust.
 
 `run(stages, jobs=N)` runs up to N stages side by side, each as soon as the stages it comes after
 are done. Their output is held back and shown whole, in the stages' order, so that it reads as
@@ -19,47 +18,24 @@ are reused next time), then the first failed stage's error is raised.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import os
-import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 from official.atomic_files import open_atomically
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-    """One step of the demo.
-
-    Attributes:
-      name: short id, the stamp's file name ("pretrain").
-      title: what a reader sees ("pretrain BERT-Tiny on the corpus").
-      command: the arguments after `python` (["-m", "run_scripts.run_pretraining", ...]).
-      outputs: files and folders the command makes.
-      inputs: files the command reads that no earlier stage makes (hashed into the key).
-      after: names of the stages whose outputs it reads.
-    """
-    name: str
-    title: str
-    command: list[str]
-    outputs: list[str]
-    inputs: list[str] = dataclasses.field(default_factory=list)
-    after: list[str] = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass(frozen=True)
-class StageRun:
-    """What became of a stage: run now or reused, and the seconds it took when it ran."""
-    stage: Stage
-    reused: bool
-    seconds: float
+from official.stages import (
+    START_UP_NOISE,
+    Stage,
+    StageRun,
+    file_digest,
+    format_seconds,
+    remove,
+    stage_key,
+)
 
 
 class StageFailed(RuntimeError):
@@ -68,26 +44,6 @@ class StageFailed(RuntimeError):
     def __init__(self, stage: Stage, returncode: int):
         super().__init__(f"stage {stage.name!r} failed with exit status {returncode}")
         self.returncode = returncode
-
-
-def _sha256(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def remove(paths: list[str]) -> None:
-    for path in paths:
-        if os.path.isdir(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            os.unlink(path)
-
-
-# TensorFlow's C++ lines from before its logging is set up ("I0000 00:00:17... port.cc:153]
-# oneDNN custom operations are on", "could not find cuda drivers"), which TF_CPP_MIN_LOG_LEVEL
-# does not silence: start-up noise in every stage.
-_START_UP_NOISE = re.compile(r"^([IWE]0000 00:00:|WARNING: All log messages before "
-                             r"absl::InitializeLog\(\) is called)")
 
 
 class Pipeline:
@@ -108,14 +64,8 @@ class Pipeline:
         return os.path.join(self.cwd or "", path)
 
     def key(self, stage: Stage) -> str:
-        """The hash of what the stage's outputs depend on (see the module docstring)."""
-        missing = [name for name in stage.after if name not in self._keys]
-        if missing:
-            raise ValueError(f"stage {stage.name!r} comes after {missing}, which have not run")
-        described = {"command": stage.command,
-                     "inputs": {path: _sha256(self._path(path)) for path in stage.inputs},
-                     "after": [self._keys[name] for name in stage.after]}
-        return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        """The stage's key (official/stages.py), from the keys of the stages run before."""
+        return stage_key(stage, lambda path: file_digest(self._path(path)), self._keys)
 
     def is_done(self, stage: Stage, key: str) -> bool:
         stamp = os.path.join(self.state_dir, f"{stage.name}.json")
@@ -151,7 +101,7 @@ class Pipeline:
         with subprocess.Popen([self.python, *command], cwd=self.cwd, env=self._env(),
                               stderr=subprocess.PIPE, text=True, errors="replace") as child:
             for line in child.stderr:
-                if not _START_UP_NOISE.match(line):
+                if not START_UP_NOISE.match(line):
                     sys.stderr.write(line)
                     sys.stderr.flush()
         return child.returncode
@@ -308,7 +258,7 @@ class _Child:
     def show(self) -> None:
         """Its stdout to ours, its stderr to ours without TensorFlow's start-up noise."""
         for held, ours, noise in ((self._stdout, sys.stdout, None),
-                                  (self._stderr, sys.stderr, _START_UP_NOISE)):
+                                  (self._stderr, sys.stderr, START_UP_NOISE)):
             held.seek(0)
             for line in held:
                 if noise is None or not noise.match(line):
@@ -321,11 +271,3 @@ class _Child:
         if self._process.poll() is None:
             self._process.terminate()
         self._process.wait()
-
-
-def format_seconds(seconds: float) -> str:
-    """"42 s" or "3 min 05 s"."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest:02d} s"

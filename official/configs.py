@@ -142,11 +142,6 @@ class BertConfig:
         return self.embedding_size is not None or self.num_hidden_groups is not None \
             or self.inner_group_num != 1
 
-    @property
-    def shares_layers(self) -> bool:
-        """True when some layers run the same weights (fewer blocks than layers)."""
-        return self.hidden_groups < self.num_hidden_layers
-
     def extensions(self) -> list[str]:
         """What of this config plain BERT lacks, in words ([] for a BERT config): formats with
         BERT's layout alone (Hugging Face's BertModel, keras-hub's BertBackbone) refuse these."""

@@ -61,8 +61,9 @@ from official.ablation import report, results, studies, task_data
 from official.ablation.plan import Plan as StudyPlan
 from official.ablation.plan import make_plan
 from official.ablation.settings import AblationSettings, corpus_files
-from official.ablation.stages import StageFailed, Stages, Stopped, format_seconds
+from official.ablation.stages import StageFailed, Stages, Stopped
 from official.pretraining_shards import read_summary
+from official.stages import format_seconds
 from official.text.vocab import load_vocab
 from official.training.options import STRATEGIES
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from demo.stages import Pipeline, Stage, StageFailed, format_seconds
+from demo.stages import Pipeline, StageFailed
+from official.stages import Stage, format_seconds
 
 
 def writer(path, text):

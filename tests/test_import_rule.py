@@ -53,7 +53,7 @@ OFFICIAL_ROOMS = (
     ("official.configs", "official.console", "official.command_line", "official.atomic_files",
      "official.output_paths", "official.records", "official.settings_parsing",
      "official.sentence_settings", "official.pretraining_shards", "official.pretraining_records",
-     "official.adaptation", "official.__init__"),
+     "official.adaptation", "official.stages", "official.__init__"),
     ("official.text",),       # the one tokenizer
     ("official.features",),   # featurisation rules shared by records and serving graphs
     ("official.modeling",),   # layers and models

@@ -285,7 +285,8 @@ trace.write("done\\n")
 # Runs one stage of the stand-in with official/ablation/stages.py; exit 143 when stopped.
 DRIVER = """
 import sys
-from official.ablation.stages import Stage, Stages, Stopped
+from official.ablation.stages import Stages, Stopped
+from official.stages import Stage
 root = sys.argv[1]
 stage = Stage("work", "the work", ["-c", {code!r}, root + "/made"], outputs=[root + "/made"])
 try:
@@ -327,7 +328,8 @@ def test_a_stopped_stage_is_resumed_over_its_outputs_then_reused(tmp_path):
 
 
 def test_a_failed_stage_leaves_neither_outputs_nor_stamp(tmp_path):
-    from official.ablation.stages import Stage, StageFailed, Stages
+    from official.ablation.stages import StageFailed, Stages
+    from official.stages import Stage
 
     made = tmp_path / "made"
     code = (f"import os, sys; os.makedirs({str(made)!r}); print('half of it'); "
@@ -342,7 +344,8 @@ def test_a_failed_stage_leaves_neither_outputs_nor_stamp(tmp_path):
 
 
 def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path):
-    from official.ablation.stages import Stage, Stages
+    from official.ablation.stages import Stages
+    from official.stages import Stage
 
     def timed(name, seconds):
         path = tmp_path / name
@@ -362,7 +365,8 @@ def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path
 
 
 def test_a_changed_command_or_input_reruns_the_stage_and_those_after_it(tmp_path):
-    from official.ablation.stages import Stage, Stages
+    from official.ablation.stages import Stages
+    from official.stages import Stage
 
     source = tmp_path / "source.txt"
     source.write_text("v1")

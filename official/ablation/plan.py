@@ -36,10 +36,10 @@ import os
 
 from official.ablation.columns import TASK_COLUMNS
 from official.ablation.settings import AblationSettings
-from official.ablation.stages import Stage
 from official.ablation.studies import DataSetting, Row, Study
 from official.configs import BertConfig
 from official.pretraining_shards import shard_path
+from official.stages import Stage
 
 NUM_SHARDS = 10  # one digit of a glob: shards 1 to 9 train
 HELD_OUT_SHARD = 0

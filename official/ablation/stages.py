@@ -6,12 +6,10 @@ each resumed after an interruption.
                   inputs=[".../bert_config.json"], after=["data.nsp.seed1"])
     Stages(state_dir, log_dir, cwd=REPO, jobs=1).run([stage, ...])
 
-demo/stages.py's rule, which this module follows (the demo's module cannot be imported from
-run_scripts/, tests/test_import_rule.py): a stage is done when its stamp
-(`state_dir/<name>.json`) says "done" under the same key and all its outputs exist; the key is a
-hash of the command, of the contents of its input files and of the keys of the stages it comes
-after. Change a flag, a data file or an earlier stage, and the stage runs again, its outputs
-removed first (run_pretraining would otherwise resume an old run).
+The demo's rule (official/stages.py: `Stage`, its key): a stage is done when its stamp
+(`state_dir/<name>.json`) says "done" under the same key and all its outputs exist. Change a
+flag, a data file or an earlier stage, and the stage runs again, its outputs removed first
+(run_pretraining would otherwise resume an old run).
 
 What differs from the demo's, for studies of many long runs:
   - several at once: with `jobs` > 1, a stage starts as soon as the stages it comes after have
@@ -33,14 +31,10 @@ What differs from the demo's, for studies of many long runs:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import json
 import os
 import queue
-import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -49,34 +43,15 @@ import time
 from typing import Callable, Iterator
 
 from official.atomic_files import open_atomically
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-    """One command.
-
-    Attributes:
-      name: unique, the stamp's and the log's file name ("bert.seed1.pretrain").
-      title: what the progress line says ("row BERT (MLM+NSP), seed 1: pretrain").
-      command: the arguments after `python` (["-m", "run_scripts.run_pretraining", ...]).
-      outputs: the files and folders it makes.
-      inputs: the files it reads that no earlier stage makes (their contents are in its key).
-      after: the names of the stages whose outputs it reads.
-    """
-    name: str
-    title: str
-    command: list[str]
-    outputs: list[str]
-    inputs: list[str] = dataclasses.field(default_factory=list)
-    after: list[str] = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass(frozen=True)
-class StageRun:
-    """What became of a stage: `reused` (done before) or run now for `seconds`."""
-    stage: Stage
-    reused: bool
-    seconds: float
+from official.stages import (
+    START_UP_NOISE,
+    Stage,
+    StageRun,
+    file_digest,
+    format_seconds,
+    remove,
+    stage_key,
+)
 
 
 class StageFailed(RuntimeError):
@@ -100,30 +75,6 @@ class Stopped(BaseException):
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-
-
-# TensorFlow's C++ lines from before its logging is set up, which TF_CPP_MIN_LOG_LEVEL does not
-# silence: start-up noise in every command (demo/stages.py leaves them out the same way).
-_START_UP_NOISE = re.compile(r"^([IWE]0000 00:00:|WARNING: All log messages before "
-                             r"absl::InitializeLog\(\) is called)")
-
-
-def remove(paths: list[str]) -> None:
-    for path in paths:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            os.unlink(path)
-
-
-def format_seconds(seconds: float) -> str:
-    """"42 s", "3 min 05 s" or "2 h 03 min"."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _stderr_line(text: str) -> None:
@@ -155,19 +106,12 @@ class Stages:
         stat = os.stat(path)
         known = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
         if known not in self._digests:
-            with open(path, "rb") as f:
-                self._digests[known] = hashlib.file_digest(f, "sha256").hexdigest()
+            self._digests[known] = file_digest(path)
         return self._digests[known]
 
     def key(self, stage: Stage) -> str:
-        """The hash of what the stage's outputs depend on (see the module docstring)."""
-        missing = [name for name in stage.after if name not in self._keys]
-        if missing:
-            raise ValueError(f"stage {stage.name!r} comes after {missing}, which have not run")
-        described = {"command": stage.command,
-                     "inputs": {path: self._digest(path) for path in stage.inputs},
-                     "after": [self._keys[name] for name in stage.after]}
-        return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        """The stage's key (official/stages.py), from the keys of the stages run before."""
+        return stage_key(stage, self._digest, self._keys)
 
     def _stamp(self, stage: Stage) -> str:
         return os.path.join(self.state_dir, f"{stage.name}.json")
@@ -329,7 +273,7 @@ class Stages:
     def _take(self, line: str, out) -> str:
         """Writes a line of a command's output to its log (and stderr with echo); returns it
         stripped, or "" for start-up noise and blank lines."""
-        if _START_UP_NOISE.match(line):
+        if START_UP_NOISE.match(line):
             return ""
         out.write(line)
         out.flush()
