@@ -31,6 +31,11 @@ A parameter-efficient run exports as any other run (LoRA folded into the base's 
 adapters in the graph): --init_checkpoint=<its output_dir> finds its base through its record,
 or --init_checkpoint=<base> --peft_checkpoint=<its output_dir>.
 
+--serving_dtype=bfloat16 (any export with a model) computes the matrix products on bfloat16
+weights, with the same inputs and float32 outputs: faster on CPUs with bfloat16 units
+(AVX512_BF16, AMX), slower on those without, which the command says in one line
+(official/export/precision.py; bench/serving_precision.py measures both).
+
 --bert_config_file defaults to the bert_config.json a training output_dir holds. Each export is
 written to --export_dir/<version>/ (the Unix time), the layout TF Serving watches. Loading one
 needs `import tensorflow_text` (its ops); saved_model_cli's `run` too, e.g.
@@ -43,6 +48,7 @@ needs `import tensorflow_text` (its ops); saved_model_cli's `run` too, e.g.
 from absl import flags, logging
 
 from data_prep import glue
+from official.export import cpu_units
 from official.export.options import EXPORT_TYPES, ExportOptions, check_files
 from official.sentence_settings import SentenceSettings
 from official.tasks.ner_metrics import CONLL2003_LABELS
@@ -62,6 +68,11 @@ flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its
 flags.DEFINE_string("data_dir", None,
                     "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
 flags.DEFINE_list("ner_labels", list(CONLL2003_LABELS), "ner: the tags, in output order.")
+flags.DEFINE_string("serving_dtype", "float32",
+                    "What the model computes in: float32, or bfloat16 (every export with a model: "
+                    "matrix products on bfloat16 weights, softmax, LayerNorm statistics and "
+                    "pooling in float32; the same inputs and float32 outputs). Faster on CPUs "
+                    "with bfloat16 units (AVX512_BF16, AMX), slower on others.")
 flags.DEFINE_bool("jit_compile", False,
                   "classifier, sentence_encoder: compile the model's part with XLA.")
 common_flags.define_pooling_flag("sentence_encoder: default the checkpoint's record "
@@ -115,13 +126,16 @@ def options_from_flags() -> ExportOptions:
         peft_checkpoint=FLAGS.peft_checkpoint, peft_checkpoints=FLAGS.peft_checkpoints,
         squad=common_flags.squad_settings_from_flags(max_seq_length)
         if kind == "squad" else None,
-        sentence=SentenceSettings(FLAGS.pooling, FLAGS.normalize, FLAGS.max_seq_length))
+        sentence=SentenceSettings(FLAGS.pooling, FLAGS.normalize, FLAGS.max_seq_length),
+        serving_dtype=FLAGS.serving_dtype)
 
 
 def prepare() -> ExportOptions:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
     options = options_from_flags()
     check_files(options)
+    if options.serving_dtype == "bfloat16" and (note := cpu_units.bfloat16_note()):
+        logging.warning("--serving_dtype=bfloat16: %s", note)
     return options
 
 

@@ -10,6 +10,8 @@
     ner            sentences -> entities (text, type, character offsets)
     squad          question + context -> the original's best answer, its score and offsets
     restoring      the model to export from a config and a checkpoint (fine-tuned heads)
+    precision      what the model computes in (--serving_dtype: float32, bfloat16)
+    cpu_units      whether this CPU has bfloat16 matrix units (without TensorFlow)
     saving         `export_dir/<version>/`, written atomically; the variables TF1 loaders need
     jobs           run_scripts/export_saved_model's library half
 

@@ -39,10 +39,12 @@ _MLM_INPUTS = dict(_INPUTS, masked_lm_positions=tf.TensorSpec([None, None], tf.i
 
 
 def _hub_outputs(encoder: BertEncoder, inputs: dict, training: bool) -> dict:
+    """Hub's outputs, float32 whatever the encoder computes in (official/export/precision.py)."""
     outputs = encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
-    return {"pooled_output": outputs["pooled_output"], "default": outputs["pooled_output"],
-            "sequence_output": outputs["sequence_output"],
-            "encoder_outputs": list(outputs["encoder_outputs"])}
+    pooled = tf.cast(outputs["pooled_output"], tf.float32)
+    return {"pooled_output": pooled, "default": pooled,
+            "sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
+            "encoder_outputs": [tf.cast(x, tf.float32) for x in outputs["encoder_outputs"]]}
 
 
 def _flat(outputs: dict) -> dict:

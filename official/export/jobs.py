@@ -40,7 +40,7 @@ import tensorflow as tf
 from official import checkpoints
 from official.checkpoints import finetuned, sentence_transformers
 from official.configs import BertConfig
-from official.export import multitask, restoring, saving
+from official.export import multitask, precision, restoring, saving
 from official.export.classifier import ClassifierExport
 from official.export.encoder import HubEncoder
 from official.export.ner import NerExport
@@ -96,6 +96,7 @@ def _preprocessor(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module
 def _encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     encoder, pretrainer = restoring.pretrained_encoder(_model_config(options),
                                                        options.init_checkpoint)
+    precision.in_serving_dtype(pretrainer or encoder, options.serving_dtype)
     return HubEncoder(encoder, tokenizer, pretrainer)
 
 
@@ -114,6 +115,7 @@ def _sentence_encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Mo
                                 flag="max_seq_length")
     encoder, _ = restoring.pretrained_encoder(config, options.init_checkpoint)
     model = BertSentenceEncoder(encoder, settings.pooling, settings.normalize)
+    precision.in_serving_dtype(model, options.serving_dtype)
     return SentenceEncoderExport(model, tokenizer, settings.max_seq_length, options.jit_compile)
 
 
@@ -185,12 +187,13 @@ def _spec(options: ExportOptions) -> dict:
 
 
 def _served(spec: dict, config: BertConfig, run: finetuned.Finetuned, base: str | None,
-            tokenizer: FullTokenizer, options: ExportOptions, pool: dict | None = None
-            ) -> tf.Module:
+            tokenizer: FullTokenizer, options: ExportOptions, pool: dict | None = None,
+            converted: dict | None = None) -> tf.Module:
     """The serving module of `spec`'s task with the fine-tuned weights of `run` (a
-    parameter-efficient run on `base`, or on the base its record names). A method that folds
-    (LoRA, BitFit) is served folded into a plain model: the speed of the base; adapters stay in
-    the graph. With `pool`, the frozen weights are shared with the models before it
+    parameter-efficient run on `base`, or on the base its record names), in
+    options.serving_dtype. A method that folds (LoRA, BitFit) is served folded into a plain
+    model: the speed of the base; adapters stay in the graph. With `pool` (and `converted`,
+    their serving_dtype copies), the frozen weights are shared with the models before it
     (multitask)."""
     serving = TASK_SERVING[spec["export_type"]]
     task = serving.task(spec)
@@ -201,6 +204,7 @@ def _served(spec: dict, config: BertConfig, run: finetuned.Finetuned, base: str 
     elif record is not None and methods.method_of(record.settings).fold is not None:
         model = merging.merged_model(model, task.build_model(build_encoder(config)),
                                      record.settings)
+    precision.in_serving_dtype(model, options.serving_dtype, converted)
     return serving.module(model, tokenizer, spec, options)
 
 
@@ -258,13 +262,14 @@ def _multitask(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
     if not options.peft_checkpoints:
         raise ValueError("export_type=multitask needs --peft_checkpoints")
     pool: dict = {}
+    converted: dict = {}
     exports = {}
     for name, (path, run, record) in _named_runs(options.peft_checkpoints).items():
         spec = record.task
         config = _config(dataclasses.replace(options, max_seq_length=spec["max_seq_length"]),
                          path)
         exports[name] = _served(spec, config, run, options.init_checkpoint, tokenizer, options,
-                                pool)
+                                pool, converted)
     return multitask.MultiTaskExport(exports)
 
 

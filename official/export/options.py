@@ -2,6 +2,8 @@
 or a missing file is refused before it loads (official/export/jobs.py builds the export).
 
     EXPORT_TYPES        the export types (official/export/jobs.py builds each)
+    SERVING_DTYPES      the precisions an export with a model computes in
+                        (official/export/precision.py)
     FINETUNED_TYPES     those of a fine-tuning task, restored from its output_dir
     ExportOptions       one export; its combinations checked when made
     check_files(options)
@@ -27,6 +29,11 @@ from official.training.options import check_checkpoint_path
 
 FINETUNED_TYPES = ("classifier", "ner", "squad")
 EXPORT_TYPES = (*FINETUNED_TYPES, "multitask", "encoder", "sentence_encoder", "preprocessor")
+SERVING_DTYPES = ("float32", "bfloat16")
+# Asked for, measured, not built: TensorFlow's CPU kernels multiply int8 matrices slower than
+# float32 ones (bench/serving_precision.py --int8_probe).
+_NOT_BUILT = {"int8": "TensorFlow's CPU int8 matrix products are slower than float32's "
+                      "(bench/serving_precision.py --int8_probe): use bfloat16"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +63,8 @@ class ExportOptions:
       sentence: sentence_encoder: pooling, normalize and max_seq_length as the flags say (None
         fields: from the weights' record or sentence-transformers folder, else mean, not
         normalized, 128).
+      serving_dtype: what the model computes in, one of SERVING_DTYPES (inputs and outputs
+        are the same either way); the preprocessor has no model.
     """
     export_type: str
     export_dir: str
@@ -73,6 +82,7 @@ class ExportOptions:
     long_doc: LongDocSettings | None = None
     window_batch_size: int = 32
     sentence: SentenceSettings = SentenceSettings()
+    serving_dtype: str = "float32"
 
     def __post_init__(self):
         if self.export_type not in EXPORT_TYPES:
@@ -84,6 +94,15 @@ class ExportOptions:
         if self.peft_checkpoint and self.export_type not in FINETUNED_TYPES:
             raise ValueError(f"--peft_checkpoint is for export_type "
                              f"{', '.join(FINETUNED_TYPES)}, not {self.export_type}")
+        if self.serving_dtype in _NOT_BUILT:
+            raise ValueError(f"--serving_dtype={self.serving_dtype} is not built: "
+                             f"{_NOT_BUILT[self.serving_dtype]}")
+        if self.serving_dtype not in SERVING_DTYPES:
+            raise ValueError(f"--serving_dtype must be one of {', '.join(SERVING_DTYPES)}, got "
+                             f"{self.serving_dtype!r}")
+        if self.serving_dtype != "float32" and self.export_type == "preprocessor":
+            raise ValueError(f"--serving_dtype={self.serving_dtype}: export_type=preprocessor "
+                             "has no model to compute in it")
 
 
 def check_files(options: ExportOptions) -> None:
