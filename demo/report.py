@@ -27,8 +27,8 @@ import numpy as np
 from absl import app, flags
 
 from data_prep import attack_data, glue
+from official import records
 from official.atomic_files import open_atomically
-from official.checkpoints import finetuned
 from official.probing import report as probing_report
 from official.robustness.text_words import WordText
 from official.stages import format_seconds
@@ -105,8 +105,10 @@ def _passage_figures(out: str, passages_dir: str, classified: dict) -> dict:
     served = classified["passages"]
     if sorted(p["gold"] for p in served) != sorted(e.label for e in test):
         raise ValueError(f"{passages_dir}: the served passages are not its test split")
-    settings = finetuned.resolve(run).record(long_doc_settings.RECORD_FILE,
-                                             long_doc_settings.LongDocSettings)
+    # The record beside the best checkpoint (the stage evaluates, so best/ is kept), read as
+    # official/checkpoints/finetuned.py reads it, without loading TensorFlow.
+    settings = records.read(os.path.join(run, "best", long_doc_settings.RECORD_FILE),
+                            long_doc_settings.LongDocSettings)
     return {"settings": settings, "train_passages": len(train),
             "dev_passages": len(dev), "test_passages": len(test),
             "words": (min(words), max(words)),
