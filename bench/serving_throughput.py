@@ -182,7 +182,7 @@ def hugging_face(model: Model, seq_length: int, workdir: str) -> Callable:
         with torch.inference_mode():
             inputs = tokenizer(texts, padding="max_length", truncation=True,
                                max_length=seq_length, return_tensors="pt")
-            return torch.softmax(classifier(**inputs).logits, -1).numpy()
+            return torch.softmax(classifier(**inputs).logits.float(), -1).numpy()
 
     return predict
 
