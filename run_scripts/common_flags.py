@@ -24,6 +24,7 @@ from official.training.options import (
     OPTIMIZERS,
     STRATEGIES,
     FinetuningOptions,
+    check_checkpoint_path,
     check_files,
 )
 
@@ -267,12 +268,14 @@ def peft_settings() -> PeftSettings | None:
     return peft_methods.from_flags(train_pooler=f[peft_methods.POOLER_FLAG].value, **values)
 
 
-def adaptation_settings(pretraining: bool = False) -> dict[str, Any]:
+def adaptation_settings(options: Any, pretraining: bool = False) -> dict[str, Any]:
     """{method: its settings, or None} for the adaptation methods the flags ask for, every
-    flag checked (no TensorFlow): "peft" (fine-tuning entry points) and "distillation".
+    flag checked (no TensorFlow): "peft" (fine-tuning entry points) and "distillation"; a
+    distillation's student size against the run's `options` (its teacher: `check_teacher`).
 
     Raises:
-      ValueError: a bad flag, or two methods at once.
+      ValueError: a bad flag, two methods at once, the student's size given twice or not at
+        all.
     """
     settings = {"distillation": distillation_settings(pretraining)}
     if not pretraining:
@@ -280,7 +283,21 @@ def adaptation_settings(pretraining: bool = False) -> dict[str, Any]:
         if settings["distillation"] is not None and settings["peft"] is not None:
             raise ValueError(f"--teacher_checkpoint and {settings['peft'].describe()}: a "
                              "distillation trains its student whole")
+    if settings["distillation"] is not None:
+        settings["distillation"].check_student(options)
     return settings
+
+
+def check_teacher(settings: dict[str, Any]) -> None:
+    """A distillation's --teacher_checkpoint there (a file, a folder or a checkpoint prefix),
+    checked without TensorFlow; entry points call it last in their checks, after the flags'
+    combinations (a teacher with a method that cannot take one is said as that).
+
+    Raises:
+      ValueError: no such teacher, named as `checkpoints.resolve_checkpoint` names it.
+    """
+    if settings.get("distillation") is not None:
+        check_checkpoint_path(settings["distillation"].teacher_checkpoint)
 
 
 def adaptations(options: Any, task: Any, settings: dict[str, Any]
@@ -323,7 +340,7 @@ def prepare_finetuning() -> tuple[FinetuningOptions, dict[str, Any]]:
     the adaptation methods' flags."""
     options = finetuning_options()
     check_files(options)
-    return options, adaptation_settings()
+    return options, adaptation_settings(options)
 
 
 def finetune(options: FinetuningOptions, task: Any, data: Any,

@@ -114,6 +114,8 @@ def prepare() -> Plan:
             raise ValueError(f"--{flag}={FLAGS[flag].value}: no such folder")
     if FLAGS.transfer_data and adaptations["distillation"] is None:
         raise ValueError("--transfer_data needs --teacher_checkpoint: the teacher labels it")
+    if FLAGS.transfer_data and not os.path.isfile(FLAGS.transfer_data):
+        raise ValueError(f"{FLAGS.transfer_data}: no such file (--transfer_data)")
     processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
     if FLAGS.augment_with:
         if processor.is_regression or processor.is_pair:
@@ -125,6 +127,7 @@ def prepare() -> Plan:
         FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
         FLAGS.window_pool, FLAGS.window_loss, max_seq_length=options.max_seq_length,
         pair=processor.is_pair, gradient_accumulation_steps=options.gradient_accumulation_steps)
+    common_flags.check_teacher(adaptations)
     return Plan(options, adaptations, processor, long_doc)
 
 

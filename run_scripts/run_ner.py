@@ -109,6 +109,7 @@ def prepare() -> Plan:
                           ("test", options.do_predict)):
         if wanted and not os.path.isfile(files[split]):
             raise ValueError(f"{files[split]}: no such file")
+    common_flags.check_teacher(adaptations)
     return Plan(options, adaptations, files, features)
 
 

@@ -109,7 +109,7 @@ def prepare() -> Plan:
     options = options_from_flags()
     config = check_files(options)
     expand_input_files(options.input_file)
-    adaptations = common_flags.adaptation_settings(pretraining=True)
+    adaptations = common_flags.adaptation_settings(options, pretraining=True)
     if options.objective == "ltr" and any(adaptations.values()):
         raise ValueError("--objective=ltr and --teacher_checkpoint: a general distillation "
                          "teaches a masked LM")
@@ -120,6 +120,7 @@ def prepare() -> Plan:
         extended_vocab.read_record(options.init_checkpoint,
                                    config.vocab_size if config else None,
                                    options.bert_config_file)
+    common_flags.check_teacher(adaptations)
     return Plan(options, adaptations)
 
 

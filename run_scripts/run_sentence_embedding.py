@@ -70,6 +70,7 @@ def prepare() -> Plan:
         if path and not os.path.isfile(path):
             raise ValueError(f"{path}: no such file")
     settings = SentenceEmbeddingSettings(FLAGS.pooling, FLAGS.scale, options.max_seq_length)
+    common_flags.check_teacher(adaptations)
     return Plan(options, adaptations, settings)
 
 

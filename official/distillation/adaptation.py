@@ -83,16 +83,7 @@ def resolve(settings: DistillationSettings | None, options: Any, task: Any
         stale = (not finetuned.has_checkpoint(directory)
                  and os.path.isfile(os.path.join(directory, RECORD_FILE)))
         return options, Leftover(RECORD_FILE) if stale else None
-    if settings.student_layers is not None:
-        if options.bert_config_file:
-            raise ValueError("--bert_config_file and --student_layers both give the student's "
-                             "size: give one")
-        if options.init_checkpoint:
-            raise ValueError("--init_checkpoint with --student_layers: the student's weights "
-                             "are the teacher's layers")
-    elif not options.bert_config_file:
-        raise ValueError("a distillation's student needs its size: --bert_config_file (the "
-                         "student's config), or --student_layers (the teacher's layers)")
+    settings.check_student(options)  # the entry points checked it before TensorFlow
     if trains:
         finetuned.check_record(directory, RECORD_FILE, record_text(settings))
     return options, DistillationAdaptation(

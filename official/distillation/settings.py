@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 from official.configs import BertConfig
 from official.settings_parsing import int_list
@@ -119,6 +120,25 @@ class DistillationSettings:
         defaults = _PRETRAINING_DEFAULTS if pretraining else {}
         return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers,
                    **{**defaults, **given})
+
+    def check_student(self, options: Any) -> None:
+        """Checks that the run's options (FinetuningOptions or PretrainingOptions) give the
+        student's size once: without TensorFlow, so an entry point says it before loading it.
+
+        Raises:
+          ValueError: --student_layers with --bert_config_file or --init_checkpoint, or neither
+            --student_layers nor --bert_config_file.
+        """
+        if self.student_layers is not None:
+            if options.bert_config_file:
+                raise ValueError("--bert_config_file and --student_layers both give the "
+                                 "student's size: give one")
+            if options.init_checkpoint:
+                raise ValueError("--init_checkpoint with --student_layers: the student's "
+                                 "weights are the teacher's layers")
+        elif not options.bert_config_file:
+            raise ValueError("a distillation's student needs its size: --bert_config_file (the "
+                             "student's config), or --student_layers (the teacher's layers)")
 
     def student_config(self, teacher: BertConfig) -> BertConfig:
         """The student's config when it is made of teacher layers: the teacher's with fewer.
