@@ -37,5 +37,5 @@ def bfloat16_note(cpuinfo: str = CPUINFO) -> str | None:
         return None
     said = "has no" if units is False else "may lack (its flags cannot be read)"
     return (f"this CPU {said} bfloat16 matrix units (AVX512_BF16, AMX-BF16, Arm BF16): served "
-            "on such a CPU the bfloat16 export is slower than the float32 one (about 2.5x where "
-            "measured, bench/serving_precision.py); it is for a CPU that has them")
+            "on such a CPU the bfloat16 export runs at about half the float32 one's speed or "
+            "less (bench/serving_precision.py); it is for a CPU that has them")
