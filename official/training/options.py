@@ -85,6 +85,11 @@ class TrainingOptions:
         _one_of("optimizer", self.optimizer, OPTIMIZERS)
         if not self.output_dir:
             raise ValueError("--output_dir is needed: where the checkpoints go")
+        k = self.gradient_accumulation_steps
+        if k >= 1 and self.train_batch_size % k:
+            # The Trainer checks replicas x k once the strategy is known; this much needs none.
+            raise ValueError(f"train_batch_size={self.train_batch_size} must divide evenly into "
+                             f"gradient_accumulation_steps={k} micro-batches")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -171,7 +176,8 @@ def check_files(options: TrainingOptions) -> BertConfig | None:
     Raises:
       ValueError: an output_dir that cannot be written; an unreadable config; a max_seq_length
         beyond its positions; a vocab that is not one, or larger than its vocab_size; an
-        --init_checkpoint that is neither a file, a checkpoint prefix nor a folder.
+        --init_checkpoint that is neither a file, a checkpoint prefix nor a folder; dynamic
+        masking without a vocab_file.
     """
     check_output_dir(options.output_dir)
     config = None
@@ -186,7 +192,17 @@ def check_files(options: TrainingOptions) -> BertConfig | None:
         else:
             vocab.load_vocab(options.vocab_file)
     check_checkpoint_path(options.init_checkpoint)
+    if isinstance(options, PretrainingOptions):
+        check_dynamic_masking(options)
     return config
+
+
+def check_dynamic_masking(options: PretrainingOptions) -> None:
+    """Dynamic masking (of a masked LM: an "ltr" run masks nothing) needs the vocab_file, for
+    the ids of [MASK], [CLS] and [SEP]: checked before TensorFlow loads and by the run."""
+    if options.dynamic_masking and options.objective != "ltr" and not options.vocab_file:
+        raise ValueError("dynamic_masking needs --vocab_file (for the ids of [MASK], [CLS], "
+                         "[SEP])")
 
 
 def check_checkpoint_path(path: str | None) -> None:

@@ -31,7 +31,7 @@ from official.pretraining_shards import expand_input_files
 from official.tasks.pretraining import PretrainingTask, data_objective
 from official.text.vocab import load_vocab
 from official.training import job_setup, output_dir
-from official.training.options import PretrainingOptions
+from official.training.options import PretrainingOptions, check_dynamic_masking
 from official.training.pretraining_input import (
     DynamicMasking,
     check_records,
@@ -132,9 +132,7 @@ def _new_rows_first(options: PretrainingOptions, job: job_setup.Job) -> FirstSte
 
 def _dynamic_masking(options: PretrainingOptions, config: BertConfig,
                      config_name: str) -> DynamicMasking:
-    if not options.vocab_file:
-        raise ValueError("dynamic_masking needs --vocab_file (for the ids of [MASK], [CLS], "
-                         "[SEP])")
+    check_dynamic_masking(options)
     vocab = load_vocab(options.vocab_file)
     missing = [t for t in ("[MASK]", "[CLS]", "[SEP]") if t not in vocab]
     if missing:
