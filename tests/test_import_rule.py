@@ -64,7 +64,8 @@ OFFICIAL_ROOMS = (
     ("official.training",),   # the generic runs: ask tasks and adaptations through protocols
     ("official.export",),     # serving: maps a task's serving spec to its builder
     ("official.retrieval", "official.embeddings", "official.probing",
-     "official.robustness", "official.ablation"),  # read checkpoints, exports; run studies
+     "official.robustness", "official.ablation",  # read checkpoints, exports; run studies
+     "official.api"),  # the Python API over all of them
 )
 
 

@@ -118,6 +118,32 @@ class LoraDense(keras.layers.Dense):
         # Keras's Dense would write these attributes (its own LoRA's), which are ours here.
         return {**super().get_config(), "lora_rank": None, "lora_alpha": None}
 
+    # A `.keras` file: Dense's kernel and bias by index, then A and B of each block (the layer
+    # that loads them has had `add_lora` with the same settings: official/api.py re-applies
+    # the method before loading).
+    def save_own_variables(self, store):
+        super().save_own_variables(store)
+        for i, variable in enumerate([*self.lora_a, *self.lora_b], start=self._dense_count):
+            store[str(i)] = variable
+
+    def load_own_variables(self, store):
+        if not self.lora_blocks:
+            return super().load_own_variables(store)
+        lora = [*self.lora_a, *self.lora_b]
+        if len(store.keys()) != self._dense_count + len(lora):
+            raise ValueError(f"{self.name}: {len(store.keys())} saved variables, the layer with "
+                             f"LoRA has {self._dense_count + len(lora)}")
+        self.kernel.assign(store["0"])
+        if self.bias is not None:
+            self.bias.assign(store["1"])
+        for i, variable in enumerate(lora, start=self._dense_count):
+            variable.assign(store[str(i)])
+
+    @property
+    def _dense_count(self) -> int:
+        """How many of the saved variables are Dense's own: the kernel, and the bias if any."""
+        return 1 + (self.bias is not None)
+
     def _lora_update(self, inputs):
         """(alpha / r) x [A_j ...] [B_j placed in block j's columns ...]: [rows, out]."""
         units = self.kernel.shape[1]

@@ -1,0 +1,387 @@
+"""BERT from Python, as a Keras user: any checkpoint in one call, raw text inside the model.
+
+    load_encoder(path)            the `BertEncoder` of any checkpoint `--init_checkpoint` takes
+                                  (an original TF1 release, a TF2 checkpoint or training
+                                  output_dir, a Hugging Face or keras-hub folder), weights
+                                  loaded, its config read from beside it
+    load_preprocessor(path, seq_length, pair)
+                                  a `TextPreprocessor` with the checkpoint's vocab (or a vocab
+                                  file): raw strings (or pairs) -> the encoder's inputs
+    BertTextClassifier, BertTextTokenClassifier, BertTextSpanLabeler, BertTextSentenceEncoder
+                                  the task models on raw text (the preprocessor inside):
+                                  `.from_checkpoint(path, ...)`, then compile / fit / evaluate /
+                                  predict on lists, numpy arrays or a tf.data.Dataset
+                                  `.adapt(settings)` (adapters, LoRA, BitFit), `.save("x.keras")`,
+                                  `.export(dir)` (export_saved_model's serving SavedModel)
+    optimizer(model, ...)         the original's AdamWeightDecay: warmup, linear decay, no decay
+                                  on LayerNorm and biases, clipping at global norm 1
+    save_checkpoint(model, dir, format)
+                                  the weights as a tf1, tf2, hf or keras_hub checkpoint
+
+A text model keeps the task model of official/modeling/models.py as `.model`, so everything the
+command line does with a model works on it; its `.keras` file carries the vocab.
+
+    >>> import tempfile, numpy as np, official
+    >>> path = official.api.example_checkpoint(tempfile.mkdtemp())  # a tiny random TF1 release
+    >>> classifier = official.BertTextClassifier.from_checkpoint(path, num_classes=2,
+    ...                                                          seq_length=16)
+    >>> classifier.predict(np.array(["a good film", "a bad film"]), verbose=0).shape
+    (2, 2)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from official import checkpoints
+from official.checkpoints import converter, tf1
+from official.checkpoints.errors import CheckpointError
+from official.configs import BertConfig
+from official.export import packing, saving
+from official.export.classifier import ClassifierExport
+from official.export.ner import NerExport
+from official.export.sentence_encoder import SentenceEncoderExport
+from official.export.squad import SquadExport
+from official.modeling import models
+from official.modeling.encoder import BertEncoder, build_encoder, encoder_of
+from official.peft import methods
+from official.peft.method import PeftSettings
+from official.tasks.squad_settings import SquadSettings
+from official.text import vocab
+from official.text.tokenizer import FullTokenizer
+from official.training.optimization import create_optimizer, decay_exempt_variables
+
+VOCAB_FILE = "vocab.txt"
+
+
+def load_encoder(path: str) -> BertEncoder:
+    """The encoder of the checkpoint at `path`, weights loaded (official/checkpoints).
+
+    Raises:
+      CheckpointError: no checkpoint there, no config beside it, or weights that do not fit it
+        (one line naming the path).
+    """
+    return _loaded(path, lambda encoder: encoder)
+
+
+def _config(path: str) -> BertConfig:
+    """The config of a folder format (Hugging Face, keras-hub) or the bert_config.json beside a
+    checkpoint."""
+    if not os.path.exists(path) and not os.path.exists(path + ".index"):
+        raise CheckpointError(f"{path}: no such file or folder")
+    config = checkpoints.read_config_and_weights(path)[0]
+    return config if config is not None else checkpoints.config_beside(path)[1]
+
+
+def _loaded(path: str, build) -> keras.Model:
+    """`build(encoder)` of the checkpoint's config, its encoder's weights loaded."""
+    model = build(build_encoder(_config(path)))
+    checkpoints.load_init_checkpoint(path, model)
+    return model
+
+
+def _vocab_of(path: str) -> str:
+    """A vocab file itself, or the vocab.txt beside (or in) a checkpoint."""
+    if os.path.isfile(path) and not path.endswith(".index"):
+        return path
+    found = checkpoints.beside(path, VOCAB_FILE)
+    if found is None:
+        raise CheckpointError(f"{path}: no {VOCAB_FILE} beside it; pass the vocab file")
+    return found
+
+
+@keras.saving.register_keras_serializable(package="official")
+class TextPreprocessor(keras.layers.Layer):
+    """Raw text -> the encoder's inputs, with the project's exact tokenizer (official/text) and
+    the original's packing: [CLS] a [SEP] (b [SEP]), a pair too long cut longest text first.
+
+    Call args:
+      inputs: string [batch], or for `pair` a pair (text_a, text_b) of string [batch] (a tuple,
+        a list, or a dict with those keys).
+    Returns:
+      {"input_word_ids", "input_mask", "input_type_ids"}: int32 [batch, seq_length] each.
+
+    In a `.keras` file the vocab is an asset of the file, so a loaded model tokenizes as the
+    saved one did without the original vocab file.
+    """
+
+    def __init__(self, vocab_file: str | None = None, seq_length: int = 128,
+                 do_lower_case: bool = True, pair: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if seq_length < 3:
+            raise ValueError(f"seq_length must be at least 3, got {seq_length}")
+        self.seq_length, self.do_lower_case, self.pair = seq_length, do_lower_case, pair
+        self._tokenizer = None
+        if vocab_file is not None:
+            self._use_vocab(vocab_file)
+
+    def _use_vocab(self, vocab_file: str) -> None:
+        self._tokenizer = FullTokenizer(vocab_file, self.do_lower_case)
+        self._cls_id, self._sep_id = self._tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+
+    @property
+    def vocab_file(self) -> str:
+        return self._tokenizer.vocab_file
+
+    def call(self, inputs):
+        if self.pair:
+            text_a, text_b = (inputs["text_a"], inputs["text_b"]) if isinstance(inputs, dict) \
+                else inputs
+            segments = [self._tokenizer.tokenize_tf(_strings(text_a)),
+                        self._tokenizer.tokenize_tf(_strings(text_b))]
+        else:
+            segments = [self._tokenizer.tokenize_tf(_strings(inputs))]
+        return packing.pack_inputs(segments, self.seq_length, self._cls_id, self._sep_id)
+
+    def compute_output_spec(self, inputs):
+        batch = (inputs["text_a"] if isinstance(inputs, dict) else
+                 inputs[0] if self.pair else inputs).shape[0]
+        return {name: keras.KerasTensor((batch, self.seq_length), dtype="int32")
+                for name in ("input_word_ids", "input_mask", "input_type_ids")}
+
+    def save_assets(self, dir_path: str) -> None:
+        with open(self.vocab_file, encoding="utf-8") as source, \
+                open(os.path.join(dir_path, VOCAB_FILE), "w", encoding="utf-8") as target:
+            target.write(source.read())
+
+    def load_assets(self, dir_path: str) -> None:
+        self._use_vocab(os.path.join(dir_path, VOCAB_FILE))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(seq_length=self.seq_length, do_lower_case=self.do_lower_case,
+                      pair=self.pair)
+        return config
+
+
+def _texts(x):
+    """Texts (a list or numpy array of str, or a pair of them) as string tensors; anything else
+    (a tf.data.Dataset, tensors) as it is."""
+    if isinstance(x, tuple):
+        return tuple(_texts(part) for part in x)
+    if isinstance(x, (list, np.ndarray)):
+        return tf.constant(x, tf.string)
+    return x
+
+
+def _strings(texts) -> tf.Tensor:
+    """[batch] strings from a tensor of [batch] or [batch, 1] (Keras' fit adds the 1)."""
+    texts = tf.convert_to_tensor(texts, tf.string)
+    return tf.reshape(texts, [-1])
+
+
+def load_preprocessor(path: str, seq_length: int = 128, pair: bool = False,
+                      do_lower_case: bool = True) -> TextPreprocessor:
+    """The `TextPreprocessor` of a checkpoint (its vocab.txt) or of a vocab file.
+
+    Raises:
+      CheckpointError: no vocab there.
+    """
+    return TextPreprocessor(_vocab_of(path), seq_length, do_lower_case, pair)
+
+
+class _TextModel(keras.Model):
+    """A task model of official/modeling/models.py on raw text: `preprocessor`, then `model`.
+
+    Subclasses name the task model (`task_model`) and what `from_checkpoint` builds.
+    """
+
+    task_model: type = None
+
+    def __init__(self, preprocessor: TextPreprocessor, model: keras.Model, **kwargs):
+        super().__init__(**kwargs)
+        self.preprocessor, self.model = preprocessor, model
+        self.peft: PeftSettings | None = None
+
+    def adapt(self, settings: PeftSettings) -> "_TextModel":
+        """Inserts a parameter-efficient method into the encoder and freezes what it does not
+        train (official/peft): the settings `run_classifier --adapter_size / --lora_rank /
+        --bitfit` builds, e.g. `official.peft.methods.from_flags(lora_rank=8)`. Returns self."""
+        methods.apply(self.model, settings)
+        self.peft = settings
+        return self
+
+    def call(self, inputs, training=None):
+        return self.model(self.preprocessor(inputs), training=training)
+
+    @property
+    def encoder(self) -> BertEncoder:
+        return self.model.encoder
+
+    # Keras' data adapters take no numpy string arrays: texts become string tensors first.
+    def fit(self, x=None, y=None, *args, **kwargs):
+        return super().fit(_texts(x), y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        return super().evaluate(_texts(x), y, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        return super().predict(_texts(x), *args, **kwargs)
+
+    @classmethod
+    def _from_checkpoint(cls, path: str, seq_length: int, pair: bool, do_lower_case: bool,
+                         vocab_file: str | None, **head) -> "_TextModel":
+        vocab_file = vocab_file or _vocab_of(path)
+        config = _config(path)
+        vocab.check_fits(vocab_file, config.vocab_size, path)
+        config.check_seq_length(seq_length, path, flag="seq_length")
+        model = _loaded(path, lambda encoder: cls.task_model(encoder, **head))
+        return cls(TextPreprocessor(vocab_file, seq_length, do_lower_case, pair), model)
+
+    def get_config(self):
+        # A method's layers are not in the task model's config: its settings are, and loading
+        # inserts it again before the weights are read.
+        return {"preprocessor": keras.layers.serialize(self.preprocessor),
+                "model": keras.layers.serialize(self.model), "name": self.name,
+                "peft": None if self.peft is None else self.peft.to_dict()}
+
+    @classmethod
+    def from_config(cls, config):
+        model = cls(keras.layers.deserialize(config["preprocessor"]),
+                    keras.layers.deserialize(config["model"]), name=config.get("name"))
+        if config.get("peft") is not None:
+            model.adapt(methods.from_dict(config["peft"], "the .keras file's peft"))
+        return model
+
+    def export(self, export_dir: str, **serving) -> str:
+        """The serving SavedModel export_saved_model makes of this model (raw text in, the
+        task's outputs out; official/export), as the next version in `export_dir`; returns its
+        path. `serving`: the task's serving settings (labels, ...)."""
+        tokenizer = FullTokenizer(self.preprocessor.vocab_file, self.preprocessor.do_lower_case)
+        module = self.serving_module(tokenizer, **serving)
+        return saving.save(module, export_dir, module.signatures())
+
+    def serving_module(self, tokenizer: FullTokenizer, **serving) -> tf.Module:
+        raise NotImplementedError(f"{type(self).__name__} names its serving module")
+
+    def build_from_config(self, config):
+        """Nothing to build: the task model is built when made, the preprocessor has no
+        weights."""
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertTextClassifier(_TextModel):
+    """Text (or text pairs) -> class logits [batch, num_classes] (run_classifier's model)."""
+
+    task_model = models.BertClassifier
+
+    @classmethod
+    def from_checkpoint(cls, path: str, num_classes: int, seq_length: int = 128,
+                        pair: bool = False, do_lower_case: bool = True,
+                        vocab_file: str | None = None) -> "BertTextClassifier":
+        """The classifier with the encoder of the checkpoint at `path` and a fresh head."""
+        return cls._from_checkpoint(path, seq_length, pair, do_lower_case, vocab_file,
+                                    num_labels=num_classes)
+
+    def serving_module(self, tokenizer, labels: Sequence[str] | None = None):
+        """labels: the class names in output order (default "0", "1", ...)."""
+        labels = labels or [str(i) for i in range(self.model.num_labels)]
+        return ClassifierExport(self.model, tokenizer, labels, self.preprocessor.seq_length,
+                                self.preprocessor.pair)
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertTextTokenClassifier(_TextModel):
+    """Text -> logits per WordPiece position [batch, seq_length, num_classes] (run_ner's)."""
+
+    task_model = models.BertTokenClassifier
+
+    @classmethod
+    def from_checkpoint(cls, path: str, num_classes: int, seq_length: int = 128,
+                        do_lower_case: bool = True,
+                        vocab_file: str | None = None) -> "BertTextTokenClassifier":
+        return cls._from_checkpoint(path, seq_length, False, do_lower_case, vocab_file,
+                                    num_labels=num_classes)
+
+    def serving_module(self, tokenizer, labels: Sequence[str]):
+        """labels: the tags in output order (B-PER, ...): entities are read from them."""
+        return NerExport(self.model, tokenizer, labels, self.preprocessor.seq_length)
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertTextSpanLabeler(_TextModel):
+    """(question, context) -> start and end logits per position (run_squad's model)."""
+
+    task_model = models.BertSpanLabeler
+
+    @classmethod
+    def from_checkpoint(cls, path: str, seq_length: int = 384, do_lower_case: bool = True,
+                        vocab_file: str | None = None) -> "BertTextSpanLabeler":
+        return cls._from_checkpoint(path, seq_length, True, do_lower_case, vocab_file)
+
+    def serving_module(self, tokenizer, settings: SquadSettings = SquadSettings()):
+        """settings: run_squad's feature and decoding settings (its seq_length is this one's)."""
+        return SquadExport(self.model, tokenizer, dataclasses.replace(
+            settings, max_seq_length=self.preprocessor.seq_length))
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertTextSentenceEncoder(_TextModel):
+    """Text -> one vector per text (mean, cls or max pooling; unit length if `normalize`)."""
+
+    task_model = models.BertSentenceEncoder
+
+    @classmethod
+    def from_checkpoint(cls, path: str, pooling: str = "mean", normalize: bool = False,
+                        seq_length: int = 128, do_lower_case: bool = True,
+                        vocab_file: str | None = None) -> "BertTextSentenceEncoder":
+        return cls._from_checkpoint(path, seq_length, False, do_lower_case, vocab_file,
+                                    pooling=pooling, normalize=normalize)
+
+    def serving_module(self, tokenizer):
+        return SentenceEncoderExport(self.model, tokenizer, self.preprocessor.seq_length)
+
+
+def optimizer(model: keras.Model, learning_rate: float, num_train_steps: int,
+              num_warmup_steps: int = 0, weight_decay_rate: float = 0.01
+              ) -> keras.optimizers.Optimizer:
+    """The original's optimizer for `model` (a text model or a task model): AdamWeightDecay
+    with linear warmup then linear decay to 0 at `num_train_steps`, no weight decay on
+    LayerNorms and biases, gradients clipped at global norm 1 (official/training/optimization)."""
+    task_model = model.model if isinstance(model, _TextModel) else model
+    return create_optimizer("adamw", learning_rate, num_train_steps, num_warmup_steps,
+                            weight_decay_rate, decay_exempt_variables(task_model))
+
+
+def example_checkpoint(folder: str, seed: int = 0, dropout: float = 0.1) -> str:
+    """A tiny random BERT (L2/H32, the repo's uncased vocab, `dropout` its dropout rates)
+    written as an original TF1 release in `folder` (bert_model.ckpt, bert_config.json,
+    vocab.txt); returns the folder. For examples and tests."""
+    vocab_file = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              "data", "vocab", "uncased_vocab.txt")
+    config = BertConfig(vocab_size=len(vocab.load_vocab(vocab_file)), hidden_size=32,
+                        num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                        max_position_embeddings=64, hidden_dropout_prob=dropout,
+                        attention_probs_dropout_prob=dropout)
+    keras.utils.set_random_seed(seed)
+    os.makedirs(folder, exist_ok=True)
+    tf1.write(tf1.weights_of(build_encoder(config)), os.path.join(folder, "bert_model.ckpt"))
+    config.to_json_file(os.path.join(folder, checkpoints.CONFIG_FILE))
+    with open(vocab_file, encoding="utf-8") as source, \
+            open(os.path.join(folder, VOCAB_FILE), "w", encoding="utf-8") as target:
+        target.write(source.read())
+    return folder
+
+
+def save_checkpoint(model: keras.Model, output_dir: str, format: str = "tf1") -> list[str]:
+    """Writes the encoder of `model` (a text model, a task model or an encoder; with the
+    masked-LM head of a pretrainer) with its config, and the vocab of a text model, in `format`:
+    tf1 (the original's release layout), tf2, hf (Hugging Face) or keras_hub
+    (official/checkpoints/converter.py). Returns the paths written.
+
+    Raises:
+      CheckpointError: a format that has no place for the model's method (adapters in hf).
+    """
+    task_model = model.model if isinstance(model, _TextModel) else model
+    vocab_file = model.preprocessor.vocab_file if isinstance(model, _TextModel) else None
+    do_lower_case = model.preprocessor.do_lower_case if isinstance(model, _TextModel) else True
+    bundle = converter.Bundle(encoder_of(task_model).config, tf1.weights_of(task_model),
+                              vocab_file)
+    return converter.write(format, bundle, output_dir, source=type(model).__name__,
+                           do_lower_case=do_lower_case)

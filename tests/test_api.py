@@ -1,0 +1,198 @@
+"""official/api.py: BERT from Python, each checked against an independent path.
+
+- `load_encoder` on each format (an original TF1 release, TF2, Hugging Face, keras-hub) gives
+  what `python -m run_scripts.extract_features` writes for the same text (the command-line path,
+  run as a user runs it) to 1e-6.
+- `fit` on raw strings learns a toy task, and its first step's loss is the numpy cross-entropy
+  of the model's logits on that batch (dropout off, so both see the same function).
+- Every text model, a LoRA-adapted one and the bare encoder round-trip through `.keras` files
+  (outputs equal to 1e-6, the vocab carried inside); `export` serves what the model computes;
+  `save_checkpoint` writes every format and `load_encoder` reads each back.
+- A bad path, and a vocab bigger than the config's, are one line naming them.
+- The module docstring's example runs (doctest).
+"""
+
+import doctest
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import official
+from official import api
+from official.checkpoints import converter
+from official.checkpoints.errors import CheckpointError
+from official.peft import methods
+from official.text.vocab import VocabError
+from tests.cli import run_modules, succeeded
+
+SEQ = 16
+TEXTS = ["The cat sat on the mat.", "Zoë lives in Zürich, near the lake.", "a", ""]
+FORMATS = ("tf1", "tf2", "hf", "keras_hub")
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    return api.example_checkpoint(str(tmp_path_factory.mktemp("release")))
+
+
+@pytest.fixture(scope="module")
+def formats(release, tmp_path_factory):
+    """{format: a folder of the release in that format}."""
+    root = tmp_path_factory.mktemp("formats")
+    paths = {"tf1": release}
+    for name in FORMATS[1:]:
+        converter.convert("tf1", release, str(root / name), output_format=name)
+        paths[name] = str(root / name)
+    return paths
+
+
+def _features(path):
+    with open(path, encoding="utf-8") as f:
+        return [[token["layers"][0]["values"] for token in json.loads(line)["features"]]
+                for line in f]
+
+
+def test_load_encoder_on_each_format_gives_what_extract_features_writes(formats, tmp_path):
+    text = tmp_path / "input.txt"
+    text.write_text("\n".join(TEXTS[:3]) + "\n")
+    vocab_file = os.path.join(formats["tf1"], "vocab.txt")
+    commands = [["run_scripts.extract_features", f"--input_file={text}",
+                 f"--output_file={tmp_path / name}.jsonl", f"--vocab_file={vocab_file}",
+                 f"--init_checkpoint={path}", "--layers=-1", f"--max_seq_length={SEQ}",
+                 *([f"--bert_config_file={formats['tf1']}/bert_config.json"]
+                   if name in ("tf1", "tf2") else [])]
+                for name, path in formats.items()]
+    for result in run_modules(*commands):
+        succeeded(result)
+    inputs = api.load_preprocessor(formats["tf1"], SEQ)(tf.constant(TEXTS[:3]))
+    lengths = inputs["input_mask"].numpy().sum(1)
+    for name, path in formats.items():
+        sequence = api.load_encoder(path)(inputs)["sequence_output"].numpy()
+        for row, written in enumerate(_features(tmp_path / f"{name}.jsonl")):
+            assert len(written) == lengths[row]
+            np.testing.assert_allclose(sequence[row, :lengths[row]], written, atol=1e-6,
+                                       err_msg=name)
+
+
+def test_fit_learns_and_its_first_loss_is_the_cross_entropy_of_the_logits(tmp_path):
+    path = api.example_checkpoint(str(tmp_path / "no_dropout"), dropout=0.0)
+    classifier = official.BertTextClassifier.from_checkpoint(path, num_classes=2, seq_length=SEQ)
+    texts = ["a good film", "a bad film", "good", "bad", "very good", "very bad"] * 4
+    labels = np.array([1, 0] * 12)
+    classifier.compile(optimizer=official.optimizer(classifier, 1e-3, 60, 6),
+                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                       metrics=["accuracy"])
+    logits = classifier.predict(texts[:8], verbose=0).astype(np.float64)
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    expected = -log_probs[np.arange(8), labels[:8]].mean()
+    first = classifier.train_on_batch(tf.constant(texts[:8]), labels[:8], return_dict=True)
+    assert first["loss"] == pytest.approx(expected, rel=1e-5)
+    dataset = tf.data.Dataset.from_tensor_slices((texts, labels)).shuffle(24, seed=1).batch(8)
+    history = classifier.fit(dataset, epochs=15, verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+    assert classifier.evaluate(np.array(texts), labels, verbose=0, return_dict=True)[
+        "accuracy"] == 1.0
+
+
+def _outputs(model, inputs):
+    return [np.asarray(x) for x in tf.nest.flatten(model.predict(inputs, verbose=0))]
+
+
+@pytest.mark.parametrize("kind", ["classifier", "pair classifier", "token classifier",
+                                  "span labeler", "sentence encoder", "lora classifier"])
+def test_each_text_model_round_trips_through_a_keras_file(release, tmp_path, kind):
+    build = {
+        "classifier": lambda: official.BertTextClassifier.from_checkpoint(
+            release, num_classes=3, seq_length=SEQ),
+        "pair classifier": lambda: official.BertTextClassifier.from_checkpoint(
+            release, num_classes=2, seq_length=SEQ, pair=True),
+        "token classifier": lambda: official.BertTextTokenClassifier.from_checkpoint(
+            release, num_classes=5, seq_length=SEQ),
+        "span labeler": lambda: official.BertTextSpanLabeler.from_checkpoint(
+            release, seq_length=SEQ),
+        "sentence encoder": lambda: official.BertTextSentenceEncoder.from_checkpoint(
+            release, pooling="mean", normalize=True, seq_length=SEQ),
+        "lora classifier": lambda: official.BertTextClassifier.from_checkpoint(
+            release, num_classes=2, seq_length=SEQ).adapt(methods.from_flags(lora_rank=2)),
+    }[kind]
+    model = build()
+    pair = kind in ("pair classifier", "span labeler")
+    inputs = (np.array(TEXTS), np.array(TEXTS[::-1])) if pair else np.array(TEXTS)
+    if kind == "lora classifier":  # LoRA's B starts at 0: move it, so the file must carry it
+        for variable in model.trainable_variables:
+            variable.assign(np.full(variable.shape, 0.01, np.float32))
+    saved = str(tmp_path / "model.keras")
+    model.save(saved)
+    loaded = keras.models.load_model(saved)
+    assert type(loaded) is type(model)
+    for a, b in zip(_outputs(model, inputs), _outputs(loaded, inputs)):
+        np.testing.assert_allclose(b, a, atol=1e-6)
+    assert len(loaded.trainable_variables) == len(model.trainable_variables)
+
+
+def test_the_encoder_round_trips_through_a_keras_file(release, tmp_path):
+    encoder = official.load_encoder(release)
+    inputs = official.load_preprocessor(release, SEQ)(tf.constant(TEXTS))
+    encoder.save(str(tmp_path / "encoder.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "encoder.keras"))
+    np.testing.assert_allclose(loaded(inputs)["pooled_output"], encoder(inputs)["pooled_output"],
+                               atol=1e-6)
+
+
+def test_the_vocab_travels_inside_the_keras_file(tmp_path):
+    path = api.example_checkpoint(str(tmp_path / "release"))
+    model = official.BertTextClassifier.from_checkpoint(path, num_classes=2, seq_length=SEQ)
+    expected = model.predict(np.array(TEXTS), verbose=0)
+    model.save(str(tmp_path / "model.keras"))
+    os.remove(os.path.join(path, "vocab.txt"))
+    loaded = keras.models.load_model(str(tmp_path / "model.keras"))
+    np.testing.assert_allclose(loaded.predict(np.array(TEXTS), verbose=0), expected, atol=1e-6)
+
+
+def test_export_serves_what_the_model_computes(release, tmp_path):
+    model = official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=SEQ)
+    logits = model.predict(np.array(TEXTS), verbose=0)
+    path = model.export(str(tmp_path / "serving"), labels=["neg", "pos"])
+    served = tf.saved_model.load(path).signatures["serving_default"](text_a=tf.constant(TEXTS))
+    np.testing.assert_allclose(served["probabilities"], tf.nn.softmax(logits), atol=1e-6)
+    assert [label.decode() for label in served["label"].numpy()] == \
+        [["neg", "pos"][i] for i in logits.argmax(-1)]
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_save_checkpoint_writes_each_format_load_encoder_reads_back(release, tmp_path, format):
+    model = official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=SEQ)
+    for variable in model.encoder.trainable_variables:  # not the release's weights any more
+        variable.assign(variable * 1.5)
+    official.save_checkpoint(model, str(tmp_path / format), format=format)
+    inputs = model.preprocessor(tf.constant(TEXTS))
+    expected = model.encoder(inputs)["sequence_output"]
+    read = official.load_encoder(str(tmp_path / format))(inputs)["sequence_output"]
+    np.testing.assert_allclose(read, expected, atol=1e-5)
+
+
+def test_a_bad_path_is_one_line(tmp_path):
+    with pytest.raises(CheckpointError) as error:
+        official.load_encoder(str(tmp_path / "absent"))
+    assert str(error.value) == f"{tmp_path / 'absent'}: no such file or folder"
+
+
+def test_a_vocab_the_config_cannot_hold_names_both(release, tmp_path):
+    vocab_file = tmp_path / "big_vocab.txt"
+    with open(os.path.join(release, "vocab.txt"), encoding="utf-8") as f:
+        vocab_file.write_text(f.read() + "extra1\nextra2\n")
+    with pytest.raises(VocabError) as error:
+        official.BertTextClassifier.from_checkpoint(release, num_classes=2,
+                                                    vocab_file=str(vocab_file))
+    assert str(vocab_file) in str(error.value) and release in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_the_module_docstring_example_runs():
+    failures, tried = doctest.testmod(api, raise_on_error=False)[:2]
+    assert tried > 0 and failures == 0
