@@ -129,6 +129,10 @@ class TextPreprocessor(keras.layers.Layer):
     def vocab_file(self) -> str:
         return self._tokenizer.vocab_file
 
+    def __call__(self, inputs, *args, **kwargs):
+        # A Keras layer takes tensors only: Python lists of strings become tensors first.
+        return super().__call__(_texts(inputs), *args, **kwargs)
+
     def call(self, inputs):
         if self.pair:
             text_a, text_b = (inputs["text_a"], inputs["text_b"]) if isinstance(inputs, dict) \
@@ -161,13 +165,19 @@ class TextPreprocessor(keras.layers.Layer):
 
 
 def _texts(x):
-    """Texts (a list or numpy array of str, or a pair of them) as string tensors; anything else
-    (a tf.data.Dataset, tensors) as it is."""
+    """Texts (a list or numpy array of str, or a pair of them as a tuple or dict) as string
+    tensors; anything else (a tf.data.Dataset, tensors) as it is."""
     if isinstance(x, tuple):
         return tuple(_texts(part) for part in x)
+    if isinstance(x, dict):
+        return {key: _texts(part) for key, part in x.items()}
     if isinstance(x, (list, np.ndarray)):
         return tf.constant(x, tf.string)
     return x
+
+
+def _labels(y):
+    return np.asarray(y) if isinstance(y, list) else y
 
 
 def _strings(texts) -> tf.Tensor:
@@ -214,12 +224,13 @@ class _TextModel(keras.Model):
     def encoder(self) -> BertEncoder:
         return self.model.encoder
 
-    # Keras' data adapters take no numpy string arrays: texts become string tensors first.
+    # Keras' data adapters take no numpy string arrays: texts become string tensors first (and
+    # labels given as a list, an array beside them).
     def fit(self, x=None, y=None, *args, **kwargs):
-        return super().fit(_texts(x), y, *args, **kwargs)
+        return super().fit(_texts(x), _labels(y), *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
-        return super().evaluate(_texts(x), y, *args, **kwargs)
+        return super().evaluate(_texts(x), _labels(y), *args, **kwargs)
 
     def predict(self, x, *args, **kwargs):
         return super().predict(_texts(x), *args, **kwargs)
@@ -357,7 +368,7 @@ def example_checkpoint(folder: str, seed: int = 0, dropout: float = 0.1) -> str:
                               "data", "vocab", "uncased_vocab.txt")
     config = BertConfig(vocab_size=len(vocab.load_vocab(vocab_file)), hidden_size=32,
                         num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-                        max_position_embeddings=64, hidden_dropout_prob=dropout,
+                        max_position_embeddings=128, hidden_dropout_prob=dropout,
                         attention_probs_dropout_prob=dropout)
     keras.utils.set_random_seed(seed)
     os.makedirs(folder, exist_ok=True)

@@ -196,3 +196,31 @@ def test_a_vocab_the_config_cannot_hold_names_both(release, tmp_path):
 def test_the_module_docstring_example_runs():
     failures, tried = doctest.testmod(api, raise_on_error=False)[:2]
     assert tried > 0 and failures == 0
+
+
+def _readme_blocks() -> list[str]:
+    """The ```python blocks of the README's "From Python" section, in order."""
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "README.md"), encoding="utf-8") as f:
+        section = f.read().split("## From Python", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
+
+
+def test_the_readme_examples_run(release, tmp_path, monkeypatch):
+    """Each block runs as written, one after another in one namespace, on the tiny release
+    (its folder for BERT's name), in an empty folder."""
+    blocks = _readme_blocks()
+    assert len(blocks) == 4
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block.replace('"uncased_L-12_H-768_A-12"', repr(release)), "README.md",
+                     "exec"), namespace)
+    assert namespace["vectors"].shape == (2, 32)
+    assert namespace["pooled"].shape == (1, 32)
+    assert [v.path for v in namespace["tuned"].trainable_variables if "lora" in v.path]
+    assert os.path.isfile("classifier.keras") and os.path.isdir(namespace["serving_path"])
+    assert os.path.isfile(os.path.join("classifier_hf", "config.json"))
+    texts = ["a delight", "a mess"]
+    np.testing.assert_allclose(namespace["reloaded"].predict(texts, verbose=0),
+                               namespace["classifier"].predict(texts, verbose=0), atol=1e-6)
