@@ -12,6 +12,7 @@ Inputs and outputs follow the TF Hub BERT convention, so code written for Hub en
 Example (a batch of one sequence of five positions, the last one padding):
     >>> import numpy as np
     >>> from official.configs import preset
+    >>> from official.modeling.encoder import build_encoder
     >>> encoder = build_encoder(preset("tiny", vocab_size=100))  # 2 layers, hidden 128
     >>> ids = np.array([[2, 7, 9, 3, 0]], "int32")
     >>> inputs = {"input_word_ids": ids, "input_mask": (ids > 0).astype("int32"),
