@@ -30,6 +30,7 @@ from official.checkpoints.errors import CheckpointError
 from official.export import jobs
 from official.peft import methods
 from official.tasks.classification import example_losses
+from official.text.tokenizer import FullTokenizer
 from official.text.vocab import VocabError
 from tests.cli import run_modules, succeeded
 
@@ -242,3 +243,23 @@ def test_the_readme_examples_run(release, tmp_path, monkeypatch):
     texts = ["a delight", "a mess"]
     np.testing.assert_allclose(namespace["reloaded"].predict(texts, verbose=0),
                                namespace["classifier"].predict(texts, verbose=0), atol=1e-6)
+
+
+def test_the_preprocessor_serves_inside_a_savedmodel(release, tmp_path):
+    """The layer in a tf.function saved as a SavedModel: the same ids once loaded back, as the
+    preprocessor export's (official/export/preprocessing.py) on the same texts."""
+    preprocessor = official.load_preprocessor(release, seq_length=SEQ, pair=True)
+    module = tf.Module()
+    module.preprocessor = preprocessor
+    module.serve = tf.function(lambda a, b: preprocessor((a, b)), input_signature=[
+        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path / "preprocessor"))
+    loaded = tf.saved_model.load(str(tmp_path / "preprocessor"))
+    ids = loaded.serve(tf.constant(TEXTS), tf.constant(TEXTS[::-1]))
+    export = jobs.serving_module(jobs.ExportOptions(
+        export_type="preprocessor", export_dir="", max_seq_length=SEQ,
+        vocab_file=preprocessor.vocab_file), FullTokenizer(preprocessor.vocab_file))
+    expected = export.bert_pack_inputs([export.tokenize(tf.constant(TEXTS)),
+                                        export.tokenize(tf.constant(TEXTS[::-1]))], SEQ)
+    for name in ("input_word_ids", "input_mask", "input_type_ids"):
+        np.testing.assert_array_equal(ids[name], expected[name])
