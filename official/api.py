@@ -10,13 +10,14 @@
     BertTextClassifier, BertTextTokenClassifier, BertTextSpanLabeler, BertTextSentenceEncoder
                                   the task models on raw text (the preprocessor inside):
                                   `.from_checkpoint(path, ...)`, then compile / fit / evaluate /
-                                  predict on lists, numpy arrays or a tf.data.Dataset
+                                  predict on lists, numpy arrays or a tf.data.Dataset;
                                   `.adapt(settings)` (adapters, LoRA, BitFit), `.save("x.keras")`,
                                   `.export(dir)` (export_saved_model's serving SavedModel)
     optimizer(model, ...)         the original's AdamWeightDecay: warmup, linear decay, no decay
                                   on LayerNorm and biases, clipping at global norm 1
     save_checkpoint(model, dir, format)
                                   the weights as a tf1, tf2, hf or keras_hub checkpoint
+    example_checkpoint(folder)    a tiny random release, for examples and tests
 
 A text model keeps the task model of official/modeling/models.py as `.model`, so everything the
 command line does with a model works on it; its `.keras` file carries the vocab.
