@@ -1,8 +1,8 @@
 """official/api.py: BERT from Python, each checked against an independent path.
 
-- `load_encoder` on each format (an original TF1 release, TF2, Hugging Face, keras-hub) gives
-  what `python -m run_scripts.extract_features` writes for the same text (the command-line path,
-  run as a user runs it) to 1e-6.
+- `load_encoder` on each format (an original TF1 release, and it converted to TF2, Hugging Face
+  and keras-hub) gives what `python -m run_scripts.extract_features` writes of the release for
+  the same text (the command-line path, run as a user runs it) to 1e-6.
 - `fit` on raw strings learns a toy task, and its first step's loss is the numpy cross-entropy
   of the model's logits on that batch, and the loss the Trainer takes of them (dropout off, so
   both see the same function).
@@ -32,7 +32,7 @@ from official.peft import methods
 from official.tasks.classification import example_losses
 from official.text.tokenizer import FullTokenizer
 from official.text.vocab import VocabError
-from tests.cli import run_modules, succeeded
+from tests.cli import run_module, succeeded
 
 SEQ = 16
 TEXTS = ["The cat sat on the mat.", "Zoë lives in Zürich, near the lake.", "a", ""]
@@ -62,24 +62,23 @@ def _features(path):
 
 
 def test_load_encoder_on_each_format_gives_what_extract_features_writes(formats, tmp_path):
+    """The command-line path on the release; each format holds the same weights."""
     text = tmp_path / "input.txt"
     text.write_text("\n".join(TEXTS[:3]) + "\n")
-    vocab_file = os.path.join(formats["tf1"], "vocab.txt")
-    commands = [["run_scripts.extract_features", f"--input_file={text}",
-                 f"--output_file={tmp_path / name}.jsonl", f"--vocab_file={vocab_file}",
-                 f"--init_checkpoint={path}", "--layers=-1", f"--max_seq_length={SEQ}",
-                 *([f"--bert_config_file={formats['tf1']}/bert_config.json"]
-                   if name in ("tf1", "tf2") else [])]
-                for name, path in formats.items()]
-    for result in run_modules(*commands):
-        succeeded(result)
-    inputs = api.load_preprocessor(formats["tf1"], SEQ)(tf.constant(TEXTS[:3]))
+    release = formats["tf1"]
+    succeeded(run_module("run_scripts.extract_features", f"--input_file={text}",
+                         f"--output_file={tmp_path / 'features.jsonl'}",
+                         f"--vocab_file={release}/vocab.txt", f"--init_checkpoint={release}",
+                         f"--bert_config_file={release}/bert_config.json", "--layers=-1",
+                         f"--max_seq_length={SEQ}"))
+    written = _features(tmp_path / "features.jsonl")
+    inputs = api.load_preprocessor(release, SEQ)(tf.constant(TEXTS[:3]))
     lengths = inputs["input_mask"].numpy().sum(1)
+    assert [len(row) for row in written] == lengths.tolist()
     for name, path in formats.items():
         sequence = api.load_encoder(path)(inputs)["sequence_output"].numpy()
-        for row, written in enumerate(_features(tmp_path / f"{name}.jsonl")):
-            assert len(written) == lengths[row]
-            np.testing.assert_allclose(sequence[row, :lengths[row]], written, atol=1e-6,
+        for row, values in enumerate(written):
+            np.testing.assert_allclose(sequence[row, :lengths[row]], values, atol=1e-6,
                                        err_msg=name)
 
 

@@ -1,13 +1,14 @@
 """export_saved_model --serving_dtype (official/export/precision.py, cpu_units.py): every export
 type with a model, in float32 and in bfloat16, on one tiny model's weights.
 
-Each pair is served by tests/export_client.py in a fresh process that imports only tensorflow and
-tensorflow_text. The bfloat16 export has the float32 one's signatures (the same input and output
-names, dtypes and shapes), its outputs are within bfloat16's rounding of the float32 export's
-(tolerances below) and not equal to them, its weights are the float32 export's rounded to the
-nearest bfloat16 (a numpy rounding of the bits, not TensorFlow's cast), and every matrix product
-in its serving graph multiplies bfloat16 operands. A bad --serving_dtype is one line before
-TensorFlow loads.
+Each bfloat16 export is served by tests/export_client.py in a fresh process that imports only
+tensorflow and tensorflow_text, and compared with the float32 serving module of the same options
+(what the float32 export saves, called in this process). The bfloat16 export has its signatures
+(the same inputs and outputs, dtypes and shapes), outputs within bfloat16's rounding of its
+outputs (tolerances below) and not equal to them, its weights rounded to the nearest bfloat16 (a
+numpy rounding of the bits, not TensorFlow's cast), and every matrix product in its serving
+graph multiplies bfloat16 operands (float32 in the module's). A bad --serving_dtype is one line
+before TensorFlow loads.
 """
 
 import json
@@ -37,6 +38,7 @@ from official.tasks.classification import ClassificationTask
 from official.tasks.long_doc_settings import LongDocSettings
 from official.tasks.ner import NerTask
 from official.tasks.squad_settings import SquadSettings
+from official.text.tokenizer import FullTokenizer
 from tests.cli import ENV, refused
 from tests.peft_helpers import write_base, write_run
 from tests.test_export_saved_model import HERE, REPO, VOCAB, _write_finetuned
@@ -108,53 +110,74 @@ def exports(tmp_path_factory):
         [sys.executable, "-m", "run_scripts.export_saved_model", "--export_type=classifier",
          "--task_name=MRPC", f"--vocab_file={VOCAB}", f"--max_seq_length={SEQ}",
          f"--init_checkpoint={root / 'classifier'}", "--serving_dtype=bfloat16",
-         f"--export_dir={root / 'serving' / 'classifier' / 'bfloat16'}"],
+         f"--export_dir={root / 'serving' / 'classifier'}"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    paths = {}
+    # Each bfloat16 export, and its float32 serving module in this process: what the float32
+    # export would save (its signatures, variables and graphs), called here.
+    tokenizer = FullTokenizer(VOCAB)
+    paths, references = {}, {}
     for name, options in kinds.items():
-        paths[name] = {dtype: jobs.export(jobs.ExportOptions(
-            export_dir=str(root / "serving" / name / dtype), serving_dtype=dtype,
-            **{**common, **options})) for dtype in ("float32", "bfloat16")
-            if (name, dtype) != ("classifier", "bfloat16")}
+        references[name] = jobs.serving_module(jobs.ExportOptions(
+            export_dir="", serving_dtype="float32", **{**common, **options}), tokenizer)
+        if name != "classifier":
+            paths[name] = jobs.export(jobs.ExportOptions(
+                export_dir=str(root / "serving" / name), serving_dtype="bfloat16",
+                **{**common, **options}))
     stdout, stderr = cli.communicate(timeout=300)
     assert cli.returncode == 0, stderr[-3000:]
-    paths["classifier"]["bfloat16"] = stdout.strip().splitlines()[-1]
+    paths["classifier"] = stdout.strip().splitlines()[-1]
 
-    calls = {"classifier": ("signatures.serving_default", PAIRS),
-             "windows": ("signatures.serving_default", {"text_a": TEXTS}),
-             "ner": ("signatures.serving_default", {"text": TEXTS}),
-             "squad": ("signatures.serving_default", SQUAD_INPUTS),
-             "sentence_encoder": ("signatures.serving_default", {"text": TEXTS}),
-             "multitask": ("signatures.sst_2", {"text_a": TEXTS}),
-             "multitask_tagger": ("signatures.tagger", {"text": TEXTS})}
-    requests = []
-    for name, (method, kwargs) in calls.items():
-        for dtype, path in paths[name.removesuffix("_tagger")].items():
-            requests.append({"name": f"{name}/{dtype}", "path": path, "method": method,
-                             "args": [], "kwargs": kwargs})
+    calls = {"classifier": ("classifier", "serving_default", PAIRS),
+             "windows": ("windows", "serving_default", {"text_a": TEXTS}),
+             "ner": ("ner", "serving_default", {"text": TEXTS}),
+             "squad": ("squad", "serving_default", SQUAD_INPUTS),
+             "sentence_encoder": ("sentence_encoder", "serving_default", {"text": TEXTS}),
+             "multitask": ("multitask", "sst_2", {"text_a": TEXTS}),
+             "multitask_tagger": ("multitask", "tagger", {"text": TEXTS})}
+    requests, expected = [], {}
+    for name, (export, signature, kwargs) in calls.items():
+        requests.append({"name": name, "path": paths[export],
+                         "method": f"signatures.{signature}", "args": [], "kwargs": kwargs})
+        function = references[export].signatures()[signature]
+        expected[name] = function(**{k: tf.constant(v) for k, v in kwargs.items()})
     inputs = {"input_word_ids": [[101, 1996, 4937, 102, 0, 0], [101, 2054, 102, 0, 0, 0]],
               "input_mask": [[1, 1, 1, 1, 0, 0], [1, 1, 1, 0, 0, 0]],
               "input_type_ids": [[0] * 6, [0] * 6]}
-    for dtype, path in paths["encoder"].items():
-        requests.append({"name": f"encoder/{dtype}", "path": path, "method": "",
-                         "args": [inputs], "kwargs": {}})
-        requests.append({"name": f"mlm/{dtype}", "path": path, "method": "mlm",
-                         "args": [dict(inputs, masked_lm_positions=[[1, 2], [1, 1]])],
-                         "kwargs": {}})
+    mlm_inputs = dict(inputs, masked_lm_positions=[[1, 2], [1, 1]])
+    requests.append({"name": "encoder", "path": paths["encoder"], "method": "",
+                     "args": [inputs], "kwargs": {}})
+    requests.append({"name": "mlm", "path": paths["encoder"], "method": "mlm",
+                     "args": [mlm_inputs], "kwargs": {}})
+    hub = references["encoder"]
+    expected["encoder"] = hub({k: tf.constant(v) for k, v in inputs.items()})
+    expected["mlm"] = hub.mlm({k: tf.constant(v) for k, v in mlm_inputs.items()})
     request_file, result_file = root / "requests.json", root / "results.json"
     request_file.write_text(json.dumps(requests))
     done = subprocess.run([sys.executable, os.path.join(HERE, "export_client.py"),
                            str(request_file), str(result_file)], capture_output=True, text=True,
                           timeout=300, env=dict(os.environ, PYTHONPATH=""))
     assert done.returncode == 0, done.stderr[-3000:]
-    return {"paths": paths, "results": json.loads(result_file.read_text()), "stderr": stderr}
+    return {"paths": paths, "references": references, "stderr": stderr,
+            "results": json.loads(result_file.read_text()),
+            "expected": {name: _as_lists(value) for name, value in expected.items()}}
+
+
+def _as_lists(value):
+    """A module's outputs as the client reports them (lists, strings decoded)."""
+    if isinstance(value, dict):
+        return {k: _as_lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_lists(v) for v in value]
+    value = value.numpy().tolist()
+    return tf.nest.map_structure(
+        lambda x: x.decode("utf-8", "backslashreplace") if isinstance(x, bytes) else x, value)
 
 
 def _pair(exports, name):
-    results = exports["results"]
-    a, b = results[f"{name}/float32"], results[f"{name}/bfloat16"]
-    assert "error" not in a and "error" not in b, (a, b)
-    return a, b
+    """(the float32 module's outputs, the bfloat16 export's as served)."""
+    served = exports["results"][name]
+    assert "error" not in served, served
+    return exports["expected"][name], served
 
 
 def _close(reference, served, name):
@@ -210,21 +233,28 @@ def test_the_hub_encoder_and_its_masked_lm(exports):
 
 @pytest.fixture(scope="module")
 def graphs(exports):
-    """{export name: {dtype: (its signatures' inputs and outputs, the dtypes of the matrix
-    products in their graphs)}}, each export loaded once."""
-    return {name: {dtype: _graph(path) for dtype, path in paths.items()}
-            for name, paths in exports["paths"].items()}
+    """{export name: {dtype: (its signatures' input and output specs, the dtypes of the matrix
+    products in their graphs)}}: bfloat16 the loaded export's, float32 the module's."""
+    return {name: {"float32": _graph(exports["references"][name].signatures()),
+                   "bfloat16": _graph(tf.saved_model.load(path).signatures)}
+            for name, path in exports["paths"].items()}
 
 
-def _graph(path):
-    loaded = tf.saved_model.load(path)
-    signatures, dtypes = {}, set()
-    for name, function in loaded.signatures.items():
-        signatures[name] = (function.structured_input_signature, function.structured_outputs)
+def _spec(value):
+    return (tf.dtypes.as_dtype(value.dtype).name, tuple(value.shape))
+
+
+def _graph(signatures):
+    specs, dtypes = {}, set()
+    for name, function in signatures.items():
+        # Inputs by name: a loaded signature takes keywords, the module's function positions.
+        inputs = {spec.name: _spec(spec)
+                  for spec in tf.nest.flatten(function.structured_input_signature)}
+        specs[name] = (inputs, tf.nest.map_structure(_spec, function.structured_outputs))
         graph = function.graph.as_graph_def()
         nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
         dtypes |= {tf.dtypes.as_dtype(n.attr["T"].type).name for n in nodes if n.op in MATMULS}
-    return signatures, dtypes
+    return specs, dtypes
 
 
 @pytest.mark.parametrize("name", ["classifier", "windows", "ner", "squad", "encoder",
@@ -241,27 +271,29 @@ def _round_to_bfloat16(values: np.ndarray) -> np.ndarray:
 
 
 def _weights(path):
+    """{index in the export's `variables` list: (dtype, value)} of its float weights."""
     folder = os.path.join(path, "variables", "variables")
     reader = tf.train.load_checkpoint(folder)
     dtypes = reader.get_variable_to_dtype_map()
-    return {name: (dtypes[name], reader.get_tensor(name)) for name in dtypes
-            if name.endswith("VARIABLE_VALUE") and dtypes[name].is_floating}
+    return {int(name.split("/")[1]): (dtypes[name], reader.get_tensor(name)) for name in dtypes
+            if name.startswith("variables/") and dtypes[name].is_floating}
 
 
 @pytest.mark.parametrize("name", ["classifier", "encoder", "multitask"])
-def test_weights_are_the_float32_exports_rounded(exports, name):
-    reference = _weights(exports["paths"][name]["float32"])
-    served = _weights(exports["paths"][name]["bfloat16"])
+def test_weights_are_the_float32_ones_rounded(exports, name):
+    reference = {i: v.numpy() for i, v in enumerate(exports["references"][name].variables)
+                 if v.dtype.is_floating}
+    served = _weights(exports["paths"][name])
     assert served.keys() == reference.keys()  # multitask: the shared base still stored once
     kept = []
     for key, (dtype, values) in served.items():
         if dtype == tf.float32:  # never autocast: LayerNorms' gamma and beta, the MLM bias
             kept.append(values.shape)
-            np.testing.assert_array_equal(values, reference[key][1])
+            np.testing.assert_array_equal(values, reference[key])
             continue
         assert dtype == tf.bfloat16, key
         np.testing.assert_array_equal(values.astype(np.float32),
-                                      _round_to_bfloat16(reference[key][1]), err_msg=key)
+                                      _round_to_bfloat16(reference[key]), err_msg=str(key))
     hidden, layer_norms = CONFIG.hidden_size, 1 + 2 * CONFIG.num_hidden_layers
     if name == "multitask":  # each task's LayerNorms are its own (they train)
         assert kept and set(kept) == {(hidden,)}
