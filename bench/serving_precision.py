@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import itertools
 import os
 import statistics
 import subprocess
@@ -49,7 +48,7 @@ import numpy as np
 
 from bench.finetune_glue import GLUE_DIR, limited_data_dir, minilm_checkpoint, read_results
 from bench.robustness_models import sst2_classifier_run
-from bench.rounds import load_average, ratios, round_medians, time_in_rounds
+from bench.rounds import load_average, ratios
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ_LENGTH = 128
@@ -274,7 +273,7 @@ def measure_speed(work_dir: str, run: str, batch_sizes: list[int], warmup: int, 
     """{(peer, batch): [sentences/s per round]} and each peer's probabilities on 8 texts."""
     import torch
 
-    from bench.serving_throughput import Setting, _caller, sentences
+    from bench.serving_throughput import Setting, rates_in_rounds, sentences
 
     exports = {f"ours-{dtype}{suffix}": path
                for jit, suffix in ((False, ""), (True, "-xla"))
@@ -289,21 +288,7 @@ def measure_speed(work_dir: str, run: str, batch_sizes: list[int], warmup: int, 
             predicts[Setting(f"HF-{DTYPES[bfloat16]}", threads)] = predict
     for setting, predict in predicts.items():
         first.setdefault(setting.peer, predict(texts[:8]))
-    rates: dict = {}
-    for batch in batch_sizes:
-        batches = itertools.cycle([texts[i:i + batch]
-                                   for i in range(0, len(texts) - batch + 1, batch)])
-        seconds = time_in_rounds({s: _caller(s, p, batches) for s, p in predicts.items()},
-                                 warmup, rounds, calls)
-        for setting, per_round in seconds.items():
-            medians = round_medians(per_round)
-            print(f"  {setting.label()} batch {batch}: "
-                  f"{statistics.median(sum(per_round, [])) * 1000:.1f} ms/call; rounds "
-                  f"{' '.join(f'{m * 1000:.0f}' for m in medians)} ms; {load_average()}",
-                  flush=True)
-            round_rates = [batch / m for m in medians]
-            best = rates.setdefault((setting.peer, batch), round_rates)
-            rates[setting.peer, batch] = [max(a, b) for a, b in zip(best, round_rates)]
+    rates = rates_in_rounds(predicts, texts, batch_sizes, warmup, rounds, calls)
     torch.set_num_threads(os.cpu_count())
     reference = first["ours-float32"]
     diffs = {peer: float(np.abs(p - reference).max()) for peer, p in first.items()}

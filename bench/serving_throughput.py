@@ -228,7 +228,19 @@ def measure(model: Model, peers: list[str], batch_sizes: list[int], seq_length: 
         diffs[peer] = float(np.abs(probabilities - reference).max())
         for threads in torch_threads if peer == "HF" else [None]:
             predicts[Setting(peer, threads)] = predict
-    rates = {}
+    rates = rates_in_rounds(predicts, texts, batch_sizes, warmup, rounds, calls,
+                            f"{model.name} ")
+    predicts.clear()
+    _release()
+    return {"rates": rates, "first": first, "diffs": diffs}
+
+
+def rates_in_rounds(predicts: dict, texts: list[str], batch_sizes: list[int], warmup: int,
+                    rounds: int, calls: int, label: str = "") -> dict:
+    """{(peer, batch): [sentences/s of each round]}: every `Setting`'s predict timed together
+    in rounds (`bench.rounds`) at each batch size, on consecutive batches of `texts`, a peer's
+    faster setting (torch thread count) taken in each round; each setting's times printed."""
+    rates: dict = {}
     for batch in batch_sizes:
         batches = itertools.cycle([texts[i:i + batch]
                                    for i in range(0, len(texts) - batch + 1, batch)])
@@ -237,16 +249,14 @@ def measure(model: Model, peers: list[str], batch_sizes: list[int], seq_length: 
                                  warmup, rounds, calls)
         for setting, per_round in seconds.items():
             medians = round_medians(per_round)
-            print(f"  {model.name} {setting.label()} batch {batch}: "
+            print(f"  {label}{setting.label()} batch {batch}: "
                   f"{statistics.median(sum(per_round, [])) * 1000:.1f} ms/call (median), "
                   f"rounds {' '.join(f'{m * 1000:.0f}' for m in medians)} ms; {load_average()}",
                   flush=True)
             round_rates = [batch / m for m in medians]
             best = rates.setdefault((setting.peer, batch), round_rates)
             rates[setting.peer, batch] = [max(a, b) for a, b in zip(best, round_rates)]
-    predicts.clear()
-    _release()
-    return {"rates": rates, "first": first, "diffs": diffs}
+    return rates
 
 
 def _caller(setting: Setting, predict: Callable, batches: Iterator[list[str]]) -> Callable:
