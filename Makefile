@@ -15,11 +15,13 @@ $(STAMP): requirements.txt requirements-dev.txt build-constraints.txt
 
 venv: $(STAMP)
 
-# The lint (ruff.toml), then two workers, each test file in one of them (its module fixtures are
-# made once).
+# The lint (ruff.toml), then three workers on CI's two cores, each test file in one of them (its
+# module fixtures are made once). A third worker fills the cores while the others wait on the
+# processes their tests start: on a quiet 2-core machine the suite took 894 s with three against
+# 972 s with two.
 test: $(STAMP)
 	$(PY) -m ruff check .
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n 2 --dist loadfile
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n 3 --dist loadfile
 
 # `make demo FRESH=1` starts over; otherwise finished stages are reused.
 demo: $(STAMP)
