@@ -36,7 +36,7 @@ def share_frozen(model: keras.Model, pool: dict[str, keras.Variable]) -> None:
             continue
         seen.add(id(variable))
         if name in pool:
-            variable._value = pool[name].value  # noqa: SLF001 (the one place this is done)
+            variable._value = pool[name].value  # noqa: SLF001 (as official/export/precision.py)
         else:
             pool[name] = variable
 
