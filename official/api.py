@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from typing import Sequence
 
 import keras
@@ -68,22 +69,25 @@ def load_encoder(path: str) -> BertEncoder:
       CheckpointError: no checkpoint there, no config beside it, or weights that do not fit it
         (one line naming the path).
     """
-    return _loaded(path, lambda encoder: encoder)
+    return _loaded(path, _read(path), lambda encoder: encoder)
 
 
-def _config(path: str) -> BertConfig:
-    """The config of a folder format (Hugging Face, keras-hub) or the bert_config.json beside a
-    checkpoint."""
+def _read(path: str) -> tuple[BertConfig, tf1.Weights]:
+    """(config, weights) of the checkpoint at `path`, each read once: a folder format's
+    (Hugging Face, keras-hub) own config, else the bert_config.json beside the checkpoint."""
     if not os.path.exists(path) and not os.path.exists(path + ".index"):
         raise CheckpointError(f"{path}: no such file or folder")
-    config = checkpoints.read_config_and_weights(path)[0]
-    return config if config is not None else checkpoints.config_beside(path)[1]
+    if checkpoints.folder_format(path) is not None:
+        return checkpoints.read_config_and_weights(path)
+    return checkpoints.config_beside(path)[1], checkpoints.read_weights(path)
 
 
-def _loaded(path: str, build) -> keras.Model:
-    """`build(encoder)` of the checkpoint's config, its encoder's weights loaded."""
-    model = build(build_encoder(_config(path)))
-    checkpoints.load_init_checkpoint(path, model)
+def _loaded(path: str, read: tuple[BertConfig, tf1.Weights], build) -> keras.Model:
+    """`build(encoder)` for the checkpoint's config, `read` from `path`, its weights assigned
+    (the heads it lacks keep their initialisation)."""
+    config, weights = read
+    model = build(build_encoder(config))
+    tf1.assign(model, weights, source=path)
     return model
 
 
@@ -127,6 +131,10 @@ class TextPreprocessor(keras.layers.Layer):
         self._cls_id, self._sep_id = self._tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
 
     @property
+    def tokenizer(self) -> FullTokenizer:
+        return self._tokenizer
+
+    @property
     def vocab_file(self) -> str:
         return self._tokenizer.vocab_file
 
@@ -151,9 +159,7 @@ class TextPreprocessor(keras.layers.Layer):
                 for name in ("input_word_ids", "input_mask", "input_type_ids")}
 
     def save_assets(self, dir_path: str) -> None:
-        with open(self.vocab_file, encoding="utf-8") as source, \
-                open(os.path.join(dir_path, VOCAB_FILE), "w", encoding="utf-8") as target:
-            target.write(source.read())
+        shutil.copyfile(self.vocab_file, os.path.join(dir_path, VOCAB_FILE))
 
     def load_assets(self, dir_path: str) -> None:
         self._use_vocab(os.path.join(dir_path, VOCAB_FILE))
@@ -240,10 +246,10 @@ class _TextModel(keras.Model):
     def _from_checkpoint(cls, path: str, seq_length: int, pair: bool, do_lower_case: bool,
                          vocab_file: str | None, **head) -> "_TextModel":
         vocab_file = vocab_file or _vocab_of(path)
-        config = _config(path)
-        vocab.check_fits(vocab_file, config.vocab_size, path)
-        config.check_seq_length(seq_length, path, flag="seq_length")
-        model = _loaded(path, lambda encoder: cls.task_model(encoder, **head))
+        read = _read(path)
+        vocab.check_fits(vocab_file, read[0].vocab_size, path)
+        read[0].check_seq_length(seq_length, path, flag="seq_length")
+        model = _loaded(path, read, lambda encoder: cls.task_model(encoder, **head))
         return cls(TextPreprocessor(vocab_file, seq_length, do_lower_case, pair), model)
 
     def get_config(self):
@@ -265,8 +271,7 @@ class _TextModel(keras.Model):
         """The serving SavedModel export_saved_model makes of this model (raw text in, the
         task's outputs out; official/export), as the next version in `export_dir`; returns its
         path. `serving`: the task's serving settings (labels, ...)."""
-        tokenizer = FullTokenizer(self.preprocessor.vocab_file, self.preprocessor.do_lower_case)
-        module = self.serving_module(tokenizer, **serving)
+        module = self.serving_module(self.preprocessor.tokenizer, **serving)
         return saving.save(module, export_dir, module.signatures())
 
     def serving_module(self, tokenizer: FullTokenizer, **serving) -> tf.Module:
@@ -375,9 +380,7 @@ def example_checkpoint(folder: str, seed: int = 0, dropout: float = 0.1) -> str:
     os.makedirs(folder, exist_ok=True)
     tf1.write(tf1.weights_of(build_encoder(config)), os.path.join(folder, "bert_model.ckpt"))
     config.to_json_file(os.path.join(folder, checkpoints.CONFIG_FILE))
-    with open(vocab_file, encoding="utf-8") as source, \
-            open(os.path.join(folder, VOCAB_FILE), "w", encoding="utf-8") as target:
-        target.write(source.read())
+    shutil.copyfile(vocab_file, os.path.join(folder, VOCAB_FILE))
     return folder
 
 
