@@ -4,6 +4,7 @@ Each run is a process of its own: the training entry points turn on TensorFlow's
 for the whole process, and a fresh process is what a user's command line gets.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -50,6 +51,21 @@ def failed(result: subprocess.CompletedProcess) -> str:
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     return result.stderr.strip().splitlines()[-1]
+
+
+def serve_requests(requests: list[dict], folder) -> dict:
+    """The results of `requests` (tests/export_client.py's format) as a serving client that knows
+    nothing of this project gets them: one process importing only tensorflow and
+    tensorflow_text, the requests and results as JSON files in `folder`."""
+    request_file = os.path.join(folder, "requests.json")
+    result_file = os.path.join(folder, "results.json")
+    with open(request_file, "w", encoding="utf-8") as f:
+        json.dump(requests, f)
+    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
+                              request_file, result_file], cwd=folder, env=ENV,
+                             capture_output=True, text=True, timeout=600))
+    with open(result_file, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def eval_results(path) -> dict[str, str]:

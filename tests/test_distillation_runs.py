@@ -14,7 +14,6 @@ it learns them from the teacher.
 """
 
 import dataclasses
-import json
 import os
 import signal
 import subprocess
@@ -35,7 +34,17 @@ from official.distillation.task import DistillationTask
 from official.tasks.classification import ClassificationTask
 from official.training import finetuning
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, REPO, eval_results, refused, run_module, run_modules, snapshot, succeeded
+from tests.cli import (
+    ENV,
+    REPO,
+    eval_results,
+    refused,
+    run_module,
+    run_modules,
+    serve_requests,
+    snapshot,
+    succeeded,
+)
 from tests.test_run_classifier import CUES, FILLERS, write_sst2
 
 COMMON = ("--task_name=SST-2", "--max_seq_length=16", "--train_batch_size=16",
@@ -150,11 +159,7 @@ def test_the_output_dir_exports_as_a_classifier(toy, distilled, tmp_path):
              "the plot is old"]
     requests = [{"name": "served", "path": str(tmp_path / "export" / version),
                  "method": "signatures.serving_default", "kwargs": {"text_a": texts}}]
-    (tmp_path / "requests.json").write_text(json.dumps(requests))
-    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
-                              str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
-                             cwd=REPO, env=ENV, capture_output=True, text=True))
-    served = json.loads((tmp_path / "results.json").read_text())["served"]
+    served = serve_requests(requests, tmp_path)["served"]
     assert served["label"] == ["1", "0", "1", "0"], served
 
 

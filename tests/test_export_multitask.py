@@ -7,7 +7,6 @@ export's outputs, the single exports give the in-process adapted models' outputs
 multi-task SavedModel stores the base once: base + 5% per task at most.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -24,9 +23,9 @@ from official.peft import methods
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV
+from tests.cli import ENV, serve_requests
 from tests.peft_helpers import write_base, write_run
-from tests.test_export_saved_model import HERE, REPO, VOCAB
+from tests.test_export_saved_model import REPO, VOCAB
 
 SEQ = 16
 TEXTS = ["The cat sat on the mat.", "Zoë lives in Zürich.", "", "a long text " * 20]
@@ -75,14 +74,8 @@ def served(tmp_path_factory):
                                   ("multi_ner", paths["multi"], "tagger")):
         requests.append({"name": name, "path": path, "method": f"signatures.{signature}",
                          "args": [], "kwargs": {("text" if "ner" in name else "text_a"): TEXTS}})
-    request_file, result_file = root / "requests.json", root / "results.json"
-    request_file.write_text(json.dumps(requests))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "export_client.py"),
-                           str(request_file), str(result_file)], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=""))
-    assert done.returncode == 0, done.stderr[-3000:]
     return {"paths": paths, "models": models, "base": base,
-            "results": json.loads(result_file.read_text())}
+            "results": serve_requests(requests, root)}
 
 
 def test_each_signature_serves_what_its_task_exported_alone_does(served):

@@ -6,7 +6,6 @@ model's on the original's features; bad requests there give errors or defined ou
 process keeps serving; saved_model_cli lists the signatures and runs one on raw strings.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from official.modeling.models import (
 )
 from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV
+from tests.cli import ENV, serve_requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -151,16 +150,7 @@ def served(tmp_path_factory):
         request("classified_again", "classifier", "signatures.serving_default",
                 text_a=TEXTS_A, text_b=TEXTS_B),
     ]
-    request_file = os.path.join(root, "requests.json")
-    result_file = os.path.join(root, "results.json")
-    with open(request_file, "w", encoding="utf-8") as f:
-        json.dump(requests, f)
-    done = subprocess.run([sys.executable, os.path.join(HERE, "export_client.py"), request_file,
-                           result_file], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=""))
-    assert done.returncode == 0, done.stderr[-3000:]
-    with open(result_file, encoding="utf-8") as f:
-        results = json.load(f)
+    results = serve_requests(requests, root)
     return {"paths": paths, "results": results, "tokenizer": tokenizer, "pairs": pairs,
             "single": single, "positions": positions, "pretrainer": pretrainer,
             "classifier": classifier, "modules": modules}

@@ -6,8 +6,6 @@ TensorFlow."""
 import concurrent.futures
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,7 +15,7 @@ from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.sentence_settings import SentenceSettings
-from tests.cli import ENV, REPO, refused, run_module, succeeded
+from tests.cli import refused, run_module, serve_requests, succeeded
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far", "away"]
 TEXTS = ["the cat sat on the mat", "a dog ran far away", "cat", "",
@@ -82,11 +80,7 @@ def serve(tmp_path, exports, texts):
     requests = [{"name": name, "path": str(export_dir / os.listdir(export_dir)[0]),
                  "method": "signatures.serving_default", "kwargs": {"text": texts}}
                 for name, export_dir in exports.items()]
-    (tmp_path / "requests.json").write_text(json.dumps(requests))
-    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
-                              str(tmp_path / "requests.json"), str(tmp_path / "results.json")],
-                             cwd=REPO, env=ENV, capture_output=True, text=True))
-    results = json.loads((tmp_path / "results.json").read_text())
+    results = serve_requests(requests, tmp_path)
     return {name: np.array(results[name]["embeddings"]) for name in exports}
 
 

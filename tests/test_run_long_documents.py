@@ -18,7 +18,15 @@ import numpy as np
 import pytest
 
 from official.configs import BertConfig
-from tests.cli import ENV, REPO, eval_results, refused, run_module, run_modules, succeeded
+from tests.cli import (
+    ENV,
+    eval_results,
+    refused,
+    run_module,
+    run_modules,
+    serve_requests,
+    succeeded,
+)
 
 POSITIVE, NEGATIVE = ("good", "great", "fine"), ("bad", "poor", "awful")
 FILLERS = ("the", "a", "movie", "plot", "was", "is", "actor", "scene", "story", "and", "very",
@@ -100,11 +108,7 @@ def serve(folder, export_dirs: dict, texts) -> dict:
                  "method": "signatures.serving_default", "kwargs": {"text_a": texts}}
                 for name, export_dir in export_dirs.items()
                 for (version,) in [os.listdir(export_dir)]]
-    (folder / "requests.json").write_text(json.dumps(requests))
-    succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
-                              str(folder / "requests.json"), str(folder / "results.json")],
-                             cwd=REPO, env=ENV, capture_output=True, text=True))
-    return json.loads((folder / "results.json").read_text())
+    return serve_requests(requests, folder)
 
 
 EXPORTED = ["windows", "head_tail"]

@@ -11,7 +11,6 @@ graph multiplies bfloat16 operands (float32 in the module's). A bad --serving_dt
 before TensorFlow loads.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -39,9 +38,9 @@ from official.tasks.long_doc_settings import LongDocSettings
 from official.tasks.ner import NerTask
 from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV, refused
+from tests.cli import ENV, refused, serve_requests
 from tests.peft_helpers import write_base, write_run
-from tests.test_export_saved_model import HERE, REPO, VOCAB, _write_finetuned
+from tests.test_export_saved_model import REPO, VOCAB, _write_finetuned
 from tests.test_startup import run_without_tensorflow
 
 SEQ = 16
@@ -151,14 +150,8 @@ def exports(tmp_path_factory):
     hub = references["encoder"]
     expected["encoder"] = hub({k: tf.constant(v) for k, v in inputs.items()})
     expected["mlm"] = hub.mlm({k: tf.constant(v) for k, v in mlm_inputs.items()})
-    request_file, result_file = root / "requests.json", root / "results.json"
-    request_file.write_text(json.dumps(requests))
-    done = subprocess.run([sys.executable, os.path.join(HERE, "export_client.py"),
-                           str(request_file), str(result_file)], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=""))
-    assert done.returncode == 0, done.stderr[-3000:]
     return {"paths": paths, "references": references, "stderr": stderr,
-            "results": json.loads(result_file.read_text()),
+            "results": serve_requests(requests, root),
             "expected": {name: _as_lists(value) for name, value in expected.items()}}
 
 
