@@ -6,9 +6,9 @@
                               without them, else None
 
 Without those units oneDNN emulates bfloat16 products with conversions, and a bfloat16 export
-served there is slower than the float32 one (bench/serving_precision.py measures it with
-oneDNN held to AVX-512 without BF16). The export is still made: it is usually served on
-another machine than the one that makes it.
+served there is slower than the float32 one: 0.75x-0.89x on an AVX2-only CPU, 0.38x-0.48x with
+oneDNN held to AVX-512 without BF16 on a Zen 4 (bench/serving_precision.py). The export is still
+made: it is usually served on another machine than the one that makes it.
 """
 
 from __future__ import annotations
@@ -37,5 +37,5 @@ def bfloat16_note(cpuinfo: str = CPUINFO) -> str | None:
         return None
     said = "has no" if units is False else "may lack (its flags cannot be read)"
     return (f"this CPU {said} bfloat16 matrix units (AVX512_BF16, AMX-BF16, Arm BF16): served "
-            "on such a CPU the bfloat16 export runs at about half the float32 one's speed or "
-            "less (bench/serving_precision.py); it is for a CPU that has them")
+            "on such a CPU the bfloat16 export runs at 0.4x-0.9x the float32 one's speed "
+            "(bench/serving_precision.py); it is for a CPU that has them")
