@@ -22,7 +22,7 @@
 A text model keeps the task model of official/modeling/models.py as `.model`, so everything the
 command line does with a model works on it; its `.keras` file carries the vocab.
 
-    >>> import tempfile, numpy as np, official
+    >>> import tempfile, numpy as np, official.api
     >>> path = official.api.example_checkpoint(tempfile.mkdtemp())  # a tiny random TF1 release
     >>> classifier = official.BertTextClassifier.from_checkpoint(path, num_classes=2,
     ...                                                          seq_length=16)
