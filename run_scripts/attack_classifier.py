@@ -158,7 +158,7 @@ def _candidates(plan: Plan) -> tuple[object, str]:
 
     if FLAGS.recipe == "bae":
         from official.peft.artifact import fingerprint
-        from official.robustness.masked_lm import MaskedLanguageModel
+        from official.lm_scoring.masked_lm import MaskedLanguageModel
         masked_lm = MaskedLanguageModel.load(
             FLAGS.masked_lm_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
             FLAGS.do_lower_case)

@@ -12,7 +12,7 @@ when the partitions of the targets are at most --permutations, else --permutatio
 --seed. --seat_files is a comma list of test files or a folder of them (*.jsonl).
 
 --test=crows_pairs: Nangia et al.'s CrowS-Pairs (official/robustness/crows_pairs.py) on a
-checkpoint with its masked-LM head (official/robustness/masked_lm.py; one without is refused):
+checkpoint with its masked-LM head (official/lm_scoring/masked_lm.py; one without is refused):
 the percentage of pairs whose more stereotyping sentence has the higher pseudo-log-likelihood,
 overall, per direction and per bias type, and the ties. --bert_config_file and --vocab_file
 default to the files beside --init_checkpoint.
@@ -151,7 +151,7 @@ def _run_seat(plan: Plan) -> tuple[dict, str]:
 
 
 def _run_crows_pairs(plan: Plan) -> tuple[dict, str]:
-    from official.robustness.masked_lm import MaskedLanguageModel
+    from official.lm_scoring.masked_lm import MaskedLanguageModel
 
     mlm = MaskedLanguageModel.load(FLAGS.init_checkpoint, plan.bert_config_file,
                                    plan.vocab_file, FLAGS.do_lower_case)

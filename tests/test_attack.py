@@ -234,7 +234,7 @@ def test_masked_lm_context_keeps_the_pieces_nearest_the_mask():
 def test_bae_candidates_are_a_numpy_berts_top_whole_words_at_the_masked_word(tmp_path):
     """BAE-R's candidates through a real masked-LM checkpoint, against the original BERT in
     numpy (tests/test_crows_pairs.py's float64 forward pass over the same tiny checkpoint)."""
-    from official.robustness.masked_lm import MaskedLanguageModel
+    from official.lm_scoring.masked_lm import MaskedLanguageModel
     from tests.test_crows_pairs import VOCAB, masked_lm_log_probs, write_checkpoint
 
     weights = write_checkpoint(tmp_path)

@@ -1,12 +1,11 @@
-"""official/robustness/crows_pairs.py and masked_lm.py: Nangia et al.'s CrowS-Pairs.
+"""official/robustness/crows_pairs.py and official/lm_scoring/masked_lm.py: Nangia et al.'s
+CrowS-Pairs.
 
 The pseudo-log-likelihoods are checked against a float64 numpy forward pass of the original BERT
-(written here from the original's variable names, masked-LM head included) over a tiny random
-checkpoint, one masked copy at a time as the authors' metric.py scores them; the alignment and
-the counting (directions, rounding, ties) on hand cases.
+(tests/numpy_bert.py, masked-LM head included) over a tiny random checkpoint, one masked copy at
+a time as the authors' metric.py scores them; the alignment and the counting (directions,
+rounding, ties) on hand cases.
 """
-
-import math
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from official.configs import BertConfig
 from official.robustness import crows_pairs
 from tests.checkpoint_helpers import original_weights
+from tests.numpy_bert import head_log_probs
 
 WORDS = ["the", "poor", "rich", "are", "ignorant", "about", "money", "he", "she", "is", "strong",
          "and", "clever", "old", "young", "people", "drive", "bad", "ly", "##ly", "##s", "cat"]
@@ -61,49 +61,9 @@ def csv_file(tmp_path_factory):
     return str(path)
 
 
-# The original BERT in numpy, float64, from the original's names.
-
-def gelu(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-def layer_norm(x, gamma, beta):
-    mean = x.mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-12) * gamma + beta
-
-
 def masked_lm_log_probs(w, ids):
     """log P(. | ids) at every position of one unpadded sequence (segment 0): [seq, vocab]."""
-    w = {k: v.astype(np.float64) for k, v in w.items()}
-    heads, hidden = CONFIG.num_attention_heads, CONFIG.hidden_size
-    size = hidden // heads
-    x = (w["bert/embeddings/word_embeddings"][ids] + w["bert/embeddings/token_type_embeddings"][0]
-         + w["bert/embeddings/position_embeddings"][:len(ids)])
-    x = layer_norm(x, w["bert/embeddings/LayerNorm/gamma"], w["bert/embeddings/LayerNorm/beta"])
-    for n in range(CONFIG.num_hidden_layers):
-        p = f"bert/encoder/layer_{n}/"
-
-        def dense(h, name, p=p):
-            return h @ w[p + name + "/kernel"] + w[p + name + "/bias"]
-
-        q, k, v = (dense(x, f"attention/self/{m}").reshape(len(ids), heads, size).transpose(1, 0, 2)
-                   for m in ("query", "key", "value"))
-        scores = q @ k.transpose(0, 2, 1) / math.sqrt(size)
-        probs = np.exp(scores - scores.max(-1, keepdims=True))
-        probs /= probs.sum(-1, keepdims=True)
-        context = (probs @ v).transpose(1, 0, 2).reshape(len(ids), hidden)
-        x = layer_norm(x + dense(context, "attention/output/dense"),
-                       w[p + "attention/output/LayerNorm/gamma"],
-                       w[p + "attention/output/LayerNorm/beta"])
-        h = dense(gelu(dense(x, "intermediate/dense")), "output/dense")
-        x = layer_norm(x + h, w[p + "output/LayerNorm/gamma"], w[p + "output/LayerNorm/beta"])
-    t = gelu(x @ w["cls/predictions/transform/dense/kernel"]
-             + w["cls/predictions/transform/dense/bias"])
-    t = layer_norm(t, w["cls/predictions/transform/LayerNorm/gamma"],
-                   w["cls/predictions/transform/LayerNorm/beta"])
-    logits = t @ w["bert/embeddings/word_embeddings"].T + w["cls/predictions/output_bias"]
-    top = logits.max(-1, keepdims=True)
-    return logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+    return head_log_probs(w, CONFIG, ids)
 
 
 def reference_scores(weights, ids1, ids2, template1, template2):
@@ -140,7 +100,7 @@ def test_read_pairs_orders_each_pair_as_the_authors_do(csv_file):
 
 def test_pseudo_log_likelihoods_equal_a_numpy_bert_masking_one_token_at_a_time(model_files,
                                                                               csv_file):
-    from official.robustness.masked_lm import MaskedLanguageModel
+    from official.lm_scoring.masked_lm import MaskedLanguageModel
 
     mlm = MaskedLanguageModel.load(model_files["dir"])
     pairs = crows_pairs.read_pairs(csv_file)
@@ -163,7 +123,7 @@ def test_pseudo_log_likelihoods_equal_a_numpy_bert_masking_one_token_at_a_time(m
 
 
 def test_log_probs_are_a_distribution_over_the_vocab_at_each_position(model_files):
-    from official.robustness.masked_lm import MaskedLanguageModel
+    from official.lm_scoring.masked_lm import MaskedLanguageModel
 
     mlm = MaskedLanguageModel.load(model_files["dir"])
     ids = np.array([[2, 8, 4, 10, 3, 0], [2, 4, 9, 3, 0, 0]], np.int32)
@@ -176,7 +136,7 @@ def test_log_probs_are_a_distribution_over_the_vocab_at_each_position(model_file
 
 
 def test_a_checkpoint_without_the_masked_lm_head_is_one_line(tmp_path):
-    from official.robustness.masked_lm import MaskedLanguageModel
+    from official.lm_scoring.masked_lm import MaskedLanguageModel
 
     write_checkpoint(tmp_path, heads=False)
     with pytest.raises(ValueError) as raised:

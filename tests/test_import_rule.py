@@ -63,7 +63,7 @@ OFFICIAL_ROOMS = (
     ("official.distillation",),  # a teacher: may be a PEFT run, so above peft
     ("official.training",),   # the generic runs: ask tasks and adaptations through protocols
     ("official.export",),     # serving: maps a task's serving spec to its builder
-    ("official.retrieval", "official.embeddings", "official.probing",
+    ("official.retrieval", "official.embeddings", "official.probing", "official.lm_scoring",
      "official.robustness", "official.ablation",  # read checkpoints, exports; run studies
      "official.api"),  # the Python API over all of them
 )

@@ -26,6 +26,7 @@ from official.tasks.pretraining import PretrainingTask
 from official.training import pretraining_input as pi
 from tests.checkpoint_helpers import original_weights
 from tests.cli import ENV, REPO, eval_results, refused, run_modules, succeeded
+from tests.numpy_bert import head_log_probs
 from tests.test_masking_mix import as_tensors, stored_batch
 from tests.test_run_pretraining import command
 
@@ -89,54 +90,12 @@ def test_the_next_token_task_reports_its_loss_under_its_own_names():
                                dynamic_masking=pi.DynamicMasking(10, 3, (0, 1, 2)))
 
 
-# A float64 numpy BERT under the original's names: every position attends to itself and the
-# real positions before it (-10000 on the others' scores, as the original masks).
-
-def gelu(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-def layer_norm(x, gamma, beta):
-    mean = x.mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-12) * gamma + beta
-
-
 def next_token_loss_sum(w, config, ids, mask, segments):
-    """(sum of -log P(token t+1 | tokens <= t) over real next tokens, their number) of one row."""
-    w = {k: v.astype(np.float64) for k, v in w.items()}
-    seq, heads, hidden = len(ids), config.num_attention_heads, config.hidden_size
-    size = hidden // heads
-    x = (w["bert/embeddings/word_embeddings"][ids]
-         + w["bert/embeddings/token_type_embeddings"][segments]
-         + w["bert/embeddings/position_embeddings"][:seq])
-    x = layer_norm(x, w["bert/embeddings/LayerNorm/gamma"], w["bert/embeddings/LayerNorm/beta"])
-    allowed = np.tril(np.ones((seq, seq), bool)) & (mask[None, :] > 0)   # [query, key]
-    for n in range(config.num_hidden_layers):
-        p = f"bert/encoder/layer_{n}/"
-
-        def dense(h, name, p=p):
-            return h @ w[p + name + "/kernel"] + w[p + name + "/bias"]
-
-        q, k, v = (dense(x, f"attention/self/{m}").reshape(seq, heads, size).transpose(1, 0, 2)
-                   for m in ("query", "key", "value"))
-        scores = q @ k.transpose(0, 2, 1) / math.sqrt(size) + np.where(allowed, 0.0, -10000.0)
-        probs = np.exp(scores - scores.max(-1, keepdims=True))
-        probs /= probs.sum(-1, keepdims=True)
-        context = (probs @ v).transpose(1, 0, 2).reshape(seq, hidden)
-        x = layer_norm(x + dense(context, "attention/output/dense"),
-                       w[p + "attention/output/LayerNorm/gamma"],
-                       w[p + "attention/output/LayerNorm/beta"])
-        h = dense(gelu(dense(x, "intermediate/dense")), "output/dense")
-        x = layer_norm(x + h, w[p + "output/LayerNorm/gamma"], w[p + "output/LayerNorm/beta"])
-    t = gelu(x[:-1] @ w["cls/predictions/transform/dense/kernel"]
-             + w["cls/predictions/transform/dense/bias"])
-    t = layer_norm(t, w["cls/predictions/transform/LayerNorm/gamma"],
-                   w["cls/predictions/transform/LayerNorm/beta"])
-    logits = t @ w["bert/embeddings/word_embeddings"].T + w["cls/predictions/output_bias"]
-    top = logits.max(-1, keepdims=True)
-    log_probs = logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+    """(sum of -log P(token t+1 | tokens <= t) over real next tokens, their number) of one row,
+    by the float64 numpy BERT with causal attention (tests/numpy_bert.py)."""
+    log_probs = head_log_probs(w, config, ids, mask, segments, causal=True)[:-1]
     predicted = mask[1:] > 0
-    return -log_probs[np.arange(seq - 1), ids[1:]][predicted].sum(), predicted.sum()
+    return -log_probs[np.arange(len(ids) - 1), ids[1:]][predicted].sum(), predicted.sum()
 
 
 def first_records(input_file, count):

@@ -12,11 +12,14 @@ import sys
 
 import pytest
 
+from official.checkpoints import tf1
 from official.configs import BertConfig
+from tests.checkpoint_helpers import original_weights
 from tests.cli import ENV, REPO, refused
 
 BLOCKED = os.path.join(REPO, "tests", "without_tensorflow")
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
+BLIMP = os.path.join(REPO, "data", "blimp_sample", "data", "adjunct_island.jsonl.gz")
 
 
 def run_without_tensorflow(module: str, *flags) -> subprocess.CompletedProcess:
@@ -34,7 +37,13 @@ def files(tmp_path_factory):
     (root / "glue").mkdir()
     (root / "text.txt").write_text("one line\n")
     (root / "bad.conllu").write_text("1\tword\tword\tNOUN\n")
-    return {"config": str(root / "bert_config.json"), "glue": str(root / "glue"),
+    (root / "empty.jsonl").write_text("\n")
+    encoder = root / "encoder"
+    encoder.mkdir()
+    tf1.write(original_weights(BertConfig(vocab_size=99, hidden_size=8, num_hidden_layers=1,
+                                          num_attention_heads=2, intermediate_size=8),
+                               heads=False), str(encoder / "bert_model.ckpt"))
+    return {"encoder": str(encoder), "config": str(root / "bert_config.json"), "glue": str(root / "glue"),
             "text": str(root / "text.txt"), "out": str(root / "out"), "root": root}
 
 
@@ -46,6 +55,8 @@ def cases(f):
     probe = [*model, f"--init_checkpoint={f['root']}",
              *[f"--{split}_file={REPO}/data/ud_ewt_sample/{split}.conllu"
                for split in ("train", "dev", "test")]]
+    pairs = [f"--init_checkpoint={f['root']}", f"--input_file={BLIMP}",
+             f"--vocab_file={VOCAB}", f"--output_dir={f['out']}"]
     return [
         ("run_scripts.run_classifier", ["--task_name=MRPC"],
          "Flag --output_dir must have a value other than None"),
@@ -155,6 +166,12 @@ def cases(f):
          "--layers: layer 3 is beyond the model"),
         ("run_scripts.probe_layers", [*probe, "--task=upos", f"--dev_file={f['root']}/bad.conllu"],
          "bad.conllu:1: 4 tab-separated columns, expected 10"),
+        ("run_scripts.score_minimal_pairs", [*pairs, f"--input_file={f['text']}"],
+         "text.txt:1: not JSON"),
+        ("run_scripts.score_minimal_pairs", [*pairs, f"--input_file={f['root']}/empty.jsonl"],
+         "empty.jsonl: no pairs"),
+        ("run_scripts.score_minimal_pairs", [*pairs[1:], f"--init_checkpoint={f['encoder']}"],
+         "encoder: has no masked-LM head"),
     ]
 
 

@@ -8,9 +8,10 @@
     candidates     words that may replace a word: synonym lists, static vectors' neighbours,
                    a masked-LM head's predictions; stop words
     attack         TextFooler's and BAE's greedy word-substitution attack and its summary
-    masked_lm      a checkpoint with its masked-LM head: log-probabilities at masked positions
     seat           May et al.'s sentence encoder association tests: effect size and p-value
     crows_pairs    Nangia et al.'s CrowS-Pairs: pseudo-log-likelihood preferences
+
+The masked language model that CrowS-Pairs and BAE read is official/lm_scoring/masked_lm.py.
 
 The entry points are run_scripts/behavioral_test.py, attack_classifier.py and bias_report.py.
 Nothing here reaches the internet: synonyms, vectors, encoders and suites are files.

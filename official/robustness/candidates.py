@@ -154,7 +154,7 @@ class VectorCandidates:
 class MaskedLMCandidates:
     """BAE-R's replacements (see the module docstring): the word masked in the current text.
 
-    `masked_lm` is an `official.robustness.masked_lm.MaskedLanguageModel`: its `tokenizer`
+    `masked_lm` is an `official.lm_scoring.masked_lm.MaskedLanguageModel`: its `tokenizer`
     splits the text around the word, and `log_probs` scores the [MASK] put in its place (one
     [MASK] for the whole word, however many pieces it had). A context longer than the model's
     rows keeps the pieces nearest the mask.

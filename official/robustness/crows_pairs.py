@@ -28,7 +28,8 @@ The metric is the authors' metric.py (nyu-mll/crows-pairs; read, not copied), `m
 
 Blodgett et al. (2021) found noise and reliability problems in the pairs that make the score a
 weak indicator of bias: report it beside other measures. This module loads no TensorFlow itself
-(the entry point reads the CSV before it loads); the model is a masked_lm.MaskedLanguageModel.
+(the entry point reads the CSV before it loads); the model is official/lm_scoring/masked_lm.py's
+MaskedLanguageModel.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import csv
 import dataclasses
 import difflib
 
-import numpy as np
+from official.lm_scoring import sentence_scores
 
 COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 DIRECTIONS = ("stereo", "antistereo")
@@ -142,33 +143,18 @@ def pseudo_log_likelihoods(pairs: list[Pair], mlm, max_seq_length: int,
                            batch_size: int) -> list[tuple[float, float]]:
     """(score of sent1, score of sent2) for every pair in the authors' order (steps 2-3), unrounded.
 
-    `mlm` has `tokenizer` and `log_probs(ids, mask, positions)` (masked_lm.MaskedLanguageModel).
+    `mlm` is a masked_lm.MaskedLanguageModel; the masked copies are batched by
+    official/lm_scoring/sentence_scores.py.
 
     Raises:
       ValueError: a sentence longer than max_seq_length tokens (naming its file:line).
     """
-    tokenizer = mlm.tokenizer
-    (mask_id,) = tokenizer.convert_tokens_to_ids(["[MASK]"])
-    sequences = _sequences(pairs, tokenizer, max_seq_length)
-    rows = []  # (sequence, position masked), in the order the authors sum them
+    sequences = _sequences(pairs, mlm.tokenizer, max_seq_length)
+    scored = []  # the positions the authors mask, each sequence's
     for k in range(len(pairs)):
         template1, template2 = shared_positions(sequences[2 * k], sequences[2 * k + 1])
-        rows += [(2 * k, p) for p in template1[1:-1]]
-        rows += [(2 * k + 1, p) for p in template2[1:-1]]
-    scores = np.zeros(len(sequences), np.float64)
-    for start in range(0, len(rows), batch_size):
-        batch = rows[start:start + batch_size]
-        length = max(len(sequences[s]) for s, _ in batch)
-        ids = np.zeros((len(batch), length), np.int32)
-        mask = np.zeros((len(batch), length), np.int32)
-        for r, (s, p) in enumerate(batch):
-            ids[r, :len(sequences[s])] = sequences[s]
-            mask[r, :len(sequences[s])] = 1
-            ids[r, p] = mask_id
-        positions = np.array([[p] for _, p in batch], np.int32)
-        log_probs = mlm.log_probs(ids, mask, positions)[:, 0, :]
-        for r, (s, p) in enumerate(batch):
-            scores[s] += float(log_probs[r, sequences[s][p]])
+        scored += [template1[1:-1], template2[1:-1]]
+    scores = sentence_scores.pseudo_log_likelihoods(mlm, sequences, batch_size, scored)
     return [(float(scores[2 * k]), float(scores[2 * k + 1])) for k in range(len(pairs))]
 
 

@@ -8,6 +8,11 @@
         int32 [batch, seq], int32 [batch, seq], int32 [batch, predictions]
         -> float32 [batch, predictions, vocab]: the log-softmax of the head's logits at each
            position (segment ids all 0: one sentence); the caller batches
+    mlm.target_log_probs(input_word_ids, input_mask, positions, targets)
+        ... and int32 [batch, predictions] -> float32 [batch, predictions]: the log-probability
+           of each position's target token alone (the vocabulary-wide arrays stay in the graph)
+    mlm.left_to_right                whether the head predicts the next token (a run_pretraining
+                                     --objective=ltr checkpoint: its config's causal_attention)
 
 `init_checkpoint` is anything `--init_checkpoint` takes (official/checkpoints/finetuned.py's
 `resolve_source`) that carries the head `cls/predictions/*`: an original TF1 release, a
@@ -17,7 +22,12 @@ point's do (a folder format's own config). A checkpoint without the head (an enc
 fine-tuned classifier) is refused in one line: its predictions would be those of a fresh, random
 head. The model runs with dropout off (inference).
 
-Used by CrowS-Pairs' pseudo-log-likelihood (crows_pairs.py) and BAE's candidate words.
+A left-to-right model (the BERT paper's "LTR & No NSP" ablation) keeps the same head: trained on
+the next token at every position under causal attention, its "masked LM" output at position i
+is P(token i+1 | tokens 0..i).
+
+Used by sentence_scores.py (BLiMP's minimal pairs), CrowS-Pairs' pseudo-log-likelihood
+(official/robustness/crows_pairs.py) and BAE's candidate words.
 """
 
 from __future__ import annotations
@@ -46,6 +56,13 @@ class MaskedLanguageModel:
                                                                    path)
         ids = tf.TensorSpec([None, None], tf.int32)
         self._log_probs = tf.function(self._compute, input_signature=[ids, ids, ids])
+        self._target_log_probs = tf.function(self._compute_targets,
+                                             input_signature=[ids, ids, ids, ids])
+
+    @property
+    def left_to_right(self) -> bool:
+        """Whether the head predicts each position's next token (causal attention)."""
+        return self.config.causal_attention
 
     @classmethod
     def load(cls, init_checkpoint: str, bert_config_file: str | None = None,
@@ -83,8 +100,17 @@ class MaskedLanguageModel:
                                    "masked_lm_positions": positions}, training=False)
         return tf.nn.log_softmax(outputs["masked_lm_logits"], axis=-1)
 
+    def _compute_targets(self, input_word_ids, input_mask, positions, targets):
+        log_probs = self._compute(input_word_ids, input_mask, positions)
+        return tf.gather(log_probs, targets, batch_dims=2)
+
     def log_probs(self, input_word_ids, input_mask, positions) -> np.ndarray:
         """float32 [batch, predictions, vocab] (see the module docstring)."""
         return self._log_probs(tf.constant(input_word_ids, tf.int32),
                                tf.constant(input_mask, tf.int32),
                                tf.constant(positions, tf.int32)).numpy()
+
+    def target_log_probs(self, input_word_ids, input_mask, positions, targets) -> np.ndarray:
+        """float32 [batch, predictions]: log P(targets[b, p] at positions[b, p] | the row)."""
+        return self._target_log_probs(*(tf.constant(a, tf.int32) for a in (
+            input_word_ids, input_mask, positions, targets))).numpy()
