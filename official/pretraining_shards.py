@@ -97,8 +97,9 @@ def _glob(pattern: str) -> list[str]:
     return glob.glob(pattern)
 
 
-def expand_input_files(input_file: str) -> list[str]:
-    """The original's `--input_file`: comma-separated globs to a sorted list of files.
+def expand_input_files(input_file: str, flag: str = "--input_file") -> list[str]:
+    """The original's `--input_file` (or another `flag`): comma-separated globs to a sorted list
+    of files.
 
     An entry may also be a folder data_prep's create_pretraining_data wrote: its shards, all of
     them, as its summary.json lists them. A file matched by two patterns is listed once (it would
@@ -117,15 +118,15 @@ def expand_input_files(input_file: str) -> list[str]:
             continue
         matches = _glob(pattern)
         if not matches:
-            raise ValueError(f"--input_file pattern {pattern!r} matches no file")
+            raise ValueError(f"{flag} pattern {pattern!r} matches no file")
         summaries = [m for m in matches if os.path.basename(m) == SUMMARY_FILE]
         if summaries:
-            raise ValueError(f"--input_file pattern {pattern!r} matches {summaries[0]}, which is "
+            raise ValueError(f"{flag} pattern {pattern!r} matches {summaries[0]}, which is "
                              f"no TFRecord file: give the folder {os.path.dirname(summaries[0])} "
-                             f"itself as --input_file for all its shards")
+                             f"itself as {flag} for all its shards")
         files.update(matches)
     if not files:
-        raise ValueError(f"--input_file {input_file!r} names no file pattern")
+        raise ValueError(f"{flag} {input_file!r} names no file pattern")
     return sorted(files)
 
 

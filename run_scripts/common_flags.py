@@ -126,6 +126,11 @@ def define_training_flags(defaults) -> None:
                       "with dynamic loss scaling). Variables stay float32.")
     flags.DEFINE_bool("jit_compile", defaults.jit_compile,
                       "Compile each forward and backward pass with XLA.")
+    flags.DEFINE_bool("fuse_elementwise", defaults.fuse_elementwise,
+                      "XLA fuses the elementwise ops between the matmuls (GELU, LayerNorm, "
+                      "softmax, casts, the optimizer's updates) while each matmul stays "
+                      "oneDNN's. Default: on with --dtype=bfloat16, where on a CPU with "
+                      "bfloat16 units they cost more than the matmuls unfused; off otherwise.")
     flags.DEFINE_enum("distribution_strategy", defaults.distribution_strategy,
                       STRATEGIES,
                       "default: one device; mirrored: --num_gpus local GPUs; "
@@ -148,7 +153,7 @@ def training_options() -> dict:
         keep_checkpoint_max=f.keep_checkpoint_max, optimizer=f.optimizer,
         weight_decay_rate=f.weight_decay_rate,
         gradient_accumulation_steps=f.gradient_accumulation_steps, dtype=f.dtype,
-        jit_compile=f.jit_compile,
+        jit_compile=f.jit_compile, fuse_elementwise=f.fuse_elementwise,
         distribution_strategy="tpu" if f.use_tpu else f.distribution_strategy,
         num_gpus=f.num_gpus, tpu_address=f.tpu_name, seed=f.seed)
 

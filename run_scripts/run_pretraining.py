@@ -46,6 +46,21 @@ _D = PretrainingOptions  # the defaults live with the options
 
 flags.DEFINE_string("input_file", None,
                     "Input TF example files (can be a glob or comma separated).")
+flags.DEFINE_string("eval_input_file", None,
+                    "The records --do_eval reads (held-out text), as --input_file is given; "
+                    "default: --input_file. Their objective decides the eval metrics: records "
+                    "made with --objective=none report the masked LM alone.")
+flags.DEFINE_bool("second_sentence_loss", True,
+                  "Train the records' second-sentence objective (next-sentence or "
+                  "sentence-order prediction, as create_pretraining_data --objective made them) "
+                  "beside the masked LM. --nosecond_sentence_loss trains the masked LM alone on "
+                  "the same two-segment inputs: the BERT paper's No NSP, which keeps NSP's split "
+                  "context and drops its loss.")
+flags.DEFINE_bool("probe_second_sentence", False,
+                  "A linear probe, not pretraining: train only a fresh second-sentence head (the "
+                  "pooled output's two-way classifier) on the frozen --init_checkpoint, with the "
+                  "records' next-sentence or sentence-order labels; --do_eval then says how well "
+                  "the pooled output tells them apart (ALBERT's NSP and SOP comparison).")
 flags.DEFINE_string("output_dir", None,
                     "The output directory where the model checkpoints will be written.")
 flags.DEFINE_integer(
@@ -87,6 +102,8 @@ FLAGS = flags.FLAGS
 def options_from_flags() -> PretrainingOptions:
     return PretrainingOptions(
         bert_config_file=FLAGS.bert_config_file, input_file=FLAGS.input_file,
+        eval_input_file=FLAGS.eval_input_file, second_sentence_loss=FLAGS.second_sentence_loss,
+        probe_second_sentence=FLAGS.probe_second_sentence,
         output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
         max_seq_length=FLAGS.max_seq_length,
         max_predictions_per_seq=FLAGS.max_predictions_per_seq, do_train=FLAGS.do_train,
@@ -109,10 +126,15 @@ def prepare() -> Plan:
     options = options_from_flags()
     config = check_files(options)
     expand_input_files(options.input_file)
+    if options.eval_input_file:
+        expand_input_files(options.eval_input_file, "--eval_input_file")
     adaptations = common_flags.adaptation_settings(options, pretraining=True)
     if options.objective == "ltr" and any(adaptations.values()):
         raise ValueError("--objective=ltr and --teacher_checkpoint: a general distillation "
                          "teaches a masked LM")
+    if options.probe_second_sentence and any(adaptations.values()):
+        raise ValueError("--probe_second_sentence and --teacher_checkpoint: a probe trains a "
+                         "head on a frozen checkpoint, no student")
     if options.train_only_new_embeddings_steps:
         if any(adaptations.values()):
             raise ValueError("--train_only_new_embeddings_steps and --teacher_checkpoint: a "

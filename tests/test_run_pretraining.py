@@ -157,20 +157,101 @@ def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
     assert f"step {step + 1}/{step + 1}" in log
 
 
-def test_mlm_only_data_has_no_next_sentence_metrics(pretraining_records, tmp_path):
+@pytest.fixture(scope="module")
+def contiguous_records(pretraining_records, tmp_path_factory):
+    """Records of one stretch of text each (create_pretraining_data --objective=none)."""
     from data_prep import fast_generation
     from data_prep.pretraining_options import PretrainingDataOptions
 
-    data_dir = tmp_path / "data"
+    data_dir = tmp_path_factory.mktemp("contiguous")
     fast_generation.generate(
         [os.path.join(REPO, "tests", "data", "pretraining_sample.txt")], str(data_dir),
         pretraining_records["vocab_file"], True,
         PretrainingDataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1,
                                objective="none"))
-    data = dict(pretraining_records, input_file=str(data_dir / "*.tfrecord"))
+    return str(data_dir / "*.tfrecord")
+
+
+def test_mlm_only_data_has_no_next_sentence_metrics(pretraining_records, contiguous_records,
+                                                    tmp_path):
+    data = dict(pretraining_records, input_file=contiguous_records)
     succeeded(run(data, tmp_path / "out", "--do_eval", "--max_eval_steps=2"))
     assert sorted(eval_results(tmp_path / "out")) == [
         "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss"]
+
+
+@pytest.fixture(scope="module")
+def second_sentence_runs(pretraining_records, contiguous_records, tmp_path_factory):
+    """From an original TF1 checkpoint with both heads, side by side: three steps without the
+    second-sentence loss; three with it, evaluated on held-out contiguous records; three of
+    a probe of the frozen pooled output; the probe's bad flags."""
+    root = tmp_path_factory.mktemp("second_sentence")
+    config = BertConfig.from_json_file(pretraining_records["bert_config_file"])
+    init = original_weights(config, seed=5)
+    tf1.write(init, str(root / "release" / "bert_model.ckpt"))
+    start = [f"--init_checkpoint={root / 'release'}", "--do_train", "--do_eval",
+             "--num_train_steps=3", "--max_eval_steps=2", "--log_steps=1"]
+    runs = side_by_side(pretraining_records, root, {
+        "no_loss": [*start, "--nosecond_sentence_loss"],
+        "held_out": [*start, f"--eval_input_file={contiguous_records}"],
+        "probe": [*start, "--probe_second_sentence", "--learning_rate=0.1"],
+        "probe_alone": ["--do_train", "--num_train_steps=3", "--probe_second_sentence"],
+        "probe_ltr": [*start, "--probe_second_sentence", "--objective=ltr"],
+    })
+    probe_of_text = side_by_side(dict(pretraining_records, input_file=contiguous_records), root,
+                                 {"probe_of_text": [*start, "--probe_second_sentence"]})
+    return {"init": init, **runs, **probe_of_text}
+
+
+def test_without_the_second_sentence_loss_its_head_learns_nothing(second_sentence_runs):
+    out, result = second_sentence_runs["no_loss"]
+    log = succeeded(result)
+    assert "its second-sentence loss left out" in log and "nsp_loss" not in log
+    assert "next_sentence_accuracy" not in eval_results(out)
+    weights, init = checkpoints.read_weights(str(out)), second_sentence_runs["init"]
+    # The head and the pooler under it get no gradient; the masked LM trains the layers.
+    for name in ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias",
+                 "bert/pooler/dense/kernel"):
+        np.testing.assert_array_equal(weights[name], init[name])
+    assert not np.array_equal(weights["bert/encoder/layer_0/attention/self/query/kernel"],
+                              init["bert/encoder/layer_0/attention/self/query/kernel"])
+
+
+def test_held_out_records_of_another_objective_are_scored_as_they_are(second_sentence_runs):
+    out, result = second_sentence_runs["held_out"]
+    assert "nsp_loss" in succeeded(result)  # trained with the records' next-sentence loss
+    assert sorted(eval_results(out)) == ["global_step", "loss", "masked_lm_accuracy",
+                                         "masked_lm_loss"]
+
+
+def test_a_probe_trains_a_fresh_second_sentence_head_and_nothing_else(second_sentence_runs):
+    out, result = second_sentence_runs["probe"]
+    log = succeeded(result)
+    assert "a probe of the nsp head, encoder frozen" in log
+    assert "cls/seq_relationship/* of " in log and "left out: that head starts fresh" in log
+    weights, init = checkpoints.read_weights(str(out)), second_sentence_runs["init"]
+    assert weights.keys() == init.keys()
+    head = ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias")
+    for name in weights:
+        if name not in head:
+            np.testing.assert_array_equal(weights[name], init[name], err_msg=name)
+    # Fresh (not the checkpoint's head), then trained: neither its initialisation's zero bias
+    # nor the checkpoint's.
+    assert not np.array_equal(weights[head[1]], init[head[1]])
+    assert np.abs(weights[head[1]]).max() > 0
+    assert "next_sentence_accuracy" in eval_results(out)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("probe_alone", "--probe_second_sentence trains a head on a checkpoint: it needs "
+                    "--init_checkpoint"),
+    ("probe_ltr", "not with --objective=ltr"),
+    ("probe_of_text", "have no second sentence to tell apart")])
+def test_a_probe_without_its_checkpoint_or_second_sentences_is_one_line(second_sentence_runs,
+                                                                        case, message):
+    _, result = second_sentence_runs[case]
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert message in result.stderr.strip().splitlines()[-1]
 
 
 def test_an_original_tf1_checkpoint_initialises_pretraining(resumed):

@@ -161,10 +161,12 @@ def weights_for(path: str, config: BertConfig) -> Weights:
     return weights
 
 
-def load_init_checkpoint(path: str, model: keras.Model) -> list[keras.Variable]:
+def load_init_checkpoint(path: str, model: keras.Model,
+                         leave_out: tuple[str, ...] = ()) -> list[keras.Variable]:
     """Loads `--init_checkpoint` weights (see `weights_for`) into `model` (an encoder or a model
     with `.encoder`); returns the variables of the pretraining heads it lacks (`tf1.assign`),
-    which keep their initialisation.
+    which keep their initialisation. Weights whose original names start with one of
+    `leave_out` (a head's prefix) are not read: that head starts fresh too.
 
     Raises:
       CheckpointError: no readable checkpoint at `path`, or a folder config that differs.
@@ -173,4 +175,5 @@ def load_init_checkpoint(path: str, model: keras.Model) -> list[keras.Variable]:
     from official.checkpoints import tf1
     from official.modeling.encoder import encoder_of
 
-    return tf1.assign(model, weights_for(path, encoder_of(model).config), source=path)
+    return tf1.assign(model, weights_for(path, encoder_of(model).config), source=path,
+                      leave_out=leave_out)

@@ -210,9 +210,11 @@ def weights_of(model: keras.Model) -> Weights:
     return weights
 
 
-def assign(model: keras.Model, weights: Weights, source: str) -> list[keras.Variable]:
+def assign(model: keras.Model, weights: Weights, source: str,
+           leave_out: tuple[str, ...] = ()) -> list[keras.Variable]:
     """Sets the model's encoder and pretraining heads from original-named weights; returns the
-    variables of the heads the weights lack, left at their initialisation.
+    variables of the heads the weights lack, left at their initialisation. The heads whose
+    prefix is in `leave_out` are not read either: they start fresh by the caller's choice.
 
     Every encoder variable must be present with its exact shape. A pretraining head of the model
     is loaded when the checkpoint has it and keeps its fresh initialisation when the checkpoint has
@@ -228,8 +230,12 @@ def assign(model: keras.Model, weights: Weights, source: str) -> list[keras.Vari
     entries = dict(_encoder_entries(encoder_of(model)))
     checked_prefixes = [ENCODER_PREFIX]
     fresh = []
+    weights = {name: value for name, value in weights.items() if not name.startswith(leave_out)}
     for prefix, head in _head_entries(model).items():
-        if any(name.startswith(prefix) for name in weights):
+        if prefix in leave_out:
+            logging.info("%s* of %s left out: that head starts fresh", prefix, source)
+            fresh += [entry.variable for entry in head.values()]
+        elif any(name.startswith(prefix) for name in weights):
             entries.update(head)
             checked_prefixes.append(prefix)
         else:

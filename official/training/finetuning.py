@@ -279,6 +279,7 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
       {"dev": the last dev metrics, "test": the test split's scores}, for the parts that ran
       ("test" when the test data has answers).
     """
+    job_setup.fuse_elementwise(options)
     for adaptation in adaptations:
         task = adaptation.task(task)
     job = FinetuningRun(options, task, adaptations)

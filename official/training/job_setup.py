@@ -15,6 +15,10 @@
     create_optimizer(options, job, num_train_steps, num_warmup_steps)
                     the original's AdamWeightDecay (or LAMB), float16 loss scaling when asked;
                     made once the data has said how many updates there are
+    fuse_elementwise(options) -> bool
+                    XLA's clustering of the elementwise ops alone, each matmul left to oneDNN
+                    (--fuse_elementwise; on by default with bfloat16): called first by a run,
+                    before TensorFlow compiles any graph
 
 run_pretraining (official/training/pretraining.py) and the fine-tuning jobs
 (official/training/finetuning.py) share it, so a flag means the same thing in each.
@@ -23,6 +27,7 @@ run_pretraining (official/training/pretraining.py) and the fine-tuning jobs
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable, Sequence
 
 import keras
@@ -36,6 +41,33 @@ from official.text import vocab
 from official.training import distribution, optimization, output_dir
 from official.training.options import DTYPE_POLICIES, TrainingOptions, check_files
 from official.training.trainer import LoopOptions
+
+# TensorFlow's auto-clustering restricted to its "fusible" ops (elementwise ops and reductions,
+# never a MatMul), on a CPU too. TensorFlow reads TF_XLA_FLAGS once, when it first compiles a
+# graph: set before any.
+_FUSIBLE_CLUSTERS = ("--tf_xla_auto_jit=2", "--tf_xla_cpu_global_jit",
+                     "--tf_xla_ops_to_cluster=FUSIBLE")
+
+
+def fuse_elementwise(options: TrainingOptions) -> bool:
+    """Has XLA fuse the ops between the matmuls when options.fuse_elementwise says so (None:
+    with bfloat16); returns whether it does.
+
+    Why bfloat16: on a CPU with bfloat16 units (AMX, AVX512_BF16) oneDNN's bfloat16 matmuls run
+    several times faster than float32's, and then the unfused elementwise ops (each a pass over
+    memory: GELU's half-dozen, LayerNorm's, the casts around them, the optimizer's per-variable
+    updates) take most of a small BERT's step; XLA fuses them into a few loops. Compiling the
+    whole step instead (--jit_compile) would take the matmuls from oneDNN: XLA's own CPU matmuls
+    use no bfloat16 units. bench/pretraining_precision.py measures the three in rounds.
+    """
+    on = (options.fuse_elementwise if options.fuse_elementwise is not None
+          else options.dtype == "bfloat16")
+    if on and not options.jit_compile:
+        given = os.environ.get("TF_XLA_FLAGS", "").split()
+        named = {flag.split("=")[0] for flag in given}
+        os.environ["TF_XLA_FLAGS"] = " ".join(
+            [*given, *(f for f in _FUSIBLE_CLUSTERS if f.split("=")[0] not in named)])
+    return on
 
 
 def loop_options(options: TrainingOptions, num_train_steps: int) -> LoopOptions:
@@ -84,9 +116,11 @@ def checked_config(options: TrainingOptions,
 
 
 def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.Model],
-           config: BertConfig, adaptations: Sequence[Adaptation] = ()) -> Job:
+           config: BertConfig, adaptations: Sequence[Adaptation] = (),
+           leave_out: Sequence[str] = ()) -> Job:
     """Seeds everything, builds the strategy, then the model of `config` (`checked_config`'s)
-    in its scope with --init_checkpoint loaded. Nothing is written.
+    in its scope with --init_checkpoint loaded (but its weights whose original names start
+    with one of `leave_out`: a head the job wants fresh). Nothing is written.
 
     Each adaptation's `adapt(model)` runs last, in the scope: after the pretrained weights are
     in (an adaptation method starts from them) and before any optimiser exists (it sees only the
@@ -109,7 +143,8 @@ def set_up(options: TrainingOptions, build_model: Callable[[BertEncoder], keras.
         model = build_model(build_encoder(config, dtype=DTYPE_POLICIES[options.dtype]))
         fresh = []
         if options.init_checkpoint:
-            fresh = checkpoints.load_init_checkpoint(options.init_checkpoint, model)
+            fresh = checkpoints.load_init_checkpoint(options.init_checkpoint, model,
+                                                     tuple(leave_out))
         for adaptation in adaptations:
             adaptation.adapt(model)
     return Job(config, strategy, model, tuple(fresh))

@@ -71,6 +71,9 @@ class TrainingOptions:
     gradient_accumulation_steps: int = 1
     dtype: str = "float32"
     jit_compile: bool = False
+    # XLA auto-clustering of the fusible (elementwise) ops alone; None: on for bfloat16
+    # (official/training/job_setup.py's `fuse_elementwise`).
+    fuse_elementwise: bool | None = None
     distribution_strategy: str = "default"
     num_gpus: int = 0
     tpu_address: str | None = None
@@ -122,9 +125,18 @@ class PretrainingOptions(TrainingOptions):
     objective (TrainingOptions'): "ltr" trains a left-to-right language model on the records
     with their masking undone, its attention causal; "mlm" (the flag's default) or None the
     masked LM (official/training/pretraining.py).
+    eval_input_file: the records --do_eval reads (held-out text); None: input_file's.
+    second_sentence_loss: train the records' next-sentence or sentence-order loss beside the
+    masked LM (False: the masked LM alone on the same two-segment inputs, the BERT paper's No
+    NSP).
+    probe_second_sentence: train only a fresh second-sentence head on the frozen
+    init_checkpoint: a linear probe of what its pooled output knows of the records' task.
     """
 
     input_file: str
+    eval_input_file: str | None = None
+    second_sentence_loss: bool = True
+    probe_second_sentence: bool = False
     max_predictions_per_seq: int = 20
     do_train: bool = False
     do_eval: bool = False
@@ -157,6 +169,13 @@ class PretrainingOptions(TrainingOptions):
                 raise ValueError(f"--masking_mix={mix} needs --dynamic_masking: without it the "
                                  f"records' masks are read as they were made (give "
                                  f"create_pretraining_data the --masking_mix)")
+        if self.probe_second_sentence:
+            if not self.init_checkpoint or not self.do_train:
+                raise ValueError("--probe_second_sentence trains a head on a checkpoint: it "
+                                 "needs --init_checkpoint and --do_train")
+            if self.objective == "ltr" or not self.second_sentence_loss:
+                raise ValueError("--probe_second_sentence trains the second-sentence loss "
+                                 "alone: not with --objective=ltr or --nosecond_sentence_loss")
         steps = self.train_only_new_embeddings_steps
         if steps < 0:
             raise ValueError(f"--train_only_new_embeddings_steps={steps}: must be at least 0")

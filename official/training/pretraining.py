@@ -54,20 +54,31 @@ def run(options: PretrainingOptions,
         ValueErrors too.
       official.training.trainer.Preempted: SIGTERM stopped training after saving.
     """
+    job_setup.fuse_elementwise(options)
     input_files = expand_input_files(options.input_file)
+    eval_files = (expand_input_files(options.eval_input_file, "--eval_input_file")
+                  if options.eval_input_file else input_files)
     config = job_setup.checked_config(options, adaptations)
     config_name = options.bert_config_file or "the model's config"
     next_token = options.objective == "ltr"
     masking = (_dynamic_masking(options, config, config_name)
                if options.dynamic_masking and not next_token else None)
     objective = data_objective(input_files)
-    check_records(input_files, options.max_seq_length, options.max_predictions_per_seq,
-                  config.vocab_size, config_name)
-    task = PretrainingTask(next_sentence=objective != "none" and not next_token,
-                           next_token=next_token)
+    for files in {tuple(input_files), tuple(eval_files)}:
+        check_records(files, options.max_seq_length, options.max_predictions_per_seq,
+                      config.vocab_size, config_name)
+    if options.probe_second_sentence and objective == "none":
+        raise ValueError(f"--probe_second_sentence: {options.input_file} holds records made "
+                         "with --objective=none, which have no second sentence to tell apart")
+    task = _task(objective, options)
+    eval_task = _task(data_objective(eval_files), options)
     for adaptation in adaptations:
-        task = adaptation.task(task)
-    job = job_setup.set_up(options, task.build_model, config, adaptations)
+        task, eval_task = adaptation.task(task), adaptation.task(eval_task)
+    # A probe's head is never the checkpoint's own: every checkpoint it compares gets a fresh one.
+    leave_out = (tf1.NEXT_SENTENCE_PREFIX,) if options.probe_second_sentence else ()
+    job = job_setup.set_up(options, task.build_model, config, adaptations, leave_out)
+    if options.probe_second_sentence:
+        _freeze_all_but_the_second_sentence_head(job.model)
     strategy = job.strategy
     optimizer = job_setup.create_optimizer(options, job, options.num_train_steps,
                                            options.num_warmup_steps)
@@ -85,19 +96,24 @@ def run(options: PretrainingOptions,
     def dataset_fn(is_training):
         def make(context, batch_size, start_step):
             return pretraining_dataset(
-                input_files, max_seq_length=options.max_seq_length,
+                input_files if is_training else eval_files,
+                max_seq_length=options.max_seq_length,
                 max_predictions_per_seq=options.max_predictions_per_seq, batch_size=batch_size,
                 is_training=is_training, seed=options.seed + start_step, input_context=context,
                 dynamic_masking=masking if is_training else None, next_token=next_token,
                 vocab_size=config.vocab_size)
         return make
 
-    with naming_bad_records(input_files, options.bert_config_file):
+    with naming_bad_records(sorted({*input_files, *eval_files}), options.bert_config_file):
         if options.do_train:
             logging.info("Pretraining %s on %d file(s) (%s) with %d replica(s)",
                          config_name, len(input_files),
                          "left to right, causal attention" if next_token
-                         else f"masked LM, objective {objective}",
+                         else f"a probe of the {objective} head, encoder frozen"
+                         if options.probe_second_sentence
+                         else f"masked LM, objective {objective}"
+                         + ("" if task.next_sentence or objective == "none"
+                            else ", its second-sentence loss left out"),
                          strategy.num_replicas_in_sync)
             results["train"] = trainer.train(dataset_fn(True))
         elif not trainer.restore_model():
@@ -105,8 +121,25 @@ def run(options: PretrainingOptions,
                             "--init_checkpoint" if options.init_checkpoint else "random")
         if options.do_eval:
             results["eval"] = trainer.evaluate(dataset_fn(False), options.eval_batch_size,
-                                               options.max_eval_steps)
+                                               options.max_eval_steps, eval_task)
     return results
+
+
+def _task(objective: str, options: PretrainingOptions) -> PretrainingTask:
+    """The loss and metrics of records made with `objective`: the second-sentence loss when
+    the records carry one and the options keep it (never for a left-to-right model)."""
+    next_token = options.objective == "ltr"
+    return PretrainingTask(next_sentence=(objective != "none" and not next_token
+                                          and options.second_sentence_loss),
+                           next_token=next_token)
+
+
+def _freeze_all_but_the_second_sentence_head(model) -> None:
+    """A probe trains the pooled output's two-way classifier alone: the encoder (pooler
+    included) and the masked-LM head stop being trainable, so their weights, and the
+    masked-LM loss the task still reports, are the checkpoint's."""
+    model.encoder.trainable = False
+    model.masked_lm.trainable = False
 
 
 def _new_rows_first(options: PretrainingOptions, job: job_setup.Job) -> FirstSteps:

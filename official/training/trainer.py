@@ -164,6 +164,7 @@ class Trainer:
                 raise ValueError(f"{name} must be at least 1, got {getattr(options, name)}")
         self.strategy, self.model, self.optimizer = strategy, model, optimizer
         self.task, self.options, self.first_steps = task, options, first_steps
+        self._eval_steps: dict[int, Callable] = {}
         self.inference_model = getattr(model, "inference_model", model)
         self.per_replica_batch_size = options.train_batch_size // replicas
         self._input_names = list(model.input.keys())
@@ -408,19 +409,30 @@ class Trainer:
 
     # ---- evaluation --------------------------------------------------------------------------
 
-    def _eval_replica(self, features):
+    def _eval_replica(self, features, task):
         outputs = self.model({k: features[k] for k in self._input_names}, training=False)
-        _, stats = self.task.loss_and_stats(outputs, features, self.task.normalizers(features))
+        _, stats = task.loss_and_stats(outputs, features, task.normalizers(features))
         return stats
 
-    @tf.function
-    def _eval_step(self, features):
-        return self._sum_over_replicas(self.strategy.run(self._eval_replica, args=(features,)))
+    def _eval_step_of(self, task) -> Callable:
+        """The compiled eval step of `task` (the training task's, or another read off the same
+        model's outputs), made once per task."""
+        if id(task) not in self._eval_steps:
+            def replica(features):
+                return self._eval_replica(features, task)
+
+            self._eval_steps[id(task)] = tf.function(lambda features: self._sum_over_replicas(
+                self.strategy.run(replica, args=(features,))))
+        return self._eval_steps[id(task)]
 
     def evaluate(self, dataset_fn: DatasetFn, eval_batch_size: int,
-                 max_steps: int | None = None) -> dict[str, float]:
+                 max_steps: int | None = None, task=None) -> dict[str, float]:
         """The task's metrics over the eval data (at most `max_steps` batches of the global
-        `eval_batch_size`), with the current weights; written to eval_results.txt with the step."""
+        `eval_batch_size`), with the current weights; written to eval_results.txt with the step.
+        `task`: the one whose loss and metrics the eval data has, when it differs from the
+        training's (held-out records without a second sentence, say)."""
+        task = task or self.task
+        eval_step = self._eval_step_of(task)
         per_replica = max(eval_batch_size // self.strategy.num_replicas_in_sync, 1)
         dataset = self.strategy.distribute_datasets_from_function(
             lambda context: dataset_fn(context, per_replica, 0))
@@ -428,12 +440,12 @@ class Trainer:
         for features in dataset:
             if max_steps is not None and steps >= max_steps:
                 break
-            stats = {k: float(v) for k, v in self._eval_step(features).items()}
+            stats = {k: float(v) for k, v in eval_step(features).items()}
             totals = stats if totals is None else {k: totals[k] + stats[k] for k in stats}
             steps += 1
         if totals is None:
             raise ValueError("the eval data has no complete batch")
-        metrics = self.task.metrics(totals)
+        metrics = task.metrics(totals)
         step = int(self.step.numpy())
         writer = self._summary_writer("eval")
         with writer.as_default(step=step):
