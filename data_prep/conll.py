@@ -1,5 +1,5 @@
-"""CoNLL-2003 named-entity data: the reader, token-classification features, their TFRecords, and
-the prediction file.
+"""Token-classification data: CoNLL-2003's named entities (and a treebank's parts of speech), the
+readers, the features, their TFRecords, and the prediction file.
 
 google-research/bert has no NER script; this follows the BERT paper's CoNLL-2003 setup (section
 5.3: "the representation of the first sub-token as the input to the token-level classifier")
@@ -7,6 +7,9 @@ and what BERT NER code commonly does:
 
     read_conll          eng.train / eng.testa / eng.testb -> one `Sentence` per sentence, tags
                         in IOB2 (see below), each sentence with the index of its document
+    read_conllu_tags    a Universal Dependencies treebank (CoNLL-U, any language) -> its
+                        syntactic words tagged with their universal part of speech
+                        (UPOS_LABELS): run_ner --data_format=conllu
     convert_sentences   each sentence -> one or more `InputFeatures` (windows of whole words):
                         [CLS] word pieces [SEP], 0-padded; a word's tag on its first piece only
     write_tfrecord      features -> TFRecords; `cached_tfrecord` makes them once per setting
@@ -95,12 +98,13 @@ import numpy as np
 import tensorflow as tf
 
 from data_prep import record_cache
+from data_prep.conllu import ConlluError, read_conllu
 from data_prep.example_bytes import ExampleSerializer
 from data_prep.input_errors import InputError, utf8_lines
 from official.atomic_files import atomic_path
 from official.features.word_windows import greedy_windows
 from official.tasks.base import Records
-from official.tasks.ner_metrics import CONLL2003_LABELS, iob1_to_iob2
+from official.tasks.ner_metrics import CONLL2003_LABELS, UPOS_LABELS, iob1_to_iob2
 from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
 
 # CoNLL-2003's tags in IOB2, in Hugging Face `conll2003`'s `ner_tags` order (a tag's id is its
@@ -197,6 +201,28 @@ def _sentence_rows(path: str) -> Iterator[tuple[int, list[tuple[int, str, str]]]
         yield document, rows
 
 
+def read_conllu_tags(path: str, labels: Sequence[str] = UPOS_LABELS) -> list[Sentence]:
+    """A CoNLL-U treebank's sentences as tagged words: each syntactic word (multiword tokens'
+    surface forms and empty nodes skipped, data_prep/conllu.py) with its universal part of
+    speech (UPOS) as its tag; one document.
+
+    Raises:
+      ConllError: "path:line: problem" for what read_conllu refuses, or a tag outside `labels`.
+    """
+    try:
+        treebank = read_conllu(path)
+    except ConlluError as e:
+        raise ConllError(str(e)) from None
+    allowed = set(labels)
+    for sentence in treebank:
+        for position, tag in enumerate(sentence.upos):
+            if tag not in allowed:
+                raise ConllError(f"{path}:{sentence.line}: word {position + 1} of the sentence "
+                                 f"starting here has UPOS {tag!r}, not one of "
+                                 f"{', '.join(labels)}")
+    return [Sentence(s.words, s.upos, 0, s.line) for s in treebank]
+
+
 def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
     """The sentences of a CoNLL-2003 file, in file order, tags converted to IOB2.
 
@@ -223,6 +249,10 @@ def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
     if not sentences:
         raise ConllError(f"{path}: no sentences")
     return sentences
+
+
+# run_ner's --data_format: the reader of each file format.
+READERS = {"conll2003": read_conll, "conllu": read_conllu_tags}
 
 
 def convert_sentences(sentences: Sequence[Sentence], labels: Sequence[str],
@@ -349,12 +379,13 @@ def parse_spec(max_seq_length: int) -> dict[str, tf.io.FixedLenFeature]:
 
 def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenizer,
                     output_dir: str, labels: Sequence[str] = LABELS,
-                    pad_to_multiple: int = 1) -> record_cache.CachedRecords:
+                    pad_to_multiple: int = 1,
+                    data_format: str = "conll2003") -> record_cache.CachedRecords:
     """The records of `data_file` in `output_dir/<its name>.tf_record`, made only when needed.
 
     The key it is cached under (data_prep/record_cache.py) holds the labels, max_seq_length,
-    do_lower_case, pad_to_multiple, the format version and the sha256 of the vocab file and of
-    the data file.
+    do_lower_case, pad_to_multiple, the file's format (`READERS`), the records' format version
+    and the sha256 of the vocab file and of the data file.
 
     Returns:
       the records, with facts data_file, num_sentences (the data file's sentences),
@@ -363,14 +394,15 @@ def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenize
     """
     if not os.path.isfile(data_file):
         raise ConllError(f"{data_file}: no such file")
-    key = {"format": _FORMAT_VERSION, "labels": list(labels), "max_seq_length": max_seq_length,
+    key = {"format": _FORMAT_VERSION, "data_format": data_format, "labels": list(labels),
+           "max_seq_length": max_seq_length,
            "do_lower_case": tokenizer.do_lower_case, "pad_to_multiple": pad_to_multiple,
            "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
            "data_sha256": record_cache.sha256_of_file(data_file)}
     path = os.path.join(output_dir, os.path.basename(data_file) + ".tf_record")
 
     def make() -> dict:
-        sentences = read_conll(data_file, labels)
+        sentences = READERS[data_format](data_file, labels)
         num_features = write_tfrecord(sentences, labels, max_seq_length, tokenizer, path,
                                       pad_to_multiple)
         return {"data_file": data_file, "num_sentences": len(sentences),
@@ -388,11 +420,14 @@ class ConllData:
     Args:
       files: {"train", "dev", "test": path}; only the splits asked for are read.
       vocab_file, do_lower_case: the tokenizer's, read by `read` (after the run's checks).
+      data_format: the files' format, a key of READERS (CoNLL-2003's columns, or CoNLL-U read
+        as words and their universal part of speech).
     """
 
     def __init__(self, files: dict[str, str], labels: Sequence[str], max_seq_length: int,
-                 vocab_file: str, do_lower_case: bool, output_dir: str):
-        self.files, self.labels = files, list(labels)
+                 vocab_file: str, do_lower_case: bool, output_dir: str,
+                 data_format: str = "conll2003"):
+        self.files, self.labels, self.data_format = files, list(labels), data_format
         self.max_seq_length, self.output_dir = max_seq_length, output_dir
         self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
         self._sentences: dict[str, list[Sentence]] = {}
@@ -403,12 +438,13 @@ class ConllData:
     def read(self, splits: Sequence[str]) -> int | None:
         self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)
         # cached_tfrecord reads a file again only when its records are not cached yet.
-        self._sentences = {split: read_conll(self.files[split], self.labels) for split in splits}
+        read = READERS[self.data_format]
+        self._sentences = {split: read(self.files[split], self.labels) for split in splits}
         return None  # windows are counted as the records are made
 
     def records(self, split: str) -> Records:
         made = cached_tfrecord(self.files[split], self.max_seq_length, self.tokenizer,
-                               self.output_dir, self.labels)
+                               self.output_dir, self.labels, data_format=self.data_format)
         return Records(made.path, parse_spec(self.max_seq_length), made.facts["num_features"],
                        made.facts["num_records"], self.files[split], made.reused,
                        self._sentences[split])

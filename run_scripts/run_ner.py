@@ -1,4 +1,5 @@
-r"""CoNLL-2003 named-entity recognition: fine-tune, evaluate (entity F1), predict.
+r"""Token classification: CoNLL-2003 named entities (entity F1) or a Universal Dependencies
+treebank's parts of speech (accuracy): fine-tune, evaluate, predict.
 
     python -m run_scripts.run_ner \
       --data_dir=conll2003 --vocab_file=$BERT_DIR/vocab.txt --do_lower_case=False \
@@ -7,7 +8,17 @@ r"""CoNLL-2003 named-entity recognition: fine-tune, evaluate (entity F1), predic
       --learning_rate=5e-5 --num_train_epochs=3 --output_dir=/tmp/ner_output
 
 --data_dir holds eng.train (training), eng.testa (--do_eval, after every epoch) and eng.testb
-(--do_predict); --train_file, --dev_file and --test_file name others. The files are read
+(--do_predict); --train_file, --dev_file and --test_file name others.
+
+--data_format=conllu tags words with their universal part of speech (UD's 17 UPOS tags) from
+CoNLL-U files of any language (--train_file, --dev_file, --test_file name them in --data_dir):
+each syntactic word is a word (a multiword token's surface form, "don't" over "do" and "n't",
+is skipped; data_prep/conllu.py), and the scores are the accuracy over words, best/ kept by it:
+
+    python -m run_scripts.run_ner --data_format=conllu --data_dir=ud_english_ewt \
+      --train_file=en_ewt-ud-train.conllu --dev_file=en_ewt-ud-dev.conllu \
+      --test_file=en_ewt-ud-test.conllu --vocab_file=... --init_checkpoint=... \
+      --do_train --do_eval --output_dir=/tmp/upos The files are read
 (IOB1 tags become IOB2) and converted to TFRecords cached in output_dir (data_prep/conll.py):
 a word's first piece is labelled, its other pieces weigh nothing in the loss, and a sentence
 longer than a window is split between words.
@@ -41,15 +52,27 @@ from absl import flags
 from official.configs import BertConfig
 from official.modeling.feature_layers import CHOICES
 from official.peft import methods as peft_methods
-from official.tasks.ner_metrics import CONLL2003_LABELS
+from official.tasks.ner_metrics import CONLL2003_LABELS, UPOS_LABELS
 from official.tasks.ner_settings import DEFAULT_LSTM_UNITS, FeatureBasedSettings
 from official.training.options import FinetuningOptions
 from run_scripts import common_flags, entry_point
 
-flags.DEFINE_string("data_dir", None, "The directory holding the CoNLL-2003 files.")
-flags.DEFINE_string("train_file", "eng.train", "The training file, in --data_dir.")
-flags.DEFINE_string("dev_file", "eng.testa", "The file --do_eval scores, in --data_dir.")
-flags.DEFINE_string("test_file", "eng.testb", "The file --do_predict tags, in --data_dir.")
+# Each --data_format's tag set, scheme (official/tasks/ner.py) and default files.
+FORMATS = {"conll2003": (CONLL2003_LABELS, "entities"), "conllu": (UPOS_LABELS, "tags")}
+DEFAULT_FILES = {"conll2003": {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"},
+                 "conllu": {}}
+
+flags.DEFINE_string("data_dir", None, "The directory holding the data files.")
+flags.DEFINE_enum("data_format", "conll2003", list(FORMATS),
+                  "conll2003: CoNLL-2003's four columns, IOB entity tags, scored by entity F1. "
+                  "conllu: a Universal Dependencies treebank, each word tagged with its "
+                  "universal part of speech, scored by accuracy.")
+flags.DEFINE_string("train_file", None, "The training file, in --data_dir (conll2003's "
+                    "default: eng.train).")
+flags.DEFINE_string("dev_file", None, "The file --do_eval scores, in --data_dir (conll2003's "
+                    "default: eng.testa).")
+flags.DEFINE_string("test_file", None, "The file --do_predict tags, in --data_dir "
+                    "(conll2003's default: eng.testb).")
 flags.DEFINE_enum("feature_based", None, list(CHOICES),
                   "The BERT paper's feature-based approach (Table 7): the encoder frozen, these "
                   "layers (concatenated, a learned weighted sum, or one) fed to a two-layer "
@@ -103,10 +126,15 @@ def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
     options, adaptations = common_flags.prepare_finetuning()
     features = feature_based(options, adaptations)
-    files = {split: os.path.join(FLAGS.data_dir, name) for split, name in
-             (("train", FLAGS.train_file), ("dev", FLAGS.dev_file), ("test", FLAGS.test_file))}
+    defaults = DEFAULT_FILES[FLAGS.data_format]
+    names = {split: FLAGS[f"{split}_file"].value or defaults.get(split)
+             for split in ("train", "dev", "test")}
+    files = {split: os.path.join(FLAGS.data_dir, name) for split, name in names.items() if name}
     for split, wanted in (("train", options.do_train), ("dev", options.do_eval),
                           ("test", options.do_predict)):
+        if wanted and split not in files:
+            raise ValueError(f"--{split}_file is needed with --data_format={FLAGS.data_format} "
+                             "(the file's name in --data_dir)")
         if wanted and not os.path.isfile(files[split]):
             raise ValueError(f"{files[split]}: no such file")
     common_flags.check_teacher(adaptations)
@@ -126,9 +154,10 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
         # record, as it takes the method and the base.
         record = artifact.read_record(plan.options.output_dir)
         features = ner_settings.from_spec(record.task) if record is not None else None
-    data = conll.ConllData(plan.files, CONLL2003_LABELS, plan.options.max_seq_length,
-                           FLAGS.vocab_file, FLAGS.do_lower_case, plan.options.output_dir)
-    return common_flags.finetune(plan.options, NerTask(CONLL2003_LABELS, features), data,
+    labels, scheme = FORMATS[FLAGS.data_format]
+    data = conll.ConllData(plan.files, labels, plan.options.max_seq_length, FLAGS.vocab_file,
+                           FLAGS.do_lower_case, plan.options.output_dir, FLAGS.data_format)
+    return common_flags.finetune(plan.options, NerTask(labels, features, scheme), data,
                                  plan.adaptations)
 
 

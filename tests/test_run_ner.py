@@ -70,6 +70,30 @@ def write_conll(path, sentences):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+# Each toy word's universal part of speech, for the same sentences as CoNLL-U (--data_format).
+UPOS = {**{w: "PROPN" for w in FIRST_NAMES + SURNAMES + [w for name in PLACES + ORGANISATIONS
+                                                         for w in name]},
+        "the": "DET", "a": "DET", "visited": "VERB", "met": "VERB", "said": "VERB",
+        "lives": "VERB", "works": "VERB", "in": "ADP", "with": "ADP", "on": "ADP",
+        "for": "ADP", "and": "CCONJ", "Monday": "PROPN", "yesterday": "NOUN", "today": "NOUN",
+        ".": "PUNCT", ",": "PUNCT"}
+
+
+def write_conllu(path, sentences):
+    """The sentences as CoNLL-U, each word's UPOS from UPOS (heads a chain to the first word),
+    every third sentence starting with a multiword token line over its first two words."""
+    lines = []
+    for n, sentence in enumerate(sentences):
+        words = [word for word, _ in sentence]
+        lines.append(f"# sent_id = {n}")
+        if n % 3 == 0 and len(words) > 1:
+            lines.append(f"1-2\t{words[0]}{words[1]}\t_\t_\t_\t_\t_\t_\t_\t_")
+        lines += [f"{i}\t{w}\t{w}\t{UPOS[w]}\t_\t_\t{i - 1}\t{'root' if i == 1 else 'dep'}"
+                  "\t_\t_" for i, w in enumerate(words, start=1)]
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     root = tmp_path_factory.mktemp("run_ner")
@@ -82,6 +106,7 @@ def toy(tmp_path_factory):
     parts["eng.testb"].insert(3, LONG_SENTENCE)
     for name, sentences in parts.items():
         write_conll(data / name, sentences)
+        write_conllu(data / f"{name}.conllu", sentences)
     (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
     BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
                num_attention_heads=2, intermediate_size=64,
@@ -129,12 +154,35 @@ def runs(toy):
     base = write_base(BertConfig.from_json_file(str(toy["root"] / "bert_config.json")),
                       toy["root"] / "base")
     out, features = toy["root"] / "out", toy["root"] / "features"
-    trained, feature_based = run_modules(
+    upos = toy["root"] / "upos"
+    trained, feature_based, tagged = run_modules(
         command(toy, out, "--do_train", "--do_eval", "--do_predict"),
         command(toy, features, "--do_train", "--do_eval", "--do_predict",
-                f"--init_checkpoint={base}", *FEATURE_FLAGS))
+                f"--init_checkpoint={base}", *FEATURE_FLAGS),
+        command(toy, upos, "--do_train", "--do_eval", "--do_predict", *UPOS_FLAGS))
     return {"trained": (out, succeeded(trained).stderr),
-            "features": (features, succeeded(feature_based).stderr, base)}
+            "features": (features, succeeded(feature_based).stderr, base),
+            "upos": (upos, succeeded(tagged).stderr)}
+
+
+UPOS_FLAGS = ("--data_format=conllu", "--train_file=eng.train.conllu",
+              "--dev_file=eng.testa.conllu", "--test_file=eng.testb.conllu")
+
+
+def test_a_treebank_is_tagged_with_parts_of_speech_and_scored_by_accuracy(toy, runs):
+    out, log = runs["upos"]
+    predicted = read_predictions(out / "test_predictions.txt")
+    # The syntactic words, one line each (the multiword tokens' surface forms are not words).
+    assert [[w for w, _, _ in sentence] for sentence in predicted] == \
+        [[w for w, _ in sentence] for sentence in toy["test"]]
+    assert all(gold == UPOS[word] for sentence in predicted for word, gold, _ in sentence)
+    right = sum(gold == tag for sentence in predicted for _, gold, tag in sentence)
+    accuracy = right / sum(len(sentence) for sentence in predicted)
+    assert results(out / "test_results.txt")["accuracy"] == pytest.approx(accuracy)
+    assert accuracy > 0.9  # every word has one tag: learnt in two epochs
+    assert "f1" not in results(out / "eval_results.txt")
+    assert "best accuracy" in log
+    assert json.loads((out / "best" / "best_metric.json").read_text())["metric"] == "accuracy"
 
 
 @pytest.fixture(scope="module")
@@ -220,16 +268,33 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     for name in ("eng.testa", "eng.testb"):
         (no_train / name).write_bytes((data / name).read_bytes())
 
-    # The two side by side, each refused before writing.
+    # A treebank with a tag that is no universal part of speech, and one named by no flag.
+    treebank = (toy["data_dir"] / "eng.testa.conllu").read_text().replace("\tADP\t", "\tPREP\t",
+                                                                          1)
+    (data / "bad.conllu").write_text(treebank)
+    bad_line = next(n for n, line in enumerate(treebank.splitlines(), start=1)
+                    if "\tPREP\t" in line)
+
+    # Side by side, each refused before writing.
     out = tmp_path / "out"
-    bad_tag, missing = run_modules(
+    bad_tag, missing, bad_upos, unnamed = run_modules(
         command(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data),
-        command(toy, out, "--do_train", data_dir=no_train))
+        command(toy, out, "--do_train", data_dir=no_train),
+        command(toy, out, "--do_train", "--data_format=conllu", "--train_file=bad.conllu",
+                data_dir=data),
+        command(toy, out, "--do_train", "--data_format=conllu", data_dir=data))
     # A tag outside the label set in the test file: found before any training.
     last = failed(bad_tag)
     assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
     last = failed(missing)
     assert last == f"run_ner: {no_train / 'eng.train'}: no such file", last
+    last = failed(bad_upos)
+    assert f"{data / 'bad.conllu'}:" in last and "has UPOS 'PREP', not one of ADJ, ADP" in last
+    sentence_line = int(last.split(f"{data / 'bad.conllu'}:")[1].split(":")[0])
+    assert sentence_line <= bad_line  # the sentence's first word; the word is named by number
+    last = failed(unnamed)
+    assert last == "run_ner: --train_file is needed with --data_format=conllu (the file's " \
+                   "name in --data_dir)", last
     assert not out.exists() or not os.listdir(out)
 
 

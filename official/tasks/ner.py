@@ -1,10 +1,13 @@
-"""Token classification (CoNLL-2003 NER): the loss, and logits back to one tag per word.
+"""Token classification (CoNLL-2003 NER; a treebank's parts of speech): the loss, and logits back
+to one tag per word.
 
     NerTask             the training loop's Task: sum(w * cross-entropy) / sum(w) over the
                         global batch, w = label_weights (1.0 at each word's first piece)
     word_label_ids      windows' per-position predictions -> each sentence's per-word label ids
     predicted_tags      model outputs -> each sentence's per-word tags
     evaluate            model outputs + gold tags -> conlleval's entity P/R/F1 and the loss
+    tag_accuracy        model outputs + gold tags -> the share of words tagged right (parts of
+                        speech, whose tags are not entity spans)
     write_tagged_words  "word gold predicted" lines, conlleval's input
 
 The features are data_prep.conll's records (read through official.training.finetuning_input):
@@ -63,6 +66,8 @@ TEST_RESULTS_FILE = "test_results.txt"
 # The features `FinetuningRun.predict` must keep beside the logits for `predicted_tags`
 # (label_ids too, for `evaluate`'s loss).
 PREDICT_FEATURES = ("label_weights", "sentence_index", "first_word", "label_ids")
+# A scheme of tags and the dev metric best/ keeps: entity spans, or one tag per word.
+SCHEMES = {"entities": "f1", "tags": "accuracy"}
 
 
 class NerTask:
@@ -74,24 +79,30 @@ class NerTask:
         BertFeatureTagger (a BiLSTM on the chosen layers of the encoder, which the run's
         frozen method freezes) instead of fine-tuning a BertTokenClassifier; kept in the
         serving spec, so an export rebuilds the same model.
+      scheme: "entities" (IOB tags: conlleval's entity scores, best/ by F1) or "tags" (each
+        word's tag on its own, a part of speech: accuracy over words, best/ by accuracy).
 
     Features: label_ids int32 [batch, seq_len], label_weights float32 [batch, seq_len].
     Outputs (of either model): float32 logits [batch, seq_len, num_labels].
     Stats: loss_sum and correct (weighted sums over predicted positions), label_weight,
     examples. Metrics: loss and accuracy over predicted positions (words, not pieces).
-    The dev metrics are conlleval's entity scores (best/ kept by entity F1); the test split's
-    tags are written as conlleval's input, test_predictions.txt, and scored (CoNLL's test files
-    carry gold tags) into test_results.txt. `Records.examples` is the split's sentences.
+    The dev metrics are conlleval's entity scores (best/ kept by entity F1), or for "tags" the
+    accuracy over words; the test split's tags are written as conlleval's input,
+    test_predictions.txt, and scored (CoNLL's and UD's test files carry gold tags) into
+    test_results.txt. `Records.examples` is the split's sentences.
     """
 
-    best_metric = "f1"
     keep = PREDICT_FEATURES
     results_file = TEST_RESULTS_FILE
 
     def __init__(self, labels: Sequence[str] = (),
-                 feature_based: FeatureBasedSettings | None = None):
+                 feature_based: FeatureBasedSettings | None = None, scheme: str = "entities"):
+        if scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         self.labels = list(labels)
         self.feature_based = feature_based
+        self.scheme = scheme
+        self.best_metric = SCHEMES[scheme]
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         if self.feature_based is None:
@@ -147,19 +158,26 @@ class NerTask:
         return {"accuracy": float(stats["correct"]) / weight,
                 "loss": float(stats["loss_sum"]) / weight}
 
+    def _scores(self, outputs: Mapping[str, np.ndarray],
+                gold: Sequence[Sequence[str]]) -> tuple[dict[str, float], list[list[str]]]:
+        if self.scheme == "tags":
+            return tag_accuracy(outputs, gold, self.labels)
+        return evaluate(outputs, gold, self.labels)
+
     def evaluate(self, outputs: Mapping[str, np.ndarray], records: Records) -> dict[str, float]:
-        return evaluate(outputs, [s.tags for s in records.examples], self.labels)[0]
+        return self._scores(outputs, [s.tags for s in records.examples])[0]
 
     def write_predictions(self, outputs: Mapping[str, np.ndarray], records: Records,
                           output_dir: str | None) -> dict[str, float]:
         """test_predictions.txt (conlleval's input); the entity scores (CoNLL's test files
         carry gold tags)."""
         sentences = records.examples
-        scores, tags = evaluate(outputs, [s.tags for s in sentences], self.labels)
+        scores, tags = self._scores(outputs, [s.tags for s in sentences])
         if output_dir is not None:
             write_tagged_words(sentences, tags, os.path.join(output_dir, TEST_PREDICTIONS_FILE))
-        logging.info("test %s: precision %.4f  recall %.4f  f1 %.4f", records.source,
-                     scores["precision"], scores["recall"], scores["f1"])
+        logging.info("test %s: %s", records.source, "  ".join(
+            f"{name} {scores[name]:.4f}" for name in ("precision", "recall", "f1", "accuracy")
+            if name in scores))
         return scores
 
 
@@ -250,6 +268,22 @@ def evaluate(outputs: Mapping[str, np.ndarray], gold_tags: Sequence[Sequence[str
     scores = entity_scores(gold_tags, tags).as_dict()
     scores["loss"] = weighted_loss(outputs)
     return scores, tags
+
+
+def tag_accuracy(outputs: Mapping[str, np.ndarray], gold_tags: Sequence[Sequence[str]],
+                 labels: Sequence[str]) -> tuple[dict[str, float], list[list[str]]]:
+    """The share of words whose predicted tag is the gold one, and the loss.
+
+    Args:
+      outputs: `FinetuningRun.predict`'s arrays with PREDICT_FEATURES kept.
+      gold_tags: each sentence's gold tags, every sentence of the predicted data.
+    Returns:
+      ({"accuracy", "loss"}, the predicted tags per sentence).
+    """
+    tags = predicted_tags(outputs, [len(t) for t in gold_tags], labels)
+    right = sum(p == g for sentence, gold in zip(tags, gold_tags) for p, g in zip(sentence, gold))
+    words = sum(len(t) for t in gold_tags)
+    return {"accuracy": right / max(words, 1), "loss": weighted_loss(outputs)}, tags
 
 
 def write_tagged_words(sentences: Sequence, predicted_tags: Sequence[Sequence[str]],

@@ -35,6 +35,11 @@ from typing import NamedTuple, Sequence
 CONLL2003_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC",
                     "I-MISC")
 
+# Universal Dependencies' 17 universal part-of-speech tags (universaldependencies.org/u/pos),
+# alphabetically: the tag set of run_ner --data_format=conllu, whatever the language.
+UPOS_LABELS = ("ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
+               "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X")
+
 _OUTSIDE = "O"
 _PREFIXES = frozenset("BIES")
 
