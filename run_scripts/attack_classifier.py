@@ -157,8 +157,8 @@ def _candidates(plan: Plan) -> tuple[object, str]:
     from official.robustness import candidates
 
     if FLAGS.recipe == "bae":
-        from official.peft.artifact import fingerprint
         from official.lm_scoring.masked_lm import MaskedLanguageModel
+        from official.peft.artifact import fingerprint
         masked_lm = MaskedLanguageModel.load(
             FLAGS.masked_lm_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
             FLAGS.do_lower_case)

@@ -1,32 +1,34 @@
-r"""The BERT paper in miniature: its ablations rerun on one's own corpus and budget, with seeds.
+r"""The BERT paper in miniature: its ablations rerun with seeds, on two CPU cores by default.
 
-    python -m run_scripts.run_ablation_study --study=objectives \
-      --corpus=data/gutenberg/corpus.txt --vocab_file=data/vocab/uncased_vocab.txt \
-      --output_dir=/tmp/ablation_objectives [--seeds=3] [--size=mini] [--tasks=mrpc,sst2]
+    python -m run_scripts.run_ablation_study --study=objectives --output_dir=/tmp/objectives
 
 Studies (official/ablation/studies.py says what each row is and what it is told):
-  objectives  Table 5: BERT (MLM+NSP), No NSP, LTR & No NSP           tasks mrpc, sst2,
-                                                                      squad_sample
-  sizes       Table 6: three sizes around --size; held-out masked-LM  tasks mrpc, sst2
-              perplexity too
-  masking     Table 8: six [MASK]/same/random mixes; NER fine-tuned   tasks conll (default),
-              and feature-based (--feature_based)                     mrpc, sst2
-  albert      ALBERT: factorised embeddings (E=H, E=64) x cross-layer tasks sst2 (default),
-              sharing (none, all); parameters counted                 mrpc
+  objectives  the pre-training tasks: BERT (MLM+NSP), No NSP on NSP's split segments, No NSP on
+              full segments (RoBERTa's FULL-SENTENCES), MLM + SOP (ALBERT), LTR & No NSP, and a
+              random initialisation; tasks qnli, sst2, pos (default), mrpc, squad_sample; every
+              measure: held-out masked LM, the NSP/SOP heads and probes, BLiMP, a UPOS probe
+  sizes       Table 6: three sizes around --size; held-out perplexity, BLiMP, the UPOS probe;
+              tasks qnli, sst2, pos (default), mrpc
+  masking     Table 8: six [MASK]/same/random mixes; NER fine-tuned and feature-based
+              (--feature_based), UPOS; the held-out masked LM and BLiMP
+  albert      ALBERT: factorised embeddings (E=H, E=64) x cross-layer sharing (none, all);
+              parameters counted; sst2 (default), mrpc, qnli, pos
+
+--preset names a budget (official/ablation/settings.py); a flag given beside it wins. The
+default, miniature, is the one whose rows separate on two CPU cores: the README's "The ablation
+studies" gives its tables and wall times as they came out, and bench/ablation_budget.md how it
+was chosen. --preset=reduced is the settings before it (they resolved nothing).
 
 For each seed and row: pretraining records once per data setting and seed
 (data_prep.create_pretraining_data --random_seed=seed), pretraining from scratch
 (run_scripts.run_pretraining: the same corpus, steps, batch and sequence length for every row,
-so the same token budget), then each task fine-tuned from that checkpoint (run_classifier,
-run_ner, run_squad) and its dev score read from the eval_results.txt it writes. Each is an
-ordinary entry point's command, run as a subprocess with its log in output_dir/logs/ (and on
-stderr with --show_stage_output), --jobs of them at once; --distribution_strategy is passed to
-every training run. --dry_run prints the commands and runs none.
-
-Budget: at the defaults (--size=mini, 128 tokens, 1,000 pretraining steps of 32 sequences)
-pretraining took about 2 s a step on two busy CPU cores, half an hour a row and seed, and the
-fine-tuning runs as long again; a study is rows x seeds of that (--jobs, more cores or a GPU
-shorten it; --rows and --seeds run part of it first).
+so the same token budget) and its held-out masked-LM loss, the measures without fine-tuning,
+then each task fine-tuned from that checkpoint (run_classifier, run_ner, run_squad), each score
+read from the file its stage writes. Each stage is an ordinary entry point's command, run as a
+subprocess with its log in output_dir/logs/ (and on stderr with --show_stage_output), --jobs of
+them at once; --distribution_strategy is passed to every training run. Without --vocab_file the
+first stage learns a WordPiece vocab of --vocab_size pieces from the corpus (.gz files are read
+as such). --dry_run prints the commands and runs none.
 
 Seeds: --seeds=N runs seeds --first_seed .. --first_seed + N - 1 (1, 2, 3 by default), so a
 larger --seeds later reuses the seeds already run. Rows: --rows=a,b runs some rows only.
@@ -37,13 +39,16 @@ stopped by ctrl-C or SIGTERM (exit 130 or 143, one line) resumes where it stoppe
 then running was stopped by the same signal, which its entry point turns into a saved
 checkpoint or nothing half-written.
 
-Writes output_dir/REPORT.md (the paper-shaped table: our rows' mean ± sample standard deviation
-over seeds beside the paper's rows; each expected ordering with "holds" or "does not hold"; the
-settings; where every number came from) and results.json (every seed's number and source).
+Writes output_dir/REPORT.md (the papers-shaped tables: our rows' mean ± sample standard
+deviation over seeds beside the papers' rows, the unigram baseline and the majority class;
+each expected ordering tested on the seeds; whether the study resolves; the settings and each
+row's wall time; where every number came from) and results.json (every seed's number and
+source).
 
-Bad settings (an unknown study, row or task, a task the study does not run, a missing corpus,
-vocab or task data file, --seeds < 1, a --size that is not a preset) are answered in one line
-naming the flag before any work; this entry point never loads TensorFlow itself.
+Bad settings (an unknown study, preset, row, task or measure, a task the study does not run, a
+missing corpus, vocab or task data file, --seeds < 1, a --size that is not a preset) are
+answered in one line naming the flag before any work; this entry point never loads TensorFlow
+itself.
 """
 
 from __future__ import annotations
@@ -58,61 +63,95 @@ from absl import app, flags
 
 from official import command_line, configs, console
 from official.ablation import report, results, studies, task_data
+from official.ablation.plan import QNLI_DEV_EXAMPLES, make_plan
 from official.ablation.plan import Plan as StudyPlan
-from official.ablation.plan import make_plan
-from official.ablation.settings import AblationSettings, corpus_files
+from official.ablation.settings import PRESETS, AblationSettings, corpus_files, settings_of
 from official.ablation.stages import StageFailed, Stages, Stopped
 from official.pretraining_shards import read_summary
 from official.stages import format_seconds
 from official.text.vocab import load_vocab
-from official.training.options import STRATEGIES
+from official.training.options import DTYPE_POLICIES, STRATEGIES
 
 SCRIPT = "run_ablation_study"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
 _D = AblationSettings
+# --corpus's default: four million words of public-domain books (../shared/data/README.md).
+BOOKS = os.path.join(SHARED_DATA, "pretraining_text", "books_en", "*.txt.gz")
 
 
 def _shared(*parts: str) -> str | None:
-    """A path under ../shared/data when it is there (the default of a task data flag)."""
+    """A path under ../shared/data when it is there (the default of a data flag)."""
     path = os.path.join(SHARED_DATA, *parts)
     return path if os.path.exists(path) else None
 
 
+def _by_preset(name: str) -> str:
+    """" (miniature: X; reduced: Y)": a setting's value in each preset, for its help."""
+    values = [f"{preset}: {values[name]}" for preset, values in PRESETS.items()
+              if name in values]
+    return f" Default: the preset's ({'; '.join(values)})." if values else ""
+
+
 flags.DEFINE_enum("study", None, list(studies.STUDIES), "The ablation to run.")
-flags.DEFINE_string("corpus", None,
-                    "Pretraining text: files or globs, comma-separated; one sentence per line, "
-                    "a blank line between documents (the original's format).")
-flags.DEFINE_string("vocab_file", None, "The WordPiece vocab every stage tokenises with.")
+flags.DEFINE_enum("preset", "miniature", list(PRESETS), "The budget: every setting below "
+                  "that is not given takes the preset's value (official/ablation/settings.py).")
+flags.DEFINE_string("corpus", BOOKS if os.path.exists(os.path.dirname(BOOKS)) else None,
+                    "Pretraining text: files or globs, comma-separated (.gz read as such); one "
+                    "sentence per line, a blank line between documents (the original's "
+                    "format).")
+flags.DEFINE_string("vocab_file", None, "The WordPiece vocab every stage tokenises with. "
+                    "Default: one of --vocab_size pieces learnt from the corpus (its first "
+                    "stage).")
 flags.DEFINE_bool("do_lower_case", _D.do_lower_case, "Lower-case the text (an uncased vocab).")
 flags.DEFINE_string("output_dir", None, "Where every stage, REPORT.md and results.json go.")
 flags.DEFINE_integer("seeds", _D.seeds, "How many seeds: --first_seed, --first_seed + 1, ...")
 flags.DEFINE_integer("first_seed", _D.first_seed, "The first seed.")
 flags.DEFINE_string("rows", None, "Only these rows of the study (comma-separated ids, e.g. "
                     "bert,no_nsp); default every row.")
-flags.DEFINE_string("tasks", None, "Fine-tuning tasks, comma-separated, of mrpc, sst2, conll, "
-                    "squad_sample (each study runs some); default the study's.")
-flags.DEFINE_string("size", _D.size, "The model's size preset (official/configs.py: tiny, mini, "
-                    "small, ..., L4_H256, ...); the sizes study's middle row.")
-flags.DEFINE_integer("max_seq_length", _D.max_seq_length,
-                     "Tokens per sequence, pretraining and fine-tuning.")
-flags.DEFINE_integer("dupe_factor", _D.dupe_factor,
-                     "Passes over the corpus, each masked anew, in the pretraining records.")
-flags.DEFINE_integer("data_workers", _D.data_workers,
-                     "Processes making the pretraining records.")
-flags.DEFINE_integer("pretrain_steps", _D.pretrain_steps,
-                     "Pretraining steps of every row (10% warmup).")
-flags.DEFINE_integer("pretrain_batch_size", _D.pretrain_batch_size, "Pretraining batch size.")
-flags.DEFINE_float("pretrain_learning_rate", _D.pretrain_learning_rate,
-                   "Pretraining peak learning rate.")
+flags.DEFINE_string("tasks", None, "Fine-tuning tasks, comma-separated, of "
+                    f"{', '.join(studies.TASKS)} (each study runs some); default the study's.")
+flags.DEFINE_string("measures", None, "Measures without fine-tuning, comma-separated, of "
+                    f"{', '.join(studies.MEASURES)}, or none; default the study's.")
+_PRESET_FLAGS = {
+    "vocab_size": (flags.DEFINE_integer, "Pieces of the vocab learnt without --vocab_file."),
+    "size": (flags.DEFINE_string, "The model's size preset (official/configs.py: tiny, mini, "
+             "..., L4_H128, ...); the sizes study's middle row."),
+    "max_seq_length": (flags.DEFINE_integer, "Tokens per pretraining sequence."),
+    "finetune_max_seq_length": (flags.DEFINE_integer, "Tokens per fine-tuning example of one "
+                                "text (sst2, pos, conll) and of the UPOS probe."),
+    "pair_max_seq_length": (flags.DEFINE_integer, "Tokens per text-pair example (qnli, mrpc)."),
+    "dupe_factor": (flags.DEFINE_integer, "Passes over the corpus, each masked anew, in the "
+                    "pretraining records."),
+    "pretrain_steps": (flags.DEFINE_integer, "Pretraining steps of every row."),
+    "pretrain_batch_size": (flags.DEFINE_integer, "Pretraining batch size."),
+    "pretrain_learning_rate": (flags.DEFINE_float, "Pretraining peak learning rate (decayed "
+                               "linearly to 0 at the last step)."),
+    "pretrain_warmup": (flags.DEFINE_float, "The share of pretraining steps that warm up."),
+    "pretrain_dropout": (flags.DEFINE_float, "Dropout while pretraining (the config's 0.1 when "
+                         "unset)."),
+    "dtype": (flags.DEFINE_string, f"Compute dtype of every training stage: "
+              f"{', '.join(DTYPE_POLICIES)}."),
+    "max_eval_steps": (flags.DEFINE_integer, "The most batches of held-out records a measure "
+                       "reads."),
+    "probe_steps": (flags.DEFINE_integer, "Training steps of each NSP and SOP probe."),
+    "probe_learning_rate": (flags.DEFINE_float, "The NSP and SOP probes' learning rate."),
+    "finetune_epochs": (flags.DEFINE_float, "Fine-tuning epochs of every task."),
+    "finetune_batch_size": (flags.DEFINE_integer, "Fine-tuning batch size."),
+    "finetune_learning_rate": (flags.DEFINE_float, "Fine-tuning peak learning rate (10% "
+                               "warmup)."),
+    "finetune_dropout": (flags.DEFINE_float, "Dropout while fine-tuning (the config's when "
+                         "unset)."),
+    "blimp_pairs_per_paradigm": (flags.DEFINE_integer, "BLiMP pairs scored of each paradigm "
+                                 "(its first)."),
+    "sst2_train_examples": (flags.DEFINE_integer, "SST-2 training sentences used (a seeded "
+                            "sample of its 67,349)."),
+}
+for _name, (_define, _help) in _PRESET_FLAGS.items():
+    _define(_name, None, _help + _by_preset(_name))
+flags.DEFINE_integer("data_workers", _D.data_workers, "Processes making the pretraining records.")
 flags.DEFINE_integer("eval_batch_size", _D.eval_batch_size,
                      "Batch size of every evaluation (held-out records, dev sets).")
-flags.DEFINE_integer("max_eval_steps", _D.max_eval_steps,
-                     "The most batches of the held-out records the perplexity reads.")
-flags.DEFINE_float("finetune_epochs", _D.finetune_epochs, "Fine-tuning epochs of every task.")
-flags.DEFINE_integer("finetune_batch_size", _D.finetune_batch_size, "Fine-tuning batch size.")
-flags.DEFINE_float("finetune_learning_rate", _D.finetune_learning_rate,
-                   "Fine-tuning peak learning rate (10% warmup).")
 flags.DEFINE_string("feature_based", _D.feature_based,
                     "The masking study's feature-based NER: run_ner --feature_based's layers "
                     "(the paper's concat_last_4: 4 layers or more), or none to skip it.")
@@ -121,13 +160,16 @@ flags.DEFINE_integer("feature_lstm_units", _D.feature_lstm_units,
 flags.DEFINE_float("feature_learning_rate", _D.feature_learning_rate,
                    "The feature-based NER's learning rate (only its BiLSTM and tagger train).")
 flags.DEFINE_string("glue_dir", _shared("glue"),
-                    "GLUE's folders (MRPC/, SST-2/ with train.tsv and dev.tsv).")
+                    "GLUE's folders (QNLI/, MRPC/, SST-2/ with their .tsv files).")
+flags.DEFINE_string("ud_dir", _shared("ud_english_ewt"),
+                    "UD English-EWT's en_ewt-ud-{train,dev,test}.conllu (task pos, measure "
+                    "pos_probe).")
 flags.DEFINE_string("conll_dir", _shared("conll2003"),
                     "CoNLL-2003's eng.train and eng.testa (dev).")
 flags.DEFINE_string("squad_file", _shared("squad", "v1.1", "dev-v1.1.json"),
                     "SQuAD v1.1 JSON that squad_sample splits by article (80% train).")
-flags.DEFINE_integer("sst2_train_examples", _D.sst2_train_examples,
-                     "SST-2 training sentences used (a seeded sample of its 67,349).")
+flags.DEFINE_string("blimp_dir", _shared("blimp"),
+                    "BLiMP: data/*.jsonl.gz and models_summary.jsonl (measure blimp).")
 flags.DEFINE_integer("squad_train_questions", _D.squad_train_questions,
                      "squad_sample's training questions (the first of its training articles).")
 flags.DEFINE_integer("squad_eval_questions", _D.squad_eval_questions,
@@ -136,9 +178,8 @@ flags.DEFINE_enum("distribution_strategy", _D.distribution_strategy, list(STRATE
                   "Every training run's --distribution_strategy.")
 flags.DEFINE_integer("num_gpus", _D.num_gpus, "--num_gpus, with the mirrored strategy.")
 flags.DEFINE_integer("jobs", 1, "Stages run at once, each its own process (a stage starts "
-                     "when those it reads have finished): more than 1 on a machine with cores to "
-                     "spare, where a process's start-up and single-threaded work leave them idle; "
-                     "1 on a single accelerator.")
+                     "when those it reads have finished). On two CPU cores 1 is fastest: two "
+                     "training processes share the cores worse than one uses both.")
 flags.DEFINE_bool("show_stage_output", False,
                   "Copy every stage's output to stderr as well as to its log.")
 flags.DEFINE_bool("dry_run", False, "Check the settings and print the stages' commands; run "
@@ -162,39 +203,50 @@ class Plan(NamedTuple):
     work: StudyPlan
 
 
+def _given() -> dict:
+    """The preset-controlled settings the command line names."""
+    given = {name: FLAGS[name].value for name in _PRESET_FLAGS if FLAGS[name].present}
+    if "pretrain_dropout" in given and given["pretrain_dropout"] < 0:
+        given["pretrain_dropout"] = None  # a negative value asks for the config's own
+    return given
+
+
 def prepare() -> Plan:
     """Every check, before any work: one ValueError naming the flag."""
+    if not FLAGS.corpus:
+        raise ValueError("--corpus: required (no default corpus under ../shared/data here)")
     feature_based = None if FLAGS.feature_based in ("", "none") else FLAGS.feature_based
-    settings = AblationSettings(
-        study=FLAGS.study, corpus=corpus_files(FLAGS.corpus),
+    settings = settings_of(FLAGS.preset, dict(
+        _given(), study=FLAGS.study, corpus=corpus_files(FLAGS.corpus),
         vocab_file=_path(FLAGS.vocab_file), output_dir=_path(FLAGS.output_dir),
-        do_lower_case=FLAGS.do_lower_case, size=FLAGS.size, seeds=FLAGS.seeds,
-        first_seed=FLAGS.first_seed, rows=_names(FLAGS.rows), tasks=_names(FLAGS.tasks),
-        max_seq_length=FLAGS.max_seq_length, dupe_factor=FLAGS.dupe_factor,
-        data_workers=FLAGS.data_workers, pretrain_steps=FLAGS.pretrain_steps,
-        pretrain_batch_size=FLAGS.pretrain_batch_size,
-        pretrain_learning_rate=FLAGS.pretrain_learning_rate,
-        eval_batch_size=FLAGS.eval_batch_size, max_eval_steps=FLAGS.max_eval_steps,
-        finetune_epochs=FLAGS.finetune_epochs, finetune_batch_size=FLAGS.finetune_batch_size,
-        finetune_learning_rate=FLAGS.finetune_learning_rate, feature_based=feature_based,
-        feature_lstm_units=FLAGS.feature_lstm_units,
+        do_lower_case=FLAGS.do_lower_case, seeds=FLAGS.seeds, first_seed=FLAGS.first_seed,
+        rows=_names(FLAGS.rows), tasks=_names(FLAGS.tasks),
+        measures=() if FLAGS.measures == "none" else _names(FLAGS.measures),
+        data_workers=FLAGS.data_workers, eval_batch_size=FLAGS.eval_batch_size,
+        feature_based=feature_based, feature_lstm_units=FLAGS.feature_lstm_units,
         feature_learning_rate=FLAGS.feature_learning_rate, glue_dir=_path(FLAGS.glue_dir),
-        conll_dir=_path(FLAGS.conll_dir), squad_file=_path(FLAGS.squad_file),
-        sst2_train_examples=FLAGS.sst2_train_examples,
+        ud_dir=_path(FLAGS.ud_dir), conll_dir=_path(FLAGS.conll_dir),
+        squad_file=_path(FLAGS.squad_file), blimp_dir=_path(FLAGS.blimp_dir),
         squad_train_questions=FLAGS.squad_train_questions,
         squad_eval_questions=FLAGS.squad_eval_questions,
-        distribution_strategy=FLAGS.distribution_strategy, num_gpus=FLAGS.num_gpus)
+        distribution_strategy=FLAGS.distribution_strategy, num_gpus=FLAGS.num_gpus))
     if settings.size not in configs.preset_names():
         raise ValueError(f"--size={settings.size}: not a preset; one of "
                          f"{', '.join(configs.preset_names())}")
-    if not os.path.isfile(settings.vocab_file):
-        raise ValueError(f"--vocab_file={settings.vocab_file}: no such file")
-    vocab_size = len(load_vocab(settings.vocab_file))
+    if settings.vocab_file is not None:
+        if not os.path.isfile(settings.vocab_file):
+            raise ValueError(f"--vocab_file={settings.vocab_file}: no such file")
+        vocab_size = len(load_vocab(settings.vocab_file))
+    else:
+        vocab_size = settings.vocab_size
     study = studies.study(settings.study, settings.size, vocab_size)
     settings.check_files(study)
     for row_id in settings.chosen_rows(study):
-        study.row(row_id).config.check_seq_length(settings.max_seq_length,
-                                                  f"--size={settings.size}")
+        for length, name in ((settings.max_seq_length, "max_seq_length"),
+                             (settings.finetune_max_seq_length, "finetune_max_seq_length"),
+                             (settings.pair_max_seq_length, "pair_max_seq_length")):
+            study.row(row_id).config.check_seq_length(length, f"--size={settings.size} "
+                                                              f"(--{name})")
     if "squad_sample" in settings.chosen_tasks(study):
         task_data.read_articles(settings.squad_file)
     return Plan(settings, study, vocab_size, make_plan(settings, study))
@@ -206,25 +258,55 @@ def _text(path: str) -> str:
 
 
 def _write_inputs(plan: Plan) -> dict[str, str]:
-    """The task data and the rows' configs the stages read; what of each task's data is used."""
-    settings, study = plan.settings, plan.study
+    """The corpus, the task data and the rows' configs the stages read; what of each task's
+    data is used."""
+    settings, study, work = plan.settings, plan.study, plan.work
     tasks = settings.chosen_tasks(study)
+    task_data.plain_corpus(settings.corpus, work.corpus)
     counts = {}
     if "sst2" in tasks:
         kept, total = task_data.sst2_subset(settings.glue_dir, settings.sst2_train_examples,
-                                            plan.work.sst2_dir)
+                                            work.task_dirs["SST-2"])
         counts["SST-2 training sentences"] = f"{kept:,} of {total:,} (a seeded sample)"
+    if "qnli" in tasks:
+        train, dev = task_data.qnli_split(settings.glue_dir, QNLI_DEV_EXAMPLES,
+                                          work.task_dirs["QNLI"])
+        counts["QNLI"] = (f"{train:,} of its released dev pairs train, the other {dev:,} "
+                          "evaluate (a seeded split)")
     if "squad_sample" in tasks:
         split = task_data.squad_split(settings.squad_file, settings.squad_train_questions,
-                                      settings.squad_eval_questions, plan.work.squad_dir)
+                                      settings.squad_eval_questions, work.task_dirs["squad"])
         counts["SQuAD sample"] = (
             f"{split['train'][1]:,} training questions from {split['train'][0]} article(s), "
             f"{split['dev'][1]:,} evaluation questions from {split['dev'][0]} other article(s) "
             f"of {settings.squad_file}")
-    for path, config in plan.work.configs.values():
-        if not os.path.isfile(path) or _text(path) != config.to_json_string():
-            config.to_json_file(path)
+    for by_stage in work.configs.values():
+        for path, config in by_stage.values():
+            if not os.path.isfile(path) or _text(path) != config.to_json_string():
+                config.to_json_file(path)
     return counts
+
+
+def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
+    """What a model that learnt nothing of a task scores: each dev set's majority class; 50 on
+    BLiMP and the NSP and SOP records (balanced by construction)."""
+    settings, work = plan.settings, plan.work
+    found = {}
+    dev_sets = {"qnli": (os.path.join(work.task_dirs["QNLI"], "dev.tsv"), "label"),
+                "sst2": (os.path.join(work.task_dirs["SST-2"], "dev.tsv"), "label"),
+                "mrpc": (os.path.join(settings.glue_dir or "", "MRPC", "dev.tsv"), "Quality")}
+    for key, (path, label) in dev_sets.items():
+        if key in measured:
+            found[key] = task_data.majority_share(path, label)
+    if "pos" in measured or "pos_probe" in measured:
+        share = task_data.majority_tag_share(os.path.join(settings.ud_dir,
+                                                          "en_ewt-ud-dev.conllu"))
+        found.update({key: share for key in ("pos", "pos_probe") if key in measured})
+    for key in ("blimp", "nsp_head", "sop_head", "nsp_probe", "sop_probe"):
+        if key in measured:
+            found[key] = 50.0
+    # A constant, not a sample: no spread, so a test against it is our seeds' alone.
+    return {key: results.Summary(value, 0.0, 1) for key, value in found.items()}
 
 
 def job(plan: Plan) -> None:
@@ -246,21 +328,34 @@ def job(plan: Plan) -> None:
                           128 + signum)
     rows, seeds = settings.chosen_rows(study), settings.seed_list()
     measured = study.measured_columns(settings.chosen_tasks(study),
+                                      settings.chosen_measures(study),
                                       settings.runs_feature_based(study))
     found = results.collect(study, rows, seeds, work.sources, measured)
+    # A column no row filled (the left-to-right row's next-token loss, without that row) goes.
+    measured = tuple(key for key in measured
+                     if any(key in found.table.get(row, {}) for row in rows))
+    references = {report.CHANCE: _chance(plan, measured, len(seeds))}
+    if work.references:
+        references[report.UNIGRAM] = results.collect_references(seeds, work.references)
     first_data = next(stage for stage in work.stages if stage.name.startswith("data."))
-    described = report.describe_settings(settings, study, rows, plan.vocab_size,
+    described = report.describe_settings(settings, study, rows, (work.vocab_file,
+                                                                 plan.vocab_size),
                                          read_summary(first_data.outputs[0]), counts)
     reused, seconds = sum(r.reused for r in runs), sum(r.seconds for r in runs)
     described.append(("stages", f"{len(runs)} ({len(runs) - reused} run now, {reused} reused "
                                 f"from earlier runs): {format_seconds(seconds)} of running "
                                 "time in all"))
-    outcome = report.Outcome(study, rows, seeds, measured, found, work.sources, described, out)
+    per_row = {row: sum(r.seconds for r in runs if r.stage.name.startswith(f"{row}.seed"))
+               for row in rows}
+    outcome = report.Outcome(study, rows, seeds, measured, found, work.sources, described, out,
+                             references, per_row)
     report_file, results_file = report.write(outcome)
     checked, _ = report.verdicts(outcome)
-    print(report.table(outcome))
-    for verdict in checked:
-        print(f"- {verdict.line()}")
+    for table in report.tables(outcome):
+        if table:
+            print(table + "\n")
+    for verdict, source, _ in checked:
+        print(f"- {verdict.line()} [{source}]")
     print(f"{SCRIPT}: wrote {report_file} and {results_file}", file=sys.stderr)
 
 
@@ -296,5 +391,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["study", "corpus", "vocab_file", "output_dir"])
+    flags.mark_flags_as_required(["study", "output_dir"])
     app.run(main, flags_parser=command_line.flags_parser(SCRIPT))

@@ -5,6 +5,7 @@ the task data, and the parameter count against built encoders."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -15,7 +16,17 @@ import pytest
 from official import configs
 from official.ablation import paper, report, studies, task_data
 from official.ablation.columns import column
-from official.ablation.orderings import Chain, LargerGap, check
+from official.ablation.orderings import (
+    FAILS,
+    HOLDS,
+    UNMEASURED,
+    WITHIN,
+    AtChance,
+    Compare,
+    LargerGap,
+    chain,
+    check,
+)
 from official.ablation.parameters import count_parameters
 from official.ablation.plan import Source, make_plan, squad_lengths
 from official.ablation.results import Results, collect, read_value
@@ -57,38 +68,66 @@ def table_of(**rows):
     return {row: {key: summarize(values)} for row, (key, *values) in rows.items()}
 
 
-def test_a_chain_holds_only_when_every_step_holds():
-    table = table_of(a=("mrpc", 70.0, 72.0), b=("mrpc", 78.0, 78.0), c=("mrpc", 75.0, 75.0))
-    assert check(Chain("mrpc", ("a", "b"), "<"), table, NAMES).line() == \
-        "A < B on MRPC: holds, 71.0 +/- 1.4 vs 78.0 +/- 0.0"
-    assert check(Chain("mrpc", ("b", "a"), "<"), table, NAMES).line() == \
-        "B < A on MRPC: does not hold, 78.0 +/- 0.0 vs 71.0 +/- 1.4"
-    # a < c holds, c < b holds, but the claim a < b < c does not.
-    assert check(Chain("mrpc", ("a", "c", "b"), "<"), table, NAMES).holds is True
-    assert check(Chain("mrpc", ("a", "b", "c"), "<"), table, NAMES).holds is False
-    assert check(Chain("mrpc", ("b", "c", "a"), ">"), table, NAMES).holds is True
+def test_a_step_holds_only_beyond_two_standard_errors_of_the_difference():
+    # a: 70, 72, 74 (mean 72, s 2); b: 78, 79, 80 (mean 79, s 1); se = sqrt(4/3 + 1/3).
+    table = table_of(a=("mrpc", 70.0, 72.0, 74.0), b=("mrpc", 78.0, 79.0, 80.0))
+    se = math.sqrt(4 / 3 + 1 / 3)
+    verdict = check(chain("mrpc", ("a", "b"), "<"), table, NAMES)
+    assert verdict.outcome == HOLDS and verdict.holds is True
+    assert verdict.line() == (f"A < B on MRPC: holds (7.0 > 2 SE {2 * se:.1f}), "
+                              "72.0 +/- 2.0 vs 79.0 +/- 1.0")
+    backwards = check(chain("mrpc", ("b", "a"), "<"), table, NAMES)
+    assert backwards.outcome == FAILS and backwards.holds is False
+    assert check(chain("mrpc", ("b", "a"), ">"), table, NAMES).outcome == HOLDS
 
 
-def test_a_tie_satisfies_at_most_but_not_below():
-    table = table_of(a=("sst2", 80.0), b=("sst2", 80.0))
-    assert check(Chain("sst2", ("a", "b"), "<="), table, NAMES).holds is True
-    assert check(Chain("sst2", ("a", "b"), "<"), table, NAMES).holds is False
+def test_a_gap_inside_two_standard_errors_is_within_the_seeds_spread():
+    # A gap of 2 against 2 SE = 2 sqrt(4/3 + 4/3) = 3.3: these seeds cannot tell.
+    table = table_of(a=("sst2", 70.0, 72.0, 74.0), b=("sst2", 72.0, 74.0, 76.0))
+    verdict = check(chain("sst2", ("a", "b"), "<"), table, NAMES)
+    assert verdict.outcome == WITHIN and verdict.holds is None
+    assert verdict.line().startswith("A < B on SST-2: within the seeds' spread (2.0 within "
+                                     "2 SE 3.3)")
 
 
-def test_a_gap_within_the_seeds_spread_is_said():
-    table = table_of(a=("mrpc", 70.0, 74.0), b=("mrpc", 72.5, 72.5))
-    verdict = check(Chain("mrpc", ("a", "b"), "<"), table, NAMES)
-    assert verdict.holds is True
-    assert verdict.evidence.endswith("(the gap between A and B is within the seeds' standard "
-                                     "deviation)")
+def test_a_chain_holds_when_every_step_holds_and_fails_when_any_fails():
+    table = table_of(a=("qnli", 60.0, 60.2, 60.4), b=("qnli", 70.0, 70.2, 70.4),
+                     c=("qnli", 65.0, 65.2, 65.4))
+    assert check(chain("qnli", ("a", "c", "b"), "<"), table, NAMES).outcome == HOLDS
+    assert check(chain("qnli", ("a", "b", "c"), "<"), table, NAMES).outcome == FAILS
+    wide = table_of(a=("qnli", 60.0, 60.2, 60.4), b=("qnli", 60.0, 70.0, 80.0),
+                    c=("qnli", 90.0, 90.2, 90.4))
+    assert check(chain("qnli", ("a", "b", "c"), "<"), wide, NAMES).outcome == WITHIN
+
+
+def test_one_seed_decides_by_the_means_and_says_so():
+    table = table_of(a=("mrpc", 70.0), b=("mrpc", 70.5))
+    verdict = check(chain("mrpc", ("a", "b"), "<"), table, NAMES)
+    assert verdict.outcome == HOLDS and "(one seed: the means alone)" in verdict.line()
+
+
+def test_cells_of_different_columns_are_named_with_their_columns():
+    table = {"a": {"sop_head": summarize([51.0, 52.0, 53.0])},
+             "b": {"nsp_head": summarize([78.0, 79.0, 80.0])}}
+    verdict = check(Compare((("a", "sop_head"), ("b", "nsp_head")), "<"), table, NAMES)
+    assert verdict.claim == "A (SOP (head)) < B (NSP (head))" and verdict.outcome == HOLDS
+
+
+def test_at_chance_is_within_two_standard_errors_or_three_points_of_it():
+    near = {"a": {"sop_head": summarize([52.0, 52.5, 51.5])}}
+    assert check(AtChance("a", "sop_head"), near, NAMES).outcome == HOLDS  # 2 points away
+    far = {"a": {"sop_head": summarize([60.0, 60.5, 59.5])}}
+    verdict = check(AtChance("a", "sop_head"), far, NAMES)
+    assert verdict.outcome == FAILS
+    assert verdict.line().startswith("A is at chance (50) on SOP (head): does not hold "
+                                     "(10.0 from chance; 2 SE 0.6, or 3 points)")
 
 
 def test_a_missing_row_or_column_is_not_measured():
     table = table_of(a=("mrpc", 70.0))
-    verdict = check(Chain("mrpc", ("a", "b"), "<"), table, NAMES)
-    assert verdict.holds is None
-    assert verdict.line() == "A < B on MRPC: not measured (no MRPC for B)"
-    assert check(Chain("ppl", ("a", "a"), ">"), table, NAMES).holds is None
+    verdict = check(chain("mrpc", ("a", "b"), "<"), table, NAMES)
+    assert verdict.outcome == UNMEASURED and verdict.holds is None
+    assert verdict.line() == "A < B on MRPC: not measured (no B (MRPC))"
 
 
 def test_a_larger_gap_compares_the_two_columns_differences():
@@ -97,7 +136,7 @@ def test_a_larger_gap_compares_the_two_columns_differences():
     verdict = check(LargerGap("a", "b", "ner_feature", "ner"), table, NAMES)
     # feature-based: 94.9 - 94.0 = 0.9; fine-tuned: 95.4 - 94.9 = 0.5.
     assert verdict.line() == ("A - B is larger on NER feature-based than on NER fine-tuned: "
-                              "holds, 0.9 vs 0.5")
+                              "holds (one seed: the means alone), 0.9 vs 0.5")
     assert check(LargerGap("a", "b", "ner", "ner_feature"), table, NAMES).holds is False
 
 
@@ -106,20 +145,29 @@ def paper_table(table: paper.PaperTable) -> dict[str, dict[str, Summary]]:
             for row in table.rows}
 
 
+def papers_cells(ordering):
+    """The ordering with its papers' cells in place of ours (the papers' rows and columns)."""
+    if isinstance(ordering, Compare):
+        return dataclasses.replace(ordering, cells=ordering.paper)
+    if isinstance(ordering, AtChance):
+        (row, key), = ordering.paper
+        return dataclasses.replace(ordering, row=row, column=key)
+    return ordering
+
+
 @pytest.mark.parametrize("name", ["objectives", "masking", "albert"])
 def test_every_expected_ordering_holds_on_the_papers_own_figures(name):
     study = studies.study(name, "mini", 30522)
     table = paper_table(study.paper)
     names = {row.id: row.label for row in study.paper.rows}
-    verdicts = [check(ordering, table, names) for ordering in study.orderings]
+    verdicts = [check(papers_cells(o), table, names) for o in study.orderings if o.paper]
     assert all(v.holds is not False for v in verdicts), [v.line() for v in verdicts]
-    # Unmeasured only where the paper has no such column (ALBERT's MRPC).
-    reported = {key for values in table.values() for key in values}
-    for ordering, verdict in zip(study.orderings, verdicts):
-        columns = ({ordering.column} if isinstance(ordering, Chain)
-                   else {ordering.wider, ordering.narrower})
-        assert verdict.holds is (True if columns <= reported else None), verdict.line()
+    # Unmeasured only where a paper has no such figure (ALBERT's MRPC).
     assert sum(v.holds is True for v in verdicts) >= 4
+    for ordering, verdict in zip([o for o in study.orderings if o.paper], verdicts):
+        assert verdict.holds is (True if all(key in table.get(row, {})
+                                             for row, key in ordering.paper) else None), \
+            verdict.line()
 
 
 def test_the_size_orderings_hold_on_table_6():
@@ -127,7 +175,8 @@ def test_the_size_orderings_hold_on_table_6():
     table = paper_table(sizes)
     ids = tuple(row.id for row in sizes.rows)  # the paper's order: smallest first
     names = {row.id: row.label for row in sizes.rows}
-    assert [check(o, table, names).holds for o in studies.size_orderings(ids)] == [True] * 4
+    holds = [check(papers_cells(o), table, names).holds for o in studies.size_orderings(ids)]
+    assert holds == [True] * 4
 
 
 # ---- the studies' rows -----------------------------------------------------------------------
@@ -135,11 +184,18 @@ def test_the_size_orderings_hold_on_table_6():
 def test_the_objectives_rows_and_their_flags():
     study = studies.study("objectives", "mini", 30522)
     rows = {row.id: row for row in study.rows}
-    assert [r.name for r in study.rows] == ["BERT (MLM+NSP)", "No NSP", "LTR & No NSP"]
-    assert rows["bert"].data.flags() == ["--objective=nsp"]
-    assert rows["no_nsp"].data == rows["ltr_no_nsp"].data  # one set of records for both
+    assert [r.name for r in study.rows] == [
+        "BERT (MLM+NSP)", "No NSP (split segments)", "No NSP (full segments)",
+        "MLM + SOP (ALBERT)", "LTR & No NSP", "Random init (no pretraining)"]
+    assert rows["bert"].data == rows["no_nsp"].data  # NSP's records, with and without its loss
+    assert rows["no_nsp"].pretraining_flags == ("--nosecond_sentence_loss",)
+    assert rows["no_nsp_full"].data == rows["ltr_no_nsp"].data == studies.DataSetting("none")
     assert rows["ltr_no_nsp"].pretraining_flags == ("--objective=ltr",)
     assert rows["ltr_no_nsp"].finetuning_flags == ("--objective=ltr",)
+    assert not rows["random"].pretrained and rows["random"].data is None
+    assert {r.id: r.second_sentence_head for r in study.rows} == {
+        "bert": "nsp", "no_nsp": None, "no_nsp_full": None, "sop": "sop", "ltr_no_nsp": None,
+        "random": None}
     assert {r.config for r in study.rows} == {configs.preset("mini", 30522)}
 
 
@@ -194,7 +250,9 @@ def test_an_unknown_study_or_size_is_one_line_naming_the_flag():
 def settings_for(tmp_path, **changes):
     values = dict(study="objectives", corpus=(CORPUS,), vocab_file=VOCAB,
                   output_dir=str(tmp_path / "out"), size="tiny", seeds=2, tasks=("mrpc",),
-                  glue_dir=str(tmp_path / "glue"), conll_dir=str(tmp_path / "conll"),
+                  measures=(), glue_dir=str(tmp_path / "glue"), conll_dir=str(tmp_path / "conll"),
+                  ud_dir=str(tmp_path / "ud"), blimp_dir=os.path.join(REPO, "data",
+                                                                      "blimp_sample"),
                   max_seq_length=64, pretrain_steps=50)
     values.update(changes)
     return AblationSettings(**values)
@@ -204,47 +262,95 @@ def flags_of(command):
     return dict(arg[2:].split("=", 1) for arg in command if arg.startswith("--") and "=" in arg)
 
 
-def test_the_objectives_plan_shares_records_and_passes_the_ltr_flags(tmp_path):
-    settings = settings_for(tmp_path)
+def test_the_objectives_plan_shares_records_and_passes_each_rows_flags(tmp_path):
+    settings = settings_for(tmp_path, measures=None)
     study = studies.study("objectives", "tiny", 3891)
-    stages = make_plan(settings, study).stages
-    assert [s.name for s in stages if s.name.endswith("seed1") or ".seed1." in s.name] == [
-        "data.nsp.seed1", "bert.seed1.pretrain", "bert.seed1.mrpc", "data.none.seed1",
-        "no_nsp.seed1.pretrain", "no_nsp.seed1.mrpc", "ltr_no_nsp.seed1.pretrain",
-        "ltr_no_nsp.seed1.mrpc"]
-    assert len(stages) == 16  # and the same for seed 2
-    by_name = {s.name: s for s in stages}
-    ltr_pretrain = by_name["ltr_no_nsp.seed2.pretrain"]
-    assert flags_of(ltr_pretrain.command)["objective"] == "ltr"
-    assert ltr_pretrain.after == ["data.none.seed2"]
+    plan = make_plan(settings, study)
+    names = [s.name for s in plan.stages if s.name.endswith("seed1") or ".seed1." in s.name]
+    assert names[:4] == ["data.none.seed1", "unigram.seed1", "data.nsp.seed1",
+                         "bert.seed1.pretrain"]
+    assert [n for n in names if n.startswith("bert.")] == [
+        "bert.seed1.pretrain", "bert.seed1.nsp_head", "bert.seed1.nsp_probe",
+        "bert.seed1.sop_head", "bert.seed1.sop_probe", "bert.seed1.blimp",
+        "bert.seed1.pos_probe", "bert.seed1.mrpc"]
+    # The random row is fine-tuned from its initialisation: no pretraining, no measures.
+    assert [n for n in names if n.startswith("random.")] == ["random.seed1.mrpc"]
+    # Heads only where a second-sentence loss trained one; probes of every pretrained row.
+    assert {n for n in names if n.endswith("_head")} == {
+        "bert.seed1.nsp_head", "bert.seed1.sop_head", "sop.seed1.nsp_head",
+        "sop.seed1.sop_head"}
+    assert len([n for n in names if n.endswith("_probe") and "pos" not in n]) == 10
+    assert {s.name for s in plan.stages if s.name.startswith("data.")} == {
+        f"data.{d}.seed{k}" for d in ("none", "nsp", "sop") for k in (1, 2)}
+    by_name = {s.name: s for s in plan.stages}
+    no_nsp = flags_of(by_name["no_nsp.seed2.pretrain"].command)
+    assert "--nosecond_sentence_loss" in by_name["no_nsp.seed2.pretrain"].command
+    assert no_nsp["input_file"].endswith("data/nsp/seed2/pretraining-0000[1-9]-of-00010"
+                                         ".tfrecord")
+    # Every row's masked LM is scored on the same held-out contiguous text.
+    assert {flags_of(s.command)["eval_input_file"] for s in plan.stages
+            if s.name.endswith("seed2.pretrain")} == {
+        str(tmp_path / "out" / "data" / "none" / "seed2" / "pretraining-00000-of-00010.tfrecord")}
+    ltr = by_name["ltr_no_nsp.seed2.pretrain"]
+    assert flags_of(ltr.command)["objective"] == "ltr"
+    assert ltr.after == ["data.none.seed2"]
+    assert by_name["bert.seed2.pretrain"].after == ["data.nsp.seed2", "data.none.seed2"]
     assert flags_of(by_name["ltr_no_nsp.seed2.mrpc"].command)["objective"] == "ltr"
-    assert "objective" not in flags_of(by_name["no_nsp.seed2.mrpc"].command)
-    pretrain = flags_of(by_name["bert.seed2.pretrain"].command)
-    assert pretrain["seed"] == "2" and pretrain["num_train_steps"] == "50"
-    assert pretrain["input_file"].endswith("data/nsp/seed2/pretraining-0000[1-9]-of-00010"
-                                           ".tfrecord")
-    assert flags_of(by_name["data.nsp.seed2"].command)["random_seed"] == "2"
+    assert plan.sources["ltr_no_nsp", 2, "ntp_loss"].field == "next_token_loss"
+    assert ("ltr_no_nsp", 2, "mlm_loss") not in plan.sources
+    assert plan.sources["bert", 2, "mlm_acc"] == Source(
+        str(tmp_path / "out" / "rows" / "bert" / "seed2" / "pretrained" / "eval_results.txt"),
+        "masked_lm_accuracy", "percent")
+    probe = flags_of(by_name["no_nsp_full.seed1.sop_probe"].command)
+    assert "--probe_second_sentence" in by_name["no_nsp_full.seed1.sop_probe"].command
+    assert probe["input_file"].endswith("data/sop/seed1/pretraining-0000[1-9]-of-00010.tfrecord")
+    assert probe["eval_input_file"].endswith("data/sop/seed1/pretraining-00000-of-00010.tfrecord")
+    assert plan.sources["bert", 1, "blimp"].field == "overall.accuracy"
+    assert plan.references[1, "mlm_loss"].path.endswith("data/none/seed1/unigram.json")
+    random = flags_of(by_name["random.seed2.mrpc"].command)
+    assert "init_checkpoint" not in random and random["seed"] == "2"
+    assert by_name["random.seed2.mrpc"].after == []
+    finetune = flags_of(by_name["bert.seed1.mrpc"].command)
+    assert finetune["init_checkpoint"].endswith("rows/bert/seed1/pretrained")
+    assert finetune["bert_config_file"].endswith("rows/bert/finetune_config.json")
     # Every row's pretraining differs from the others' only in its own flags: the same budget.
     budgets = {tuple(sorted((k, v) for k, v in flags_of(s.command).items()
                             if k in ("train_batch_size", "max_seq_length", "num_train_steps",
-                                     "learning_rate")))
-               for s in stages if s.name.endswith(".pretrain")}
+                                     "learning_rate", "dtype")))
+               for s in plan.stages if s.name.endswith(".pretrain")}
     assert len(budgets) == 1
-    finetune = flags_of(by_name["bert.seed1.mrpc"].command)
-    assert finetune["init_checkpoint"] == finetune["bert_config_file"].rsplit("/", 1)[0]
+
+
+def test_without_a_vocab_the_first_stage_learns_one_from_the_corpus(tmp_path):
+    settings = settings_for(tmp_path, vocab_file=None, vocab_size=5000, seeds=1)
+    plan = make_plan(settings, studies.study("objectives", "tiny", 5000))
+    first = plan.stages[0]
+    assert first.name == "vocab" and first.outputs == [plan.vocab_file]
+    assert flags_of(first.command)["vocab_size"] == "5000"
+    assert flags_of(first.command)["input_file"] == plan.corpus
+    data = next(s for s in plan.stages if s.name.startswith("data."))
+    assert data.after == ["vocab"] and flags_of(data.command)["vocab_file"] == plan.vocab_file
+
+
+def test_the_configs_take_each_stages_dropout(tmp_path):
+    settings = settings_for(tmp_path, pretrain_dropout=0.0, finetune_dropout=0.1)
+    configs_of = make_plan(settings, studies.study("objectives", "tiny", 3891)).configs
+    pretrain, finetune = configs_of["bert"]["pretrain"][1], configs_of["bert"]["finetune"][1]
+    assert pretrain.hidden_dropout_prob == pretrain.attention_probs_dropout_prob == 0.0
+    assert finetune.hidden_dropout_prob == finetune.attention_probs_dropout_prob == 0.1
+    assert dataclasses.replace(finetune, hidden_dropout_prob=0.0,
+                               attention_probs_dropout_prob=0.0) == pretrain
 
 
 def test_the_sizes_plan_measures_held_out_perplexity(tmp_path):
-    settings = settings_for(tmp_path, study="sizes", seeds=1)
+    settings = settings_for(tmp_path, study="sizes", seeds=1, measures=("heldout",))
     study = studies.study("sizes", "tiny", 3891)
     plan = make_plan(settings, study)
-    held_out = [s for s in plan.stages if s.name.endswith(".heldout")]
-    assert [s.name for s in held_out] == ["L2_H128.seed1.heldout", "L4_H256.seed1.heldout",
-                                          "L4_H512.seed1.heldout"]
-    assert flags_of(held_out[0].command)["input_file"].endswith(
-        "data/nsp/seed1/pretraining-00000-of-00010.tfrecord")
-    assert plan.sources["L2_H128", 1, "ppl"].field == "masked_lm_loss"
-    assert len({s.name for s in plan.stages if s.name.startswith("data.")}) == 1
+    assert plan.sources["L2_H128", 1, "ppl"] == Source(
+        str(tmp_path / "out" / "rows" / "L2_H128" / "seed1" / "pretrained" / "eval_results.txt"),
+        "masked_lm_loss", "exp")
+    assert {s.name for s in plan.stages if s.name.startswith("data.")} == {"data.none.seed1",
+                                                                          "data.nsp.seed1"}
 
 
 def test_the_masking_plan_runs_ner_fine_tuned_and_feature_based(tmp_path):
@@ -262,6 +368,19 @@ def test_the_masking_plan_runs_ner_fine_tuned_and_feature_based(tmp_path):
                    for s in make_plan(no_feature, study).stages)
 
 
+def test_tasks_take_their_own_lengths_and_the_pos_task_its_treebank(tmp_path):
+    settings = settings_for(tmp_path, tasks=("qnli", "sst2", "pos"), seeds=1,
+                            finetune_max_seq_length=48, pair_max_seq_length=96)
+    by_name = {s.name: s for s in make_plan(settings, studies.study("objectives", "tiny",
+                                                                    3891)).stages}
+    assert flags_of(by_name["bert.seed1.qnli"].command)["max_seq_length"] == "96"
+    assert flags_of(by_name["bert.seed1.sst2"].command)["max_seq_length"] == "48"
+    pos = flags_of(by_name["bert.seed1.pos"].command)
+    assert (pos["data_format"], pos["train_file"], pos["dev_file"], pos["max_seq_length"]) == (
+        "conllu", "en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu", "48")
+    assert flags_of(by_name["bert.seed1.qnli"].command)["data_dir"].endswith("task_data/QNLI")
+
+
 def test_squad_windows_leave_no_gap_between_them():
     assert squad_lengths(384) == (64, 158)
     assert squad_lengths(128) == (32, 46)
@@ -273,7 +392,10 @@ def test_squad_windows_leave_no_gap_between_them():
 
 @pytest.mark.parametrize("changes, message", [
     ({"seeds": 0}, "--seeds=0: must be at least 1"),
-    ({"tasks": ("mrpc", "qqp")}, "--tasks=mrpc,qqp: qqp is not a task"),
+    ({"tasks": ("mrpc", "qqp")}, "--tasks=mrpc,qqp: qqp is not one; the tasks are"),
+    ({"measures": ("blimp", "ppl")}, "--measures=blimp,ppl: ppl is not one; the measures are"),
+    ({"pretrain_warmup": 1.0}, "--pretrain_warmup=1.0: a share of the steps"),
+    ({"finetune_dropout": 1.5}, "--finetune_dropout=1.5: must be 0 or more and below 1"),
     ({"max_seq_length": 4}, "--max_seq_length=4: must be 8 to 512"),
     ({"finetune_learning_rate": 0.0}, "--finetune_learning_rate=0.0: must be positive"),
     ({"feature_based": "middle"}, "--feature_based: 'middle' is not one of concat_last_4")])
@@ -385,7 +507,7 @@ def albert_outcome(tmp_path, seeds=(1, 2)):
         path = tmp_path / "rows" / row / f"seed{seed}" / "sst2" / "eval_results.txt"
         write_eval(path, eval_accuracy=value)
         sources[row, seed, "sst2"] = Source(str(path), "eval_accuracy", "percent")
-    measured = study.measured_columns(("sst2",), False)
+    measured = study.measured_columns(("sst2",), (), False)
     found = collect(study, rows, seeds, sources, measured)
     return report.Outcome(study, rows, seeds, measured, found, sources, [("seeds", "1, 2")],
                           str(tmp_path))
@@ -401,15 +523,18 @@ def test_the_albert_table_counts_parameters_and_accuracy_per_parameter(tmp_path)
     assert table["not_shared_e_h"]["sst2"].mean == pytest.approx(81.0)
     assert table["not_shared_e_h"]["sst2"].std == pytest.approx(math.sqrt(2))
     assert table["shared_e_h"]["sst2_per_m"].mean == pytest.approx(77.0 / params["shared_e_h"])
-    lines = report.table(outcome).splitlines()
-    assert lines[0] == "| row | params (M) | SST-2 | SST-2 / M params |"
+    intrinsic, fine_tuned = report.tables(outcome)
+    assert intrinsic.splitlines()[0] == "| row | params (M) |"
+    lines = fine_tuned.splitlines()
+    assert lines[0] == "| row | SST-2 | SST-2 / M params |"
     not_shared = params["not_shared_e_h"]
     per_m = np.std([80 / not_shared, 82 / not_shared], ddof=1)
-    # Parameters are the same for every seed: written without a spread.
-    assert lines[2] == (f"| not shared, E=128 (ours) | {not_shared:.2f} | 81.0 ± 1.4 | "
-                        f"{81 / not_shared:.2f} ± {per_m:.2f} |")
-    assert lines[3] == "| ALBERT-base not-shared, E=768 (paper) | 109.08 | 92.8 | 0.85 |"
+    assert lines[2] == f"| not shared, E=128 (ours) | 81.0 ± 1.4 | {81 / not_shared:.2f} ± " \
+                       f"{per_m:.2f} |"
+    assert lines[3] == "| ALBERT-base not-shared, E=768 (paper) | 92.8 | 0.85 |"
     assert lines[4].startswith("| all shared, E=128 (ours) |")
+    # Parameters are the same for every seed: written without a spread.
+    assert intrinsic.splitlines()[2] == f"| not shared, E=128 (ours) | {not_shared:.2f} |"
     # The paper's rows beside none of ours come last.
     assert [line.split(" | ")[0] for line in lines[6:]] == [
         "| ALBERT-base not-shared, E=64 (paper)", "| ALBERT-base all-shared, E=64 (paper)"]
@@ -418,15 +543,16 @@ def test_the_albert_table_counts_parameters_and_accuracy_per_parameter(tmp_path)
 def test_the_report_says_each_ordering_and_where_each_number_came_from(tmp_path):
     outcome = albert_outcome(tmp_path)
     text = report.markdown(outcome)
-    # A gap of 4 is larger than the standard deviations (1.4): no "within" note.
-    assert "- all shared, E=128 < not shared, E=128 on SST-2: holds, 77.0 +/- 1.4 vs 81.0 " \
-           "+/- 1.4; the paper: 90.6 vs 92.8" in text
-    assert "- not shared, E=128 < all shared, E=128 on SST-2 / M params: holds," in text
+    # A gap of 4 against 2 SE = 2 sqrt(2/2 + 2/2) = 2.8: it holds.
+    assert "- all shared, E=128 < not shared, E=128 on SST-2: holds (4.0 > 2 SE 2.8), 77.0 +/- " \
+           "1.4 vs 81.0 +/- 1.4 [ALBERT (issue 32's figures); the paper: 90.6 vs 92.8]" in text
+    assert "- not shared, E=128 < all shared, E=128 on SST-2 / M params: holds" in text
     # The E=64 rows were not run: their orderings are said to be unmeasured.
-    assert "- all shared, E=64 < not shared, E=64 on SST-2: not measured (no SST-2 for all " \
-           "shared, E=64, not shared, E=64" in text
+    assert "- all shared, E=64 < not shared, E=64 on SST-2: not measured (no all shared, E=64 " \
+           "(SST-2), not shared, E=64 (SST-2)) [ALBERT (issue 32's figures); the paper: 89.4 vs " \
+           "91.5]" in text
     assert "Not measured here (their tasks were not run): all shared, E=128 < not shared, " \
-           "E=128 on MRPC;" in text
+           "E=128 on MRPC [ALBERT (issue 32's figures)];" in text
     assert ("- SST-2: dev accuracy (%) after the last fine-tuning epoch (run_scripts."
             "run_classifier --task_name=SST-2, trained on the SST-2 subset): "
             "`rows/<row>/seed<k>/sst2/eval_results.txt`, field `eval_accuracy` x 100") in text
@@ -436,20 +562,53 @@ def test_the_report_says_each_ordering_and_where_each_number_came_from(tmp_path)
         "path": "rows/shared_e_h/seed2/sst2/eval_results.txt", "field": "eval_accuracy",
         "transform": "percent"}
     assert data["rows"][1]["config"]["num_hidden_groups"] == 1
+    assert data["orderings"][0]["outcome"] == "holds"
     report.write(outcome)
     assert (tmp_path / "REPORT.md").read_text() == text
     assert json.loads((tmp_path / "results.json").read_text()) == json.loads(json.dumps(data))
 
 
+def test_the_references_stand_in_the_tables_and_the_resolution_tests_the_base_against_them():
+    study = studies.study("objectives", "tiny", 100)
+    table = {"bert": {"mlm_loss": summarize([5.0, 5.1, 4.9]), "mlm_acc": summarize([20, 21, 22]),
+                      "qnli": summarize([60.0, 61.0, 62.0]), "blimp": summarize([55, 56, 57])},
+             "random": {"qnli": summarize([59.0, 60.0, 61.0])}}
+    references = {report.UNIGRAM: {"mlm_loss": summarize([6.5, 6.6, 6.7]),
+                                   "mlm_acc": summarize([5.0, 5.0, 5.0])},
+                  report.CHANCE: {"qnli": Summary(51.7, 0.0, 1), "blimp": Summary(50, 0.0, 1)}}
+    outcome = report.Outcome(study, ("bert", "random"), (1, 2, 3),
+                             ("mlm_loss", "mlm_acc", "blimp", "qnli"), Results({}, table), {}, [],
+                             "out", references, {"bert": 3600.0, "random": 600.0})
+    intrinsic, fine_tuned = report.tables(outcome)
+    assert "| Unigram baseline (the same held-out text) | 5.0 ± 0.0 | — | — | 6.60 ± 0.10 | — |" \
+        in intrinsic
+    assert "| Majority class / chance | — | — | — | — | 50.0 |" in intrinsic
+    assert "Random init" not in intrinsic  # no measures of its own
+    assert "| Majority class / chance | — | 51.7 |" in fine_tuned  # the QNLI column
+    lines = report.resolution(outcome)
+    assert lines[0].startswith("BERT (MLM+NSP) < Unigram baseline (the same held-out text) on "
+                               "MLM loss: holds")
+    assert lines[1].startswith("BERT (MLM+NSP) > Unigram baseline (the same held-out text) on "
+                               "MLM acc: holds")
+    # A constant has no spread: the test is our seeds' standard error alone.
+    assert "BERT (MLM+NSP) > Majority class / chance on QNLI: holds (9.3 > 2 SE 1.2), 61.0 " \
+           "+/- 1.0 vs 51.7 +/- 0.0" in lines
+    assert lines[-1].startswith("BERT (MLM+NSP) > Random init (no pretraining) on QNLI: "
+                                "within the seeds' spread")
+    text = report.markdown(outcome)
+    assert "- BERT (MLM+NSP): 1 h 00 min over 3 seed(s), 20 min 00 s a seed" in text
+
+
 def test_one_seed_is_written_n_a():
     study = studies.study("objectives", "tiny", 100)
-    outcome = report.Outcome(study, ("bert", "no_nsp"), (3,), ("mrpc",),
-                             Results({}, {"bert": {"mrpc": Summary(71.25, None, 1)},
-                                          "no_nsp": {"mrpc": Summary(70.0, None, 1)}}),
+    outcome = report.Outcome(study, ("bert", "no_nsp"), (3,), ("qnli",),
+                             Results({}, {"bert": {"qnli": Summary(71.25, None, 1)},
+                                          "no_nsp": {"qnli": Summary(70.0, None, 1)}}),
                              {}, [], "out")
-    lines = report.table(outcome).splitlines()
-    assert lines[2] == "| BERT (MLM+NSP) (ours) | — | — | 71.2 ± n/a | — | — |"
-    assert lines[4] == "| No NSP (ours) | — | — | 70.0 ± n/a | — | — |"
-    assert lines[5] == "| No NSP (paper) | 83.9 | 84.9 | 86.5 | 92.6 | 87.9 |"
+    lines = report.tables(outcome)[1].splitlines()
+    assert lines[0] == "| row | MNLI-m | QNLI | MRPC | SST-2 | SQuAD F1 | SQuAD 2.0 F1 | RACE |"
+    assert lines[2] == "| BERT (MLM+NSP) (ours) | — | 71.2 ± n/a | — | — | — | — | — |"
+    assert lines[3] == "| BERT-Base (MLM+NSP) (paper) [BERT T5] | 84.4 | 88.4 | 86.7 | 92.7 | " \
+                       "88.5 |  |  |"
     assert "over 1 seed (3)" in report.markdown(outcome)
     assert column("mrpc_per_m").title == "MRPC / M params"

@@ -1,12 +1,15 @@
 """run_ablation_study as a user runs it, and the stage runner under it (official/ablation/
 stages.py).
 
-The study runs end to end at a toy size: the objectives study's BERT and No NSP rows (the two
-pretraining data settings, two pretrainings from scratch, MRPC fine-tuned from each) on the
-shipped pretraining sample, a 3,891-piece vocab and a toy MRPC written here, with one seed and a
-few steps: every table and file of the study is written, and a rerun runs no stage. Bad
-settings are answered in one line each, in processes where TensorFlow cannot be imported. The
-runner's resumption is shown with stand-in commands that a test can stop and finish at will.
+The study runs end to end at a toy size: the objectives study's BERT and No NSP rows (three
+pretraining data settings, the unigram baseline of the held-out text, two pretrainings from
+scratch with their held-out masked LM, BERT's NSP head on held-out NSP and SOP records, BLiMP's
+sample zero-shot, MRPC fine-tuned from each) on the shipped pretraining sample, a 3,891-piece
+vocab and a toy MRPC written here, with one seed and a few steps: every table and file of the
+study is written, and a rerun runs no stage. Then the left-to-right row and the random
+initialisation are added, the study is stopped by SIGTERM and resumed. Bad settings are
+answered in one line each, in processes where TensorFlow cannot be imported. The runner's
+resumption is shown with stand-in commands that a test can stop and finish at will.
 """
 
 from __future__ import annotations
@@ -25,9 +28,13 @@ from tests.cli import ENV, REPO, refused, run_module, run_modules, succeeded
 
 VOCAB = os.path.join(REPO, "tests", "data", "cased_vocab.txt")
 CORPUS = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
+BLIMP = os.path.join(REPO, "data", "blimp_sample")
 BLOCKED = os.path.join(REPO, "tests", "without_tensorflow")
 MODULE = "run_scripts.run_ablation_study"
 WORDS = "the man woman said company year market share price rose fell today week house".split()
+FIRST = ("data.none.seed1", "unigram.seed1", "data.nsp.seed1", "bert.seed1.pretrain",
+         "data.sop.seed1", "bert.seed1.nsp_head", "bert.seed1.sop_head", "bert.seed1.blimp",
+         "bert.seed1.mrpc", "no_nsp.seed1.pretrain", "no_nsp.seed1.blimp", "no_nsp.seed1.mrpc")
 
 
 def write_mrpc(glue_dir, train=32, dev=16):
@@ -46,18 +53,22 @@ def write_mrpc(glue_dir, train=32, dev=16):
 
 
 def toy_flags(root, *extra, rows="bert,no_nsp", steps=4):
-    return ["--study=objectives", f"--rows={rows}", "--tasks=mrpc", f"--corpus={CORPUS}",
-            f"--vocab_file={VOCAB}", "--nodo_lower_case", f"--glue_dir={root / 'glue'}",
-            f"--output_dir={root / 'study'}", "--size=tiny", "--seeds=1",
-            "--max_seq_length=32", f"--pretrain_steps={steps}", "--pretrain_batch_size=8",
-            "--dupe_factor=1", "--finetune_epochs=1", "--finetune_batch_size=16",
-            "--eval_batch_size=16", "--jobs=2", *extra]
+    return ["--study=objectives", f"--rows={rows}", "--tasks=mrpc",
+            "--measures=heldout,heads,blimp", f"--corpus={CORPUS}", f"--vocab_file={VOCAB}",
+            "--nodo_lower_case", f"--glue_dir={root / 'glue'}", f"--blimp_dir={BLIMP}",
+            "--blimp_pairs_per_paradigm=1", f"--output_dir={root / 'study'}", "--size=tiny",
+            "--seeds=1", "--max_seq_length=64", "--finetune_max_seq_length=32",
+            "--pair_max_seq_length=32", f"--pretrain_steps={steps}", "--pretrain_batch_size=8",
+            "--dupe_factor=1", "--max_eval_steps=2", "--finetune_epochs=1",
+            "--finetune_batch_size=16", "--eval_batch_size=16", "--dtype=float32", "--jobs=2",
+            *extra]
 
 
 @pytest.fixture(scope="module")
 def study_run(tmp_path_factory):
-    """The BERT and No NSP rows run, then again (nothing to do); then the LTR row added and the
-    study stopped by SIGTERM while it runs, then the same command again, which resumes it."""
+    """The BERT and No NSP rows run, then again (nothing to do); then the LTR and random rows
+    added and the study stopped by SIGTERM while LTR's pretraining runs, then the same command
+    again, which resumes it."""
     root = tmp_path_factory.mktemp("ablation")
     write_mrpc(root / "glue")
     first = succeeded(run_module(MODULE, *toy_flags(root)))
@@ -66,11 +77,11 @@ def study_run(tmp_path_factory):
     report = (root / "study" / "REPORT.md").read_text()
     results = json.loads((root / "study" / "results.json").read_text())
     second = succeeded(run_module(MODULE, *toy_flags(root)))
-    all_rows = toy_flags(root, rows="bert,no_nsp,ltr_no_nsp")
+    all_rows = toy_flags(root, rows="bert,no_nsp,ltr_no_nsp,random")
     process = subprocess.Popen([sys.executable, "-m", MODULE, *all_rows], cwd=REPO, env=ENV,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in process.stderr:
-        if "row LTR & No NSP" in line and ": running" in line:
+        if "row LTR & No NSP, seed 1: pretrain" in line and ": running" in line:
             break
     time.sleep(2)
     process.send_signal(signal.SIGTERM)
@@ -91,52 +102,57 @@ def progress(result):
 def test_every_stage_runs_once_naming_its_row_seed_and_stage(study_run):
     lines = progress(study_run["first"])
     running = [line.split(": running")[0] for line in lines if ": running (log: " in line]
-    # Two at once (--jobs=2): the rows' stages interleave, each after those it reads.
-    assert sorted(running) == [
-        "[1/6] data nsp (for BERT (MLM+NSP)), seed 1: pretraining records "
-        "(data_prep.create_pretraining_data)",
-        "[2/6] row BERT (MLM+NSP), seed 1: pretrain 4 steps (run_scripts.run_pretraining)",
-        "[3/6] row BERT (MLM+NSP), seed 1: fine-tune on MRPC (run_scripts.run_classifier)",
-        "[4/6] data none (for No NSP), seed 1: pretraining records "
-        "(data_prep.create_pretraining_data)",
-        "[5/6] row No NSP, seed 1: pretrain 4 steps (run_scripts.run_pretraining)",
-        "[6/6] row No NSP, seed 1: fine-tune on MRPC (run_scripts.run_classifier)"]
-    assert sum(": done in " in line for line in lines) == 6
+    assert len(running) == len(FIRST) and sum(": done in " in line for line in lines) == 12
+    assert "row BERT (MLM+NSP), seed 1: its NSP head on held-out SOP records " \
+           "(run_scripts.run_pretraining --do_eval)" in "\n".join(running)
+    stamps = {p.stem for p in (study_run["out"] / "stages").glob("*.json")}
+    assert set(FIRST) <= stamps
     out = study_run["out"]
-    # The No NSP row's records have no next-sentence task, and its pretraining no NSP loss.
-    summary = json.loads((out / "data" / "none" / "seed1" / "summary.json").read_text())
-    assert summary["options"]["objective"] == "none"
+    # No NSP reads NSP's records and trains no NSP loss; BERT trains it.
     no_nsp, bert = ((out / "logs" / f"{row}.seed1.pretrain.log").read_text()
                     for row in ("no_nsp", "bert"))
-    assert "objective none" in no_nsp and "nsp_loss" not in no_nsp
-    assert "objective nsp" in bert and "nsp_loss" in bert
+    assert "objective nsp, its second-sentence loss left out" in no_nsp
+    assert "nsp_loss" not in no_nsp and "nsp_loss" in bert
+    unigram = json.loads((out / "data" / "none" / "seed1" / "unigram.json").read_text())
+    assert unigram["eval_predictions"] > 0
 
 
-def test_the_report_has_the_studys_table_orderings_settings_and_sources(study_run):
+def test_the_report_has_the_studys_tables_orderings_resolution_and_sources(study_run):
     out, text, results = study_run["out"], study_run["report"], study_run["results"]
-    values = {row["id"]: row["values"]["mrpc"]["1"] for row in results["rows"]}
-    assert set(values) == {"bert", "no_nsp"} and all(0 <= v <= 100 for v in values.values())
-    for row_id, name in (("bert", "BERT (MLM+NSP)"), ("no_nsp", "No NSP")):
-        assert f"| {name} (ours) | — | — | {values[row_id]:.1f} ± n/a | — | — |" in text
-    assert "| No NSP (paper) | 83.9 | 84.9 | 86.5 | 92.6 | 87.9 |" in text
-    assert "| + BiLSTM (paper; not built here) |" in text
-    # The LTR row was not run: its orderings are said so, never dropped.
-    assert "- LTR & No NSP < No NSP on MRPC: not measured (no MRPC for LTR & No NSP; the " \
-           "paper: 77.5 vs 86.5)" in text
-    assert "| token budget (every row and seed) | 4 x 8 x 32 = 1,024 positions (32 " \
+    values = {row["id"]: row["values"] for row in results["rows"]}
+    assert set(values) == {"bert", "no_nsp"}
+    assert set(values["bert"]) == {"mlm_loss", "mlm_acc", "nsp_head", "sop_head", "blimp",
+                                   "mrpc"}
+    assert set(values["no_nsp"]) == {"mlm_loss", "mlm_acc", "blimp", "mrpc"}
+    assert all(0 <= v["1"] <= 100 for row in values.values() for k, v in row.items()
+               if k != "mlm_loss")
+    mrpc = values["bert"]["mrpc"]["1"]
+    assert f"| BERT (MLM+NSP) (ours) | — | — | {mrpc:.1f} ± n/a | — | — | — | — |" in text
+    assert "| No NSP [BERT T5] (paper)" not in text
+    assert "| No NSP (paper) [BERT T5] | 83.9 | 84.9 | 86.5 | 92.6 | 87.9 |  |  |" in text
+    assert "| Unigram baseline (the same held-out text) |" in text
+    assert "| Majority class / chance |" in text
+    assert "## Does the study resolve?" in text
+    assert "- BERT (MLM+NSP) < Unigram baseline (the same held-out text) on MLM loss: " in text
+    # The rows not run: their orderings are said so, never dropped.
+    assert "- LTR & No NSP < No NSP (split segments) on MRPC: not measured (no LTR & No NSP " \
+           "(MRPC)) [BERT Table 5; the paper: 77.5 vs 86.5]" in text
+    assert "| token budget (every row and seed) | 4 x 8 x 64 = 2,048 positions (32 " \
            "sequences) |" in text
     assert "`rows/<row>/seed<k>/mrpc/eval_results.txt`, field `eval_accuracy` x 100" in text
+    assert "`rows/<row>/seed<k>/blimp/minimal_pairs.json`, field `overall.accuracy`" in text
+    assert "## Wall time per row" in text
     source = results["rows"][0]["sources"]["mrpc"]["1"]
     assert (out / source["path"]).exists() and source["field"] == "eval_accuracy"
     assert results["rows"][0]["config"]["num_hidden_layers"] == 2
-    # The table on stdout is the report's.
-    assert study_run["first"].stdout.splitlines()[0] == "| row | MNLI-m | QNLI | MRPC | SST-2 " \
-                                                        "| SQuAD F1 |"
+    assert results["references"]["unigram"]["mlm_loss"]["n"] == 1
+    # The tables on stdout are the report's.
+    assert study_run["first"].stdout.splitlines()[0].startswith("| row | MLM acc | NSP (head)")
 
 
 def test_a_rerun_reuses_every_finished_stage(study_run):
     lines = progress(study_run["second"])
-    assert len(lines) == 6
+    assert len(lines) == len(FIRST)
     assert all(line.endswith(": reused (done before with the same command and inputs)")
                for line in lines), lines
     assert {path: path.stat().st_mtime_ns for path in study_run["mtimes"]} == \
@@ -148,33 +164,37 @@ def test_a_study_stopped_by_sigterm_stops_its_stage_and_says_so(study_run):
     stopped = study_run["stopped"]
     assert stopped.returncode == 143, stopped.stderr[-3000:]
     last = stopped.stderr.strip().splitlines()[-1]
-    assert last.startswith("run_ablation_study: stopped by SIGTERM during: row LTR & No NSP, "
-                           "seed 1: "), last
+    assert last.startswith("run_ablation_study: stopped by SIGTERM during: row "), last
     assert last.endswith("; what was done is kept, and rerunning the same command goes on from "
                          "there")
     stamps = study_run["stamps_when_stopped"]
     assert stamps["data.none.seed1"] == stamps["bert.seed1.mrpc"] == "done"
-    assert "started" in (stamps.get("ltr_no_nsp.seed1.pretrain"),
-                         stamps.get("ltr_no_nsp.seed1.mrpc"))
+    assert "started" in {state for name, state in stamps.items()
+                         if name.startswith(("ltr_no_nsp.", "random."))}
 
 
-def test_a_row_added_later_runs_alone_and_a_stopped_stage_resumes(study_run):
+def test_rows_added_later_run_alone_and_a_stopped_stage_resumes(study_run):
     lines = progress(study_run["resumed"])
-    assert [line.split(": ")[-1] for line in lines if "row LTR" not in line] == \
-        ["reused (done before with the same command and inputs)"] * 6
-    ltr = [line for line in lines if "row LTR & No NSP" in line]
-    assert any(": resuming (log: " in line for line in ltr), ltr
-    assert sum(": done in " in line for line in ltr) >= 1
+    new = [line for line in lines if "row LTR" in line or "row Random" in line]
+    assert [line.split(": ")[-1] for line in lines if line not in new] == \
+        ["reused (done before with the same command and inputs)"] * len(FIRST)
+    assert any(": resuming (log: " in line for line in new), new
+    assert any("row Random init (no pretraining), seed 1: fine-tune on MRPC from its random "
+               "initialisation" in line for line in new)
     out = study_run["out"]
     # The left-to-right row: its pretraining's config is causal, and its fine-tuning kept it.
     config = json.loads((out / "rows" / "ltr_no_nsp" / "seed1" / "pretrained" /
                          "bert_config.json").read_text())
     assert config["causal_attention"] is True
     assert "--objective=ltr" in (out / "logs" / "ltr_no_nsp.seed1.mrpc.log").read_text()
+    assert "no_nsp_full" not in os.listdir(out / "rows")
+    assert not (out / "rows" / "random" / "seed1" / "pretrained").exists()
+    results = json.loads((out / "results.json").read_text())
+    ltr = next(row for row in results["rows"] if row["id"] == "ltr_no_nsp")
+    assert {"ntp_loss", "ntp_acc", "blimp", "mrpc"} == set(ltr["values"])
     text = (out / "REPORT.md").read_text()
-    assert "| LTR & No NSP (ours) | — | — | " in text
-    assert "- LTR & No NSP < No NSP on MRPC: holds, " in text or \
-        "- LTR & No NSP < No NSP on MRPC: does not hold, " in text
+    assert "- LTR & No NSP < No NSP (split segments) on MRPC: " in text
+    assert "- BERT (MLM+NSP) > Random init (no pretraining) on MRPC: " in text
 
 
 def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
@@ -184,7 +204,7 @@ def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
     write_mrpc(tmp_path / "glue")
     out = tmp_path / "out"
     base = {"study": "objectives", "corpus": CORPUS, "vocab_file": VOCAB, "output_dir": out,
-            "glue_dir": tmp_path / "glue", "tasks": "mrpc", "size": "tiny"}
+            "glue_dir": tmp_path / "glue", "tasks": "mrpc", "size": "tiny", "measures": "none"}
 
     def command(**changes):
         values = {**base, **changes}
@@ -193,11 +213,18 @@ def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
     cases = [
         (command(study="tables"), "--study=tables: value should be one of <objectives|sizes|"),
         (command(tasks="mrpc,conll"),
-         "--tasks=mrpc,conll: the objectives study runs mrpc, sst2, squad_sample, not conll"),
-        (command(tasks="qqp"), "--tasks=qqp: qqp is not a task; the tasks are mrpc, sst2, "),
+         "--tasks=mrpc,conll: the objectives study runs qnli, sst2, pos, mrpc, squad_sample, "
+         "not conll"),
+        (command(tasks="qqp"), "--tasks=qqp: qqp is not one; the tasks are qnli, sst2, pos, "),
+        (command(measures="blimp,ppl"), "--measures=blimp,ppl: ppl is not one; the measures "
+                                        "are heldout, heads, probes, blimp, pos_probe"),
+        (command(preset="huge"), "--preset=huge: value should be one of <miniature|reduced>"),
+        (command(blimp_dir=tmp_path / "empty", measures="blimp"),
+         f"--blimp_dir={tmp_path / 'empty'}: no data/*.jsonl* there (measure blimp; "),
         (command(corpus="/nowhere/corpus.txt"), "--corpus: /nowhere/corpus.txt: no such file"),
         (command(corpus="/nowhere/*.txt"), "--corpus: /nowhere/*.txt matches no file"),
-        (command(corpus=None), "Flag --corpus must have a value other than None"),
+        (command(corpus=""), "--corpus: required (no default corpus under ../shared/data "
+                             "here)"),
         (command(vocab_file="/nowhere/vocab.txt"), "--vocab_file=/nowhere/vocab.txt: no such "
                                                    "file"),
         (command(glue_dir=tmp_path / "empty"),
@@ -209,7 +236,7 @@ def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
         (command(size="huge"), "--size=huge: not a preset; one of tiny, mini, small, "),
         (command(rows="bert,xl"),
          "--rows=bert,xl: xl is not a row of the objectives study; its rows are bert, no_nsp, "
-         "ltr_no_nsp"),
+         "no_nsp_full, sop, ltr_no_nsp, random"),
         (command(max_seq_length=1024), "--max_seq_length=1024: must be 8 to 512"),
         (command(study="masking", tasks="conll", conll_dir=tmp_path / "empty"),
          f"--conll_dir={tmp_path / 'empty'}: {tmp_path / 'empty' / 'eng.train'} is not there "
@@ -236,13 +263,16 @@ def test_the_masking_rows_records_follow_their_mix(tmp_path):
     from official.ablation.settings import AblationSettings
     from official.ablation.stages import Stages
     from official.ablation.studies import study
+    from official.ablation.task_data import plain_corpus
 
     settings = AblationSettings(
         study="masking", corpus=(CORPUS,), vocab_file=VOCAB, do_lower_case=False,
         output_dir=str(tmp_path), size="mini", seeds=1, rows=("100_0_0", "0_0_100"),
-        tasks=("conll",), conll_dir=str(tmp_path), max_seq_length=32, dupe_factor=1)
-    stages = [stage for stage in make_plan(settings, study("masking", "mini", 3891)).stages
-              if stage.name.startswith("data.")]
+        tasks=("conll",), measures=(), conll_dir=str(tmp_path), max_seq_length=32,
+        dupe_factor=1)
+    plan = make_plan(settings, study("masking", "mini", 3891))
+    plain_corpus(settings.corpus, plan.corpus)
+    stages = [stage for stage in plan.stages if stage.name.startswith("data.")]
     Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), cwd=REPO,
            progress=lambda _: None).run(stages)
     splits = {stage.name: json.loads(
@@ -255,7 +285,7 @@ def test_the_masking_rows_records_follow_their_mix(tmp_path):
 def test_a_dry_run_prints_every_command_and_runs_none(tmp_path):
     write_mrpc(tmp_path / "glue")
     result = succeeded(run_module(MODULE, *toy_flags(tmp_path, "--rows=ltr_no_nsp", "--seeds=2",
-                                                     "--dry_run")))
+                                                     "--measures=none", "--dry_run")))
     commands = [line for line in result.stdout.splitlines() if line.startswith("python -m")]
     assert len(commands) == 6  # per seed: the records, the pretraining, MRPC
     assert sum("--objective=ltr" in c for c in commands) == 4

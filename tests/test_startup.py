@@ -43,8 +43,9 @@ def files(tmp_path_factory):
     tf1.write(original_weights(BertConfig(vocab_size=99, hidden_size=8, num_hidden_layers=1,
                                           num_attention_heads=2, intermediate_size=8),
                                heads=False), str(encoder / "bert_model.ckpt"))
-    return {"encoder": str(encoder), "config": str(root / "bert_config.json"), "glue": str(root / "glue"),
-            "text": str(root / "text.txt"), "out": str(root / "out"), "root": root}
+    return {"encoder": str(encoder), "config": str(root / "bert_config.json"),
+            "glue": str(root / "glue"), "text": str(root / "text.txt"), "out": str(root / "out"),
+            "root": root}
 
 
 def cases(f):

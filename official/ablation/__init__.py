@@ -9,7 +9,7 @@ the entry points each stage runs as a subprocess.
     summary     mean and sample standard deviation over seeds
     parameters  an encoder's parameters counted from its config
     settings    what a study is asked to do, checked before any work
-    task_data   the SST-2 subset and the SQuAD split a study fine-tunes on
+    task_data   the SST-2 subset, the QNLI re-split and the SQuAD split a study fine-tunes on
     plan        a study's work as entry-point commands, and where each number will be read
     stages      those commands run in order, reused when done, resumed when interrupted
     results     the numbers read back and summarised

@@ -3,25 +3,44 @@ of its numbers will be read.
 
     make_plan(settings, study) -> Plan
       .stages    in order, seed by seed (every row's first seed before any second seed):
+                   vocab                    data_prep.build_vocab over the corpus (without
+                                            --vocab_file)
                    data.<setting>.seed<k>   data_prep.create_pretraining_data, once per data
-                                            setting and seed (--random_seed=k)
-                   <row>.seed<k>.pretrain   run_scripts.run_pretraining from scratch (--seed=k)
-                   <row>.seed<k>.heldout    run_pretraining --do_eval on the held-out shard
-                                            (studies that report perplexity)
-                   <row>.seed<k>.<task>     run_classifier (mrpc, sst2), run_ner (conll, and
-                                            conll_feature: --feature_based), run_squad
-                                            (squad_sample), from the pretrained checkpoint
+                                            setting and seed (--random_seed=k); "none" too when
+                                            a measure reads held-out contiguous text, "nsp" and
+                                            "sop" when the heads or probes are measured
+                   unigram.seed<k>          data_prep.unigram_baseline of the held-out
+                                            contiguous text (measure heldout)
+                   <row>.seed<k>.pretrain   run_scripts.run_pretraining from scratch (--seed=k),
+                                            then --do_eval on the held-out contiguous text
+                   <row>.seed<k>.nsp_head, .sop_head
+                                            run_pretraining --do_eval of the row's own
+                                            second-sentence head on held-out NSP and SOP records
+                   <row>.seed<k>.nsp_probe, .sop_probe
+                                            run_pretraining --probe_second_sentence: a fresh
+                                            head on the frozen pooled output, then --do_eval
+                   <row>.seed<k>.blimp      run_scripts.score_minimal_pairs
+                   <row>.seed<k>.pos_probe  run_scripts.probe_layers --task=upos, last layer
+                   <row>.seed<k>.<task>     run_classifier (qnli, mrpc, sst2), run_ner (pos:
+                                            --data_format=conllu; conll, and conll_feature:
+                                            --feature_based), run_squad (squad_sample), from
+                                            the pretrained checkpoint; a row that is not
+                                            pretrained fine-tunes from its initialisation
       .sources   (row, seed, column) -> Source: the file and field a number is read from
-      .configs   row -> (path, BertConfig): each row's bert_config.json, written before the
-                 stages run (an input of its pretraining stage)
+      .references (seed, column) -> Source: the unigram baseline's numbers
+      .configs   row -> {"pretrain": (path, BertConfig), "finetune": (path, BertConfig)}: each
+                 row's configs, written before the stages run (inputs of their stages)
 
 The layout under --output_dir:
-    data/<setting>/seed<k>/           NUM_SHARDS shards; shard 0 (a tenth of the documents,
-                                      whole) is held out, the others train
-    task_data/SST-2/, task_data/squad/  official/ablation/task_data.py's files
-    rows/<row>/bert_config.json
-    rows/<row>/seed<k>/pretrained/    run_pretraining's output_dir
-    rows/<row>/seed<k>/<task>/        each fine-tuning run's output_dir
+    corpus/corpus.txt, vocab.txt      the corpus as one plain text file; the learnt vocab
+    data/<setting>/seed<k>/           NUM_SHARDS shards; shard 0 (a tenth of the corpus's bytes,
+                                      whole documents: the same books for every setting and
+                                      seed) is held out, the others train
+    data/none/seed<k>/unigram.json    the unigram baseline of its held-out shard
+    task_data/SST-2/, QNLI/, squad/   official/ablation/task_data.py's files
+    rows/<row>/bert_config.json, finetune_config.json
+    rows/<row>/seed<k>/pretrained/    run_pretraining's output_dir (and its held-out eval)
+    rows/<row>/seed<k>/<stage>/       each other stage's output_dir
     stages/<stage>.json, logs/<stage>.log
     REPORT.md, results.json
 
@@ -35,7 +54,7 @@ import dataclasses
 import os
 
 from official.ablation.columns import TASK_COLUMNS
-from official.ablation.settings import AblationSettings
+from official.ablation.settings import BLIMP_FILES, TASK_FILES, AblationSettings
 from official.ablation.studies import DataSetting, Row, Study
 from official.configs import BertConfig
 from official.pretraining_shards import shard_path
@@ -44,11 +63,15 @@ from official.stages import Stage
 NUM_SHARDS = 10  # one digit of a glob: shards 1 to 9 train
 HELD_OUT_SHARD = 0
 EVAL_RESULTS = "eval_results.txt"
+UNIGRAM_FILE = "unigram.json"
+QNLI_DEV_EXAMPLES = 1000
+CONTIGUOUS = DataSetting("none")  # the held-out text every row's masked LM is scored on
 
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """A number's origin: `field` of the `key = value` file at `path`, as `transform` makes it:
+    """A number's origin: `field` of the file at `path` ("key = value" lines, or JSON when the
+    path ends in .json: a dotted path, list indices as numbers), as `transform` makes it:
     "percent" (x 100), "as_is", or "exp" (a loss's perplexity)."""
     path: str
     field: str
@@ -59,22 +82,28 @@ class Source:
 class Plan:
     stages: list[Stage]
     sources: dict[tuple[str, int, str], Source]
-    configs: dict[str, tuple[str, BertConfig]]
-    sst2_dir: str
-    squad_dir: str
+    references: dict[tuple[int, str], Source]
+    configs: dict[str, dict[str, tuple[str, BertConfig]]]
+    corpus: str
+    vocab_file: str
+    task_dirs: dict[str, str]
 
 
 @dataclasses.dataclass(frozen=True)
 class _Task:
-    """How a task's fine-tuning runs: its entry point and what it is told; its score."""
+    """How a task's fine-tuning runs: its entry point, its title, its score; whether its
+    examples are text pairs (--pair_max_seq_length)."""
     module: str
     title: str
     field: str
     transform: str
+    pairs: bool = False
 
 
-_TASKS = {"mrpc": _Task("run_scripts.run_classifier", "MRPC", "eval_accuracy", "percent"),
+_TASKS = {"qnli": _Task("run_scripts.run_classifier", "QNLI", "eval_accuracy", "percent", True),
+          "mrpc": _Task("run_scripts.run_classifier", "MRPC", "eval_accuracy", "percent", True),
           "sst2": _Task("run_scripts.run_classifier", "SST-2", "eval_accuracy", "percent"),
+          "pos": _Task("run_scripts.run_ner", "UD EWT parts of speech", "accuracy", "percent"),
           "conll": _Task("run_scripts.run_ner", "CoNLL-2003 NER", "f1", "percent"),
           "squad_sample": _Task("run_scripts.run_squad", "the SQuAD sample", "f1", "as_is")}
 
@@ -88,47 +117,106 @@ def squad_lengths(max_seq_length: int) -> tuple[int, int]:
     return query, max(1, (max_seq_length - query - 3) // 2)
 
 
+def _row_configs(settings: AblationSettings, row: Row, out: str
+                 ) -> dict[str, tuple[str, BertConfig]]:
+    """The row's pretraining config (--pretrain_dropout) and fine-tuning config
+    (--finetune_dropout): the same model, its dropout each stage's."""
+    found = {}
+    for stage, dropout, name in (("pretrain", settings.pretrain_dropout, "bert_config.json"),
+                                 ("finetune", settings.finetune_dropout,
+                                  "finetune_config.json")):
+        config = row.config if dropout is None else dataclasses.replace(
+            row.config, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+        found[stage] = (os.path.join(out, "rows", row.id, name), config)
+    return found
+
+
 def make_plan(settings: AblationSettings, study: Study) -> Plan:
     """The stages and sources of `study` as `settings` ask (see the module docstring)."""
     out = settings.output_dir
     rows = [study.row(row_id) for row_id in settings.chosen_rows(study)]
-    tasks = settings.chosen_tasks(study)
-    sst2_dir = os.path.join(out, "task_data", "SST-2")
-    squad_dir = os.path.join(out, "task_data", "squad")
-    configs = {row.id: (os.path.join(out, "rows", row.id, "bert_config.json"), row.config)
-               for row in rows}
+    tasks, measures = settings.chosen_tasks(study), settings.chosen_measures(study)
+    task_dirs = {name: os.path.join(out, "task_data", name) for name in ("SST-2", "QNLI",
+                                                                         "squad")}
+    corpus = os.path.join(out, "corpus", "corpus.txt")
+    configs = {row.id: _row_configs(settings, row, out) for row in rows}
     stages: list[Stage] = []
+    vocab = Vocab(settings, corpus, stages)
     sources: dict[tuple[str, int, str], Source] = {}
-    made: set[str] = set()
+    references: dict[tuple[int, str], Source] = {}
+    made: dict[str, Stage] = {}
+
+    def data(setting: DataSetting, seed: int) -> Stage:
+        stage = _data_stage(settings, setting, seed, corpus, vocab)
+        if stage.name not in made:
+            stages.append(stage)
+            made[stage.name] = stage
+        return made[stage.name]
+
     for seed in settings.seed_list():
+        if "heldout" in measures:
+            contiguous = data(CONTIGUOUS, seed)
+            unigram = _unigram_stage(contiguous)
+            stages.append(unigram)
+            for key, field, transform in (("mlm_loss", "masked_lm_loss", "as_is"),
+                                          ("mlm_acc", "masked_lm_accuracy", "percent")):
+                references[seed, key] = Source(unigram.outputs[0], field, transform)
         for row in rows:
-            data = _data_stage(settings, row.data, seed,
-                               [r.name for r in rows if r.data == row.data])
-            if data.name not in made:
-                stages.append(data)
-                made.add(data.name)
             run_dir = os.path.join(out, "rows", row.id, f"seed{seed}")
-            pretrained = os.path.join(run_dir, "pretrained")
-            pretrain = _pretrain_stage(settings, row, seed, data, configs[row.id][0], pretrained)
-            stages.append(pretrain)
-            if study.perplexity:
-                stages.append(_held_out_stage(settings, row, seed, data, configs[row.id][0],
-                                              pretrained))
-                sources[row.id, seed, "ppl"] = Source(
-                    os.path.join(pretrained, EVAL_RESULTS), "masked_lm_loss", "exp")
+            pretrained = os.path.join(run_dir, "pretrained") if row.pretrained else None
+            after, init = [], []
+            if row.pretrained:
+                pretrain = _pretrain_stage(settings, study, row, seed, data(row.data, seed),
+                                           data(CONTIGUOUS, seed) if "heldout" in measures
+                                           else None, configs[row.id]["pretrain"][0],
+                                           pretrained, vocab)
+                stages.append(pretrain)
+                after, init = [pretrain.name], [f"--init_checkpoint={pretrained}"]
+                sources.update(_held_out_sources(study, row, seed, pretrained, measures))
+                stages += _measure_stages(settings, row, seed, run_dir, pretrained, after,
+                                          measures, data, vocab, sources)
             for task in tasks:
                 variants = [(task, False)]
                 if task == "conll" and settings.runs_feature_based(study):
                     variants.append(("conll_feature", True))
-                for (name, feature_based), column in zip(variants, TASK_COLUMNS[task]):
+                for (name, feature_based), key in zip(variants, TASK_COLUMNS[task]):
+                    if feature_based and not row.pretrained:
+                        continue  # a frozen random encoder is no feature-based baseline
                     folder = os.path.join(run_dir, name)
-                    stages.append(_task_stage(settings, row, seed, task, feature_based,
-                                              pretrain, pretrained, folder, sst2_dir,
-                                              squad_dir))
+                    stages.append(_task_stage(settings, row, seed, task, feature_based, after,
+                                              init, configs[row.id]["finetune"][0], folder,
+                                              task_dirs, vocab))
                     spec = _TASKS[task]
-                    sources[row.id, seed, column] = Source(
-                        os.path.join(folder, EVAL_RESULTS), spec.field, spec.transform)
-    return Plan(stages, sources, configs, sst2_dir, squad_dir)
+                    sources[row.id, seed, key] = Source(os.path.join(folder, EVAL_RESULTS),
+                                                        spec.field, spec.transform)
+    return Plan(stages, sources, references, configs, corpus, vocab.path, task_dirs)
+
+
+class Vocab:
+    """The study's vocab: --vocab_file, or the one its first stage learns from the corpus."""
+
+    def __init__(self, settings: AblationSettings, corpus: str, stages: list[Stage]):
+        self.stage = None
+        if settings.vocab_file is not None:
+            self.path, self.inputs = settings.vocab_file, [settings.vocab_file]
+            return
+        self.path, self.inputs = os.path.join(settings.output_dir, "vocab.txt"), []
+        self.stage = Stage(
+            "vocab", f"a WordPiece vocab of {settings.vocab_size:,} pieces learnt from the "
+            "corpus (data_prep.build_vocab)",
+            ["-m", "data_prep.build_vocab", f"--input_file={corpus}",
+             f"--output_file={self.path}", f"--vocab_size={settings.vocab_size}",
+             f"--do_lower_case={str(settings.do_lower_case).lower()}"],
+            outputs=[self.path], inputs=[corpus])
+        stages.append(self.stage)
+
+    @property
+    def after(self) -> list[str]:
+        return [self.stage.name] if self.stage else []
+
+    def flags(self, settings: AblationSettings) -> list[str]:
+        return [f"--vocab_file={self.path}",
+                f"--do_lower_case={str(settings.do_lower_case).lower()}"]
 
 
 def _strategy(settings: AblationSettings) -> list[str]:
@@ -138,26 +226,20 @@ def _strategy(settings: AblationSettings) -> list[str]:
             f"--num_gpus={settings.num_gpus}"]
 
 
-def _tokenizer(settings: AblationSettings) -> list[str]:
-    return [f"--vocab_file={settings.vocab_file}",
-            f"--do_lower_case={str(settings.do_lower_case).lower()}"]
-
-
-def _data_stage(settings: AblationSettings, data: DataSetting, seed: int,
-                row_names: list[str]) -> Stage:
+def _data_stage(settings: AblationSettings, data: DataSetting, seed: int, corpus: str,
+                vocab: Vocab) -> Stage:
     folder = os.path.join(settings.output_dir, "data", data.id, f"seed{seed}")
     return Stage(
         f"data.{data.id}.seed{seed}",
-        f"data {data.id} (for {', '.join(row_names)}), seed {seed}: pretraining records "
-        "(data_prep.create_pretraining_data)",
-        ["-m", "data_prep.create_pretraining_data", f"--input_file={','.join(settings.corpus)}",
-         f"--output_dir={folder}", *_tokenizer(settings),
+        f"data {data.id}, seed {seed}: pretraining records (data_prep.create_pretraining_data)",
+        ["-m", "data_prep.create_pretraining_data", f"--input_file={corpus}",
+         f"--output_dir={folder}", *vocab.flags(settings),
          f"--max_seq_length={settings.max_seq_length}",
          f"--max_predictions_per_seq={settings.max_predictions_per_seq}",
          f"--dupe_factor={settings.dupe_factor}", f"--random_seed={seed}",
          f"--num_shards={NUM_SHARDS}", f"--num_workers={settings.data_workers}",
          *data.flags()],
-        outputs=[folder], inputs=[*settings.corpus, settings.vocab_file])
+        outputs=[folder], inputs=[corpus, *vocab.inputs], after=vocab.after)
 
 
 def _shards(data: Stage) -> tuple[str, str]:
@@ -169,74 +251,184 @@ def _shards(data: Stage) -> tuple[str, str]:
     return train, shard_path(folder, HELD_OUT_SHARD, NUM_SHARDS)
 
 
-def _pretrain_stage(settings: AblationSettings, row: Row, seed: int, data: Stage, config: str,
-                    pretrained: str) -> Stage:
+def _unigram_stage(contiguous: Stage) -> Stage:
+    train, held_out = _shards(contiguous)
+    seed = contiguous.name.rsplit(".", 1)[1]
+    output = os.path.join(contiguous.outputs[0], UNIGRAM_FILE)
+    return Stage(
+        f"unigram.{seed}", f"the unigram baseline of the held-out text, {seed} "
+        "(data_prep.unigram_baseline)",
+        ["-m", "data_prep.unigram_baseline", f"--train_file={train}", f"--eval_file={held_out}",
+         f"--output_file={output}"],
+        outputs=[output], after=[contiguous.name])
+
+
+def _training(settings: AblationSettings, seed: int) -> list[str]:
+    """What every training stage is told: precision, seed, strategy."""
+    return [f"--dtype={settings.dtype}", f"--seed={seed}", *_strategy(settings)]
+
+
+def _pretrain_stage(settings: AblationSettings, study: Study, row: Row, seed: int, data: Stage,
+                    contiguous: Stage | None, config: str, pretrained: str,
+                    vocab: Vocab) -> Stage:
     steps = settings.pretrain_steps
     log_steps = max(1, min(100, steps // 10))
+    held_out = [] if contiguous is None else [
+        "--do_eval", f"--eval_input_file={_shards(contiguous)[1]}",
+        f"--eval_batch_size={settings.eval_batch_size}",
+        f"--max_eval_steps={settings.max_eval_steps}"]
     return Stage(
         f"{row.id}.seed{seed}.pretrain",
-        f"row {row.name}, seed {seed}: pretrain {steps} steps (run_scripts.run_pretraining)",
+        f"row {row.name}, seed {seed}: pretrain {steps} steps"
+        + (", then the held-out loss" if held_out else "") + " (run_scripts.run_pretraining)",
         ["-m", "run_scripts.run_pretraining", f"--input_file={_shards(data)[0]}",
          f"--output_dir={pretrained}", f"--bert_config_file={config}", "--do_train",
-         f"--train_batch_size={settings.pretrain_batch_size}",
+         *held_out, f"--train_batch_size={settings.pretrain_batch_size}",
          f"--max_seq_length={settings.max_seq_length}",
          f"--max_predictions_per_seq={settings.max_predictions_per_seq}",
-         f"--num_train_steps={steps}", f"--num_warmup_steps={steps // 10}",
-         f"--learning_rate={settings.pretrain_learning_rate:g}", f"--seed={seed}",
+         f"--num_train_steps={steps}", f"--num_warmup_steps={settings.warmup_steps}",
+         f"--learning_rate={settings.pretrain_learning_rate:g}",
          f"--log_steps={log_steps}", f"--steps_per_loop={log_steps}",
-         f"--save_checkpoints_steps={min(steps, 1000)}", *row.pretraining_flags,
-         *_strategy(settings)],
-        outputs=[pretrained], inputs=[config], after=[data.name])
+         f"--save_checkpoints_steps={steps}", *row.pretraining_flags,
+         *_training(settings, seed)],
+        outputs=[pretrained], inputs=[config],
+        after=list(dict.fromkeys([data.name, *([contiguous.name] if contiguous else [])])))
 
 
-def _held_out_stage(settings: AblationSettings, row: Row, seed: int, data: Stage, config: str,
-                    pretrained: str) -> Stage:
-    return Stage(
-        f"{row.id}.seed{seed}.heldout",
-        f"row {row.name}, seed {seed}: masked-LM loss on the held-out shard "
-        "(run_scripts.run_pretraining --do_eval)",
-        ["-m", "run_scripts.run_pretraining", f"--input_file={_shards(data)[1]}",
-         f"--output_dir={pretrained}", f"--bert_config_file={config}", "--do_eval",
-         f"--eval_batch_size={settings.eval_batch_size}",
-         f"--max_eval_steps={settings.max_eval_steps}",
-         f"--max_seq_length={settings.max_seq_length}",
-         f"--max_predictions_per_seq={settings.max_predictions_per_seq}", f"--seed={seed}",
-         *row.pretraining_flags, *_strategy(settings)],
-        outputs=[os.path.join(pretrained, EVAL_RESULTS)],
-        after=[data.name, f"{row.id}.seed{seed}.pretrain"])
+def _held_out_sources(study: Study, row: Row, seed: int, pretrained: str,
+                      measures: tuple[str, ...]) -> dict[tuple[str, int, str], Source]:
+    """The held-out numbers the pretraining stage's eval writes: the masked LM's, or a
+    left-to-right row's next-token ones."""
+    if "heldout" not in measures:
+        return {}
+    results = os.path.join(pretrained, EVAL_RESULTS)
+    prefix = "next_token" if "--objective=ltr" in row.pretraining_flags else "masked_lm"
+    keys = ("ntp_loss", "ntp_acc") if prefix == "next_token" else ("mlm_loss", "mlm_acc")
+    found = {(row.id, seed, keys[0]): Source(results, f"{prefix}_loss", "as_is"),
+             (row.id, seed, keys[1]): Source(results, f"{prefix}_accuracy", "percent")}
+    if study.perplexity and prefix == "masked_lm":
+        found[row.id, seed, "ppl"] = Source(results, "masked_lm_loss", "exp")
+    return found
+
+
+def _measure_stages(settings: AblationSettings, row: Row, seed: int, run_dir: str,
+                    pretrained: str, after: list[str], measures: tuple[str, ...], data,
+                    vocab: Vocab, sources: dict) -> list[Stage]:
+    """The stages that measure a pretrained row without fine-tuning, their sources added."""
+    stages = []
+    init = f"--init_checkpoint={pretrained}"
+    common = [f"--bert_config_file={os.path.join(pretrained, 'bert_config.json')}",
+              f"--max_seq_length={settings.max_seq_length}",
+              f"--max_predictions_per_seq={settings.max_predictions_per_seq}",
+              f"--eval_batch_size={settings.eval_batch_size}",
+              f"--max_eval_steps={settings.max_eval_steps}", *_training(settings, seed)]
+    for objective in ("nsp", "sop"):
+        records = data(DataSetting(objective), seed) \
+            if {"heads", "probes"} & set(measures) else None
+        if "heads" in measures and row.second_sentence_head:
+            folder = os.path.join(run_dir, f"{objective}_head")
+            stages.append(Stage(
+                f"{row.id}.seed{seed}.{objective}_head",
+                f"row {row.name}, seed {seed}: its {row.second_sentence_head.upper()} head on "
+                f"held-out {objective.upper()} records (run_scripts.run_pretraining --do_eval)",
+                ["-m", "run_scripts.run_pretraining", f"--input_file={_shards(records)[1]}",
+                 f"--output_dir={folder}", init, "--do_eval", *common],
+                outputs=[folder], after=[*after, records.name]))
+            sources[row.id, seed, f"{objective}_head"] = Source(
+                os.path.join(folder, EVAL_RESULTS), "next_sentence_accuracy", "percent")
+        if "probes" in measures:
+            folder = os.path.join(run_dir, f"{objective}_probe")
+            train, held_out = _shards(records)
+            stages.append(Stage(
+                f"{row.id}.seed{seed}.{objective}_probe",
+                f"row {row.name}, seed {seed}: a {objective.upper()} probe of the frozen pooled "
+                "output (run_scripts.run_pretraining --probe_second_sentence)",
+                ["-m", "run_scripts.run_pretraining", f"--input_file={train}",
+                 f"--eval_input_file={held_out}", f"--output_dir={folder}", init,
+                 "--probe_second_sentence", "--do_train", "--do_eval",
+                 f"--num_train_steps={settings.probe_steps}",
+                 f"--num_warmup_steps={settings.probe_steps // 10}",
+                 f"--learning_rate={settings.probe_learning_rate:g}",
+                 f"--train_batch_size={settings.pretrain_batch_size}",
+                 f"--save_checkpoints_steps={settings.probe_steps}",
+                 f"--log_steps={max(1, settings.probe_steps // 5)}", *common],
+                outputs=[folder], after=[*after, records.name]))
+            sources[row.id, seed, f"{objective}_probe"] = Source(
+                os.path.join(folder, EVAL_RESULTS), "next_sentence_accuracy", "percent")
+    if "blimp" in measures:
+        folder = os.path.join(run_dir, "blimp")
+        pairs = [] if settings.blimp_pairs_per_paradigm is None else [
+            f"--pairs_per_paradigm={settings.blimp_pairs_per_paradigm}"]
+        published = os.path.join(settings.blimp_dir, "models_summary.jsonl")
+        stages.append(Stage(
+            f"{row.id}.seed{seed}.blimp",
+            f"row {row.name}, seed {seed}: BLiMP's minimal pairs, zero-shot "
+            "(run_scripts.score_minimal_pairs)",
+            ["-m", "run_scripts.score_minimal_pairs", init, *vocab.flags(settings),
+             f"--input_file={os.path.join(settings.blimp_dir, BLIMP_FILES)}", *pairs,
+             *([f"--published_file={published}"] if os.path.isfile(published) else []),
+             f"--max_seq_length={settings.max_seq_length}", f"--output_dir={folder}"],
+            outputs=[folder], inputs=settings.blimp_files(), after=after))
+        sources[row.id, seed, "blimp"] = Source(os.path.join(folder, "minimal_pairs.json"),
+                                                "overall.accuracy", "as_is")
+    if "pos_probe" in measures:
+        folder = os.path.join(run_dir, "pos_probe")
+        files = {split: os.path.join(settings.ud_dir, f"en_ewt-ud-{split}.conllu")
+                 for split in ("train", "dev", "test")}
+        stages.append(Stage(
+            f"{row.id}.seed{seed}.pos_probe",
+            f"row {row.name}, seed {seed}: a linear probe of the last layer for parts of "
+            "speech (run_scripts.probe_layers --task=upos)",
+            ["-m", "run_scripts.probe_layers", "--task=upos", init, *vocab.flags(settings),
+             *(f"--{split}_file={path}" for split, path in files.items()),
+             f"--layers={row.config.num_hidden_layers}",
+             f"--max_seq_length={settings.finetune_max_seq_length}", f"--seed={seed}",
+             f"--output_dir={folder}", f"--cache_dir={os.path.join(folder, 'vectors')}"],
+            outputs=[folder], inputs=list(files.values()), after=after))
+        sources[row.id, seed, "pos_probe"] = Source(
+            os.path.join(folder, "probe_results.json"), "layers.0.test.accuracy", "percent")
+    return stages
 
 
 def _task_stage(settings: AblationSettings, row: Row, seed: int, task: str, feature_based: bool,
-                pretrain: Stage, pretrained: str, folder: str, sst2_dir: str,
-                squad_dir: str) -> Stage:
+                after: list[str], init: list[str], config: str, folder: str,
+                task_dirs: dict[str, str], vocab: Vocab) -> Stage:
     spec = _TASKS[task]
     learning_rate = settings.finetune_learning_rate
-    if task in ("mrpc", "sst2"):
-        data_dir = os.path.join(settings.glue_dir, "MRPC") if task == "mrpc" else sst2_dir
+    length = settings.pair_max_seq_length if spec.pairs else settings.finetune_max_seq_length
+    if task in ("qnli", "mrpc", "sst2"):
+        data_dir = {"qnli": task_dirs["QNLI"], "sst2": task_dirs["SST-2"],
+                    "mrpc": os.path.join(settings.glue_dir or "", "MRPC")}[task]
         data = [f"--task_name={spec.title}", f"--data_dir={data_dir}"]
         inputs = [os.path.join(data_dir, name) for name in ("train.tsv", "dev.tsv")]
-    elif task == "conll":
-        data = [f"--data_dir={settings.conll_dir}"]
-        inputs = [os.path.join(settings.conll_dir, name) for name in ("eng.train", "eng.testa")]
+    elif task in ("pos", "conll"):
+        flag, names = TASK_FILES[task]
+        folder_of_data = getattr(settings, flag)
+        inputs = [os.path.join(folder_of_data, name) for name in names]
+        data = [f"--data_dir={folder_of_data}"]
+        if task == "pos":
+            data += ["--data_format=conllu", f"--train_file={names[0]}",
+                     f"--dev_file={names[1]}"]
         if feature_based:
             data += [f"--feature_based={settings.feature_based}",
                      f"--feature_lstm_units={settings.feature_lstm_units}"]
             learning_rate = settings.feature_learning_rate
     else:
-        query, stride = squad_lengths(settings.max_seq_length)
-        inputs = [os.path.join(squad_dir, name) for name in ("train.json", "dev.json")]
+        length = settings.max_seq_length
+        query, stride = squad_lengths(length)
+        inputs = [os.path.join(task_dirs["squad"], name) for name in ("train.json", "dev.json")]
         data = [f"--train_file={inputs[0]}", f"--predict_file={inputs[1]}",
                 f"--max_query_length={query}", f"--doc_stride={stride}"]
     how = " feature-based" if feature_based else ""
+    start = "" if row.pretrained else " from its random initialisation"
     return Stage(
         f"{row.id}.seed{seed}.{os.path.basename(folder)}",
-        f"row {row.name}, seed {seed}: fine-tune{how} on {spec.title} ({spec.module})",
-        ["-m", spec.module, *data, *_tokenizer(settings),
-         f"--bert_config_file={os.path.join(pretrained, 'bert_config.json')}",
-         f"--init_checkpoint={pretrained}", f"--output_dir={folder}", "--do_train", "--do_eval",
-         f"--max_seq_length={settings.max_seq_length}",
-         f"--train_batch_size={settings.finetune_batch_size}",
+        f"row {row.name}, seed {seed}: fine-tune{how} on {spec.title}{start} ({spec.module})",
+        ["-m", spec.module, *data, *vocab.flags(settings), f"--bert_config_file={config}",
+         *init, f"--output_dir={folder}", "--do_train", "--do_eval",
+         f"--max_seq_length={length}", f"--train_batch_size={settings.finetune_batch_size}",
          f"--eval_batch_size={settings.eval_batch_size}", f"--learning_rate={learning_rate:g}",
          f"--num_train_epochs={settings.finetune_epochs:g}", "--warmup_proportion=0.1",
-         f"--seed={seed}", *row.finetuning_flags, *_strategy(settings)],
-        outputs=[folder], inputs=[*inputs, settings.vocab_file], after=[pretrain.name])
+         *row.finetuning_flags, *_training(settings, seed)],
+        outputs=[folder], inputs=[*inputs, *vocab.inputs, config],
+        after=[*after, *vocab.after])

@@ -1,30 +1,41 @@
 """A study's results written for a reader: REPORT.md and results.json, each written atomically.
 
     Outcome         what a finished study is: its rows, seeds, columns, numbers and their
-                    sources, and its settings in words
-    table(outcome)  the paper-shaped table: each of our rows (mean ± sample standard deviation
-                    over the seeds; "n/a" with one seed; "—" where not run) followed by the
-                    paper's row it stands beside; the paper's other rows after them
+                    sources, the references (the unigram baseline, the majority class, chance),
+                    each row's wall time and its settings in words
+    tables(outcome) the papers-shaped tables, one of what the pretrained models know without
+                    fine-tuning (intrinsic) and one of fine-tuned dev scores: each of our rows
+                    (mean ± sample standard deviation over the seeds; "n/a" with one seed; "—"
+                    where not run) followed by the papers' rows it stands beside, the
+                    references, then the papers' other rows
     verdicts(outcome)
-                    each expected ordering checked on our means (official/ablation/
-                    orderings.py), with the paper's own figures beside where it has them
+                    each expected ordering tested on our seeds (official/ablation/
+                    orderings.py), with the papers' own figures beside
+    resolution(outcome)
+                    whether the study can tell anything: the first row's held-out masked LM
+                    against the unigram baseline, its fine-tuned scores against the majority
+                    class and the random initialisation, its BLiMP against chance; each by the
+                    same two-standard-error test
     markdown(outcome), to_json(outcome), write(outcome)
 
 Example of a table:
     >>> from official.ablation.studies import study
     >>> from official.ablation.results import Results
     >>> from official.ablation.summary import Summary
-    >>> objectives = study("objectives", "tiny", 100)
-    >>> outcome = Outcome(objectives, ("bert",), (1,), ("mrpc",),
-    ...                   Results({}, {"bert": {"mrpc": Summary(71.25, None, 1)}}), {}, [], "out")
-    >>> print(table(outcome))
-    | row | MNLI-m | QNLI | MRPC | SST-2 | SQuAD F1 |
-    |---|---:|---:|---:|---:|---:|
-    | BERT (MLM+NSP) (ours) | — | — | 71.2 ± n/a | — | — |
-    | BERT-Base (MLM+NSP) (paper) | 84.4 | 88.4 | 86.7 | 92.7 | 88.5 |
-    | No NSP (paper) | 83.9 | 84.9 | 86.5 | 92.6 | 87.9 |
-    | LTR & No NSP (paper) | 82.1 | 84.3 | 77.5 | 92.1 | 77.8 |
-    | + BiLSTM (paper; not built here) | 82.1 | 84.1 | 75.7 | 91.6 | 84.9 |
+    >>> sizes = study("sizes", "tiny", 100)
+    >>> outcome = Outcome(sizes, ("L2_H128",), (1,), ("sst2",),
+    ...                   Results({}, {"L2_H128": {"sst2": Summary(81.25, None, 1)}}), {}, [],
+    ...                   "out")
+    >>> print(tables(outcome)[1])  # doctest: +NORMALIZE_WHITESPACE
+    | row | MNLI-m | MRPC | SST-2 |
+    |---|---:|---:|---:|
+    | L=2, H=128, A=2 (ours) | — | — | 81.2 ± n/a |
+    | L=3, H=768, A=12 (paper) | 77.9 | 79.8 | 88.4 |
+    | L=6, H=768, A=3 (paper) | 80.6 | 82.2 | 90.7 |
+    | L=6, H=768, A=12 (paper) | 81.9 | 84.8 | 91.3 |
+    | L=12, H=768, A=12 (paper) | 84.4 | 86.7 | 92.9 |
+    | L=12, H=1024, A=16 (paper) | 85.7 | 86.9 | 93.3 |
+    | L=24, H=1024, A=16 (paper) | 86.6 | 87.8 | 93.7 |
 """
 
 from __future__ import annotations
@@ -34,18 +45,29 @@ import json
 import os
 from typing import Mapping
 
-from official.ablation.columns import column
-from official.ablation.orderings import Chain, LargerGap, Ordering, Verdict, check
+from official.ablation.columns import FINE_TUNED, INTRINSIC, column
+from official.ablation.orderings import (
+    AtChance,
+    Compare,
+    Ordering,
+    Verdict,
+    check,
+    columns_of,
+)
 from official.ablation.plan import HELD_OUT_SHARD, NUM_SHARDS, Source
 from official.ablation.results import Results
 from official.ablation.settings import AblationSettings
 from official.ablation.studies import Study
-from official.ablation.summary import format_summary
+from official.ablation.summary import Summary, format_summary
 from official.atomic_files import open_atomically
+from official.stages import format_seconds
 
 REPORT_FILE, RESULTS_FILE = "REPORT.md", "results.json"
 NOT_RUN = "—"
 COUNTED = ("params",)  # the same for every seed: written without a spread
+UNIGRAM, CHANCE = "unigram", "chance"
+_REFERENCE_NAMES = {UNIGRAM: "Unigram baseline (the same held-out text)",
+                    CHANCE: "Majority class / chance"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +83,9 @@ class Outcome:
         have none).
       settings: (setting, value) pairs for the report's settings table.
       output_dir: where the runs wrote (sources are written relative to it).
+      references: {UNIGRAM: {column: Summary over the seeds}, CHANCE: {column: Summary}}: what a
+        model that learnt nothing of the text (unigram) or of the task (chance) scores.
+      seconds: {row: seconds its stages ran, over all seeds}.
     """
     study: Study
     rows: tuple[str, ...]
@@ -70,10 +95,12 @@ class Outcome:
     sources: Mapping[tuple[str, int, str], Source]
     settings: list[tuple[str, str]]
     output_dir: str
+    references: Mapping[str, Mapping[str, Summary]] = dataclasses.field(default_factory=dict)
+    seconds: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """The table's: the paper's, then ours it lacks."""
+        """The tables': the papers', then ours they lack."""
         return self.study.columns + tuple(k for k in self.measured
                                           if k not in self.study.columns)
 
@@ -87,68 +114,108 @@ def _cell(value: float | None, key: str) -> str:
 
 
 def _paper_label(row) -> str:
+    """"<label> (paper[; not built here]) [<paper and table>]"."""
     note = f"; {row.note.split(':')[0]}" if row.note else ""
-    return f"{row.label} (paper{note})"
+    label, bracket, source = row.label.partition(" [")
+    return f"{label} (paper{note})" + (f" [{source}" if bracket else "")
 
 
-def table(outcome: Outcome) -> str:
-    """The Markdown table (see the module docstring)."""
-    columns = outcome.columns
+def _table(outcome: Outcome, columns: tuple[str, ...]) -> str:
     lines = ["| row | " + " | ".join(column(k).title for k in columns) + " |",
              "|---|" + "---:|" * len(columns)]
-    paper_rows = outcome.study.paper.rows
+    paper_rows = [r for r in outcome.study.paper.rows
+                  if any(k in r.values for k in columns)]
+
+    def paper_line(paper_row) -> str:
+        return f"| {_paper_label(paper_row)} | " + " | ".join(
+            _cell(paper_row.values.get(k), k) for k in columns) + " |"
+
     for row_id in outcome.rows:
         summaries = outcome.results.table.get(row_id, {})
+        if not any(k in summaries for k in columns):
+            continue  # a row this table has nothing of (the random initialisation's measures)
         cells = [NOT_RUN if k not in summaries else _cell(summaries[k].mean, k)
                  if k in COUNTED else format_summary(summaries[k], column(k).digits)
                  for k in columns]
         lines.append(f"| {outcome.names[row_id]} (ours) | " + " | ".join(cells) + " |")
-        for paper_row in paper_rows:
-            if paper_row.ours == row_id:
-                lines.append(f"| {_paper_label(paper_row)} | " + " | ".join(
-                    _cell(paper_row.values.get(k), k) for k in columns) + " |")
-    for paper_row in paper_rows:
-        if paper_row.ours not in outcome.rows:
-            lines.append(f"| {_paper_label(paper_row)} | " + " | ".join(
-                _cell(paper_row.values.get(k), k) for k in columns) + " |")
+        lines += [paper_line(r) for r in paper_rows if r.ours == row_id]
+    for reference, found in outcome.references.items():
+        if any(k in found for k in columns):
+            lines.append(f"| {_REFERENCE_NAMES[reference]} | " + " | ".join(
+                format_summary(found[k], column(k).digits) if k in found and found[k].n > 1
+                else _cell(found[k].mean, k) if k in found else NOT_RUN
+                for k in columns) + " |")
+    lines += [paper_line(r) for r in paper_rows if r.ours not in outcome.rows]
     return "\n".join(lines)
 
 
-def _columns_of(ordering: Ordering) -> tuple[str, ...]:
-    return (ordering.column,) if isinstance(ordering, Chain) else (ordering.wider,
-                                                                    ordering.narrower)
+def tables(outcome: Outcome) -> tuple[str, str]:
+    """(the intrinsic table, the fine-tuned table) in Markdown; "" for one without columns."""
+    found = []
+    for kind in (INTRINSIC, FINE_TUNED):
+        keys = tuple(k for k in outcome.columns if column(k).kind == kind)
+        found.append(_table(outcome, keys) if keys else "")
+    return found[0], found[1]
 
 
 def _paper_evidence(ordering: Ordering, study: Study) -> str:
-    """The paper's own figures for an ordering ("" when it lacks a row or column)."""
+    """The papers' own figures for an ordering ("" when they lack a cell)."""
     values = {row.id: row.values for row in study.paper.rows}
-    if isinstance(ordering, LargerGap):
-        keys = (ordering.wider, ordering.narrower)
-        if not all(k in values.get(r, {}) for r in (ordering.high, ordering.low) for k in keys):
-            return ""
-        gaps = [values[ordering.high][k] - values[ordering.low][k] for k in keys]
-        return f"{gaps[0]:.1f} vs {gaps[1]:.1f}"
-    if not all(ordering.column in values.get(r, {}) for r in ordering.rows):
+    cells = ordering.paper
+    if not cells or not all(key in values.get(row, {}) for row, key in cells):
         return ""
-    return " vs ".join(_cell(values[r][ordering.column], ordering.column)
-                       for r in ordering.rows)
+    figures = [values[row][key] for row, key in cells]
+    if isinstance(ordering, AtChance):
+        return _cell(figures[0], cells[0][1])
+    if not isinstance(ordering, Compare):  # LargerGap: the two gaps
+        return f"{figures[0] - figures[1]:.1f} vs {figures[2] - figures[3]:.1f}"
+    return " vs ".join(_cell(f, key) for f, (_, key) in zip(figures, cells))
 
 
-def verdicts(outcome: Outcome) -> tuple[list[Verdict], list[str]]:
-    """(the verdicts of the orderings on columns we measured, with the paper's figures beside
-    when it has them; the claims of the others, whose columns were not run)."""
+def verdicts(outcome: Outcome) -> tuple[list[tuple[Verdict, str, str]], list[str]]:
+    """([(verdict, whose claim, the papers' figures or ""), ...] of the orderings on columns we
+    measured; the claims of the others, whose columns were not run)."""
     checked, unmeasured = [], []
     for ordering in outcome.study.orderings:
         verdict = check(ordering, outcome.results.table, outcome.names)
-        if not all(k in outcome.measured for k in _columns_of(ordering)):
-            unmeasured.append(verdict.claim)
+        if not all(k in outcome.measured for k in columns_of(ordering)):
+            unmeasured.append(f"{verdict.claim} [{ordering.source}]")
             continue
-        paper = _paper_evidence(ordering, outcome.study)
-        if paper:
-            verdict = dataclasses.replace(verdict,
-                                          evidence=f"{verdict.evidence}; the paper: {paper}")
-        checked.append(verdict)
+        checked.append((verdict, ordering.source, _paper_evidence(ordering, outcome.study)))
     return checked, unmeasured
+
+
+def _reference_row(outcome: Outcome, reference: str) -> dict[str, Summary]:
+    return dict(outcome.references.get(reference, {}))
+
+
+def resolution(outcome: Outcome) -> list[str]:
+    """The resolution lines (see the module docstring): does the first row, the study's base,
+    stand clear of what learns nothing?"""
+    base = outcome.rows[0]
+    table = dict(outcome.results.table)
+    names = dict(outcome.names)
+    lines = []
+    for reference in (UNIGRAM, CHANCE):
+        found = _reference_row(outcome, reference)
+        if not found:
+            continue
+        table[reference] = found
+        names[reference] = _REFERENCE_NAMES[reference]
+        for key in found:
+            if key not in table.get(base, {}):
+                continue
+            relation = "<" if column(key).lower_is_better else ">"
+            lines.append(check(Compare(((base, key), (reference, key)), relation), table,
+                               names).line())
+    others = [row for row in outcome.rows if not outcome.study.row(row).pretrained]
+    for row in others:
+        for key in outcome.measured:
+            if column(key).kind == FINE_TUNED and key in table.get(row, {}) \
+                    and key in table.get(base, {}):
+                lines.append(check(Compare(((base, key), (row, key)), ">"), table,
+                                   names).line())
+    return lines
 
 
 def _relative(outcome: Outcome, path: str) -> str:
@@ -174,25 +241,54 @@ def _source_lines(outcome: Outcome) -> list[str]:
     return lines
 
 
+def _time_lines(outcome: Outcome) -> list[str]:
+    seeds = len(outcome.seeds)
+    return [f"- {outcome.names[row]}: {format_seconds(seconds)} over {seeds} seed(s), "
+            f"{format_seconds(seconds / seeds)} a seed" for row, seconds in outcome.seconds.items()]
+
+
 def markdown(outcome: Outcome) -> str:
     """REPORT.md."""
     study, seeds = outcome.study, outcome.seeds
     checked, unmeasured = verdicts(outcome)
+    intrinsic, fine_tuned = tables(outcome)
     parts = [f"# Ablation study: {study.title}", "",
              f"Our rows: mean ± sample standard deviation (ddof=1) over {len(seeds)} seed"
              f"{'s' if len(seeds) > 1 else ''} ({', '.join(map(str, seeds))}); \"n/a\" with one "
-             f"seed, \"{NOT_RUN}\" where the task was not run. Each is followed by the paper's "
-             "row it stands beside.", "", table(outcome), "",
-             f"The paper's figures: {study.paper.source}.", "", "## Expected orderings", "",
-             "Checked on the means, as they came out.", ""]
-    parts += [f"- {verdict.line()}" for verdict in checked] or ["- (none on the columns run)"]
+             f"seed, \"{NOT_RUN}\" where not run. Each is followed by the papers' rows it stands "
+             "beside (the bracket names the paper and table).", ""]
+    if intrinsic:
+        parts += ["## Without fine-tuning", "", intrinsic, ""]
+    if fine_tuned:
+        parts += ["## Fine-tuned (dev, after the last epoch)", "", fine_tuned, ""]
+    parts += [f"The papers' figures: {study.paper.source}.", "",
+              "## Expected orderings", "",
+              "Each step of a claim is tested on our seeds: the gap between the two means "
+              "against two standard errors of their difference, sqrt(s1²/n1 + s2²/n2). "
+              "Beyond them it holds or does not hold; inside them the seeds cannot tell. "
+              "(Two standard errors is a lenient test at three seeds.)", ""]
+    for verdict, source, paper in checked:
+        beside = f"; the paper: {paper}" if paper else ""
+        parts.append(f"- {verdict.line()} [{source}{beside}]")
+    if not checked:
+        parts.append("- (none on the columns run)")
     if unmeasured:
         parts += ["", "Not measured here (their tasks were not run): "
                   + "; ".join(unmeasured) + "."]
+    lines = resolution(outcome)
+    if lines:
+        parts += ["", "## Does the study resolve?", "",
+                  f"{outcome.names[outcome.rows[0]]} against what learnt nothing, by the same "
+                  "test:", "", *(f"- {line}" for line in lines)]
     if study.notes:
         parts += ["", "## Notes", "", *(f"- {note}" for note in study.notes)]
     parts += ["", "## Settings", "", "| setting | value |", "|---|---|",
               *(f"| {name} | {value} |" for name, value in outcome.settings)]
+    if outcome.seconds:
+        parts += ["", "## Wall time per row", "",
+                  "Every stage of the row (pretraining, measures, fine-tuning), as run here; "
+                  "the data stages, which rows share, are counted in the settings' total.", "",
+                  *_time_lines(outcome)]
     parts += ["", "## Where each number comes from", "",
               "Paths relative to the study's output_dir; every row and seed has its own "
               "(`rows/<row>/seed<k>/`); each seed's numbers are in results.json.", "",
@@ -200,9 +296,13 @@ def markdown(outcome: Outcome) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _summary_json(found: Mapping[str, Summary]) -> dict:
+    return {key: dataclasses.asdict(s) for key, s in found.items()}
+
+
 def to_json(outcome: Outcome) -> dict:
     """results.json: the settings, every row's config, per-seed numbers with their sources,
-    summaries, the paper's table and the verdicts."""
+    summaries, the references, the papers' table and the verdicts."""
     checked, unmeasured = verdicts(outcome)
     rows = []
     for row_id in outcome.rows:
@@ -210,16 +310,17 @@ def to_json(outcome: Outcome) -> dict:
         values = outcome.results.values.get(row_id, {})
         rows.append({
             "id": row.id, "name": row.name,
-            "data": {"objective": row.data.objective,
-                     "masking_mix": None if row.data.masking_mix is None
-                     else list(row.data.masking_mix)},
+            "data": None if row.data is None else {
+                "objective": row.data.objective,
+                "masking_mix": None if row.data.masking_mix is None
+                else list(row.data.masking_mix)},
             "config": row.config.to_dict(),
             "pretraining_flags": list(row.pretraining_flags),
             "finetuning_flags": list(row.finetuning_flags),
+            "seconds": outcome.seconds.get(row_id),
             "values": {key: {str(seed): v for seed, v in by_seed.items()}
                        for key, by_seed in values.items()},
-            "summary": {key: dataclasses.asdict(s)
-                        for key, s in outcome.results.table.get(row_id, {}).items()},
+            "summary": _summary_json(outcome.results.table.get(row_id, {})),
             "sources": {key: {str(seed): {**dataclasses.asdict(source),
                                           "path": _relative(outcome, source.path)}
                               for (r, seed, k), source in outcome.sources.items()
@@ -232,10 +333,14 @@ def to_json(outcome: Outcome) -> dict:
         "seeds": list(outcome.seeds), "columns": list(outcome.columns),
         "measured": list(outcome.measured),
         "settings": dict(outcome.settings), "rows": rows,
+        "references": {name: _summary_json(found)
+                       for name, found in outcome.references.items()},
         "paper": {"source": outcome.study.paper.source,
                   "rows": [dataclasses.asdict(r) for r in outcome.study.paper.rows]},
-        "orderings": [dataclasses.asdict(v) for v in checked],
-        "not_measured": unmeasured, "notes": list(outcome.study.notes),
+        "orderings": [{**dataclasses.asdict(v), "source": source, "paper": paper}
+                      for v, source, paper in checked],
+        "not_measured": unmeasured, "resolution": resolution(outcome),
+        "notes": list(outcome.study.notes),
     }
 
 
@@ -262,15 +367,16 @@ def _shape(config) -> str:
 
 
 def describe_settings(settings: AblationSettings, study: Study, rows: tuple[str, ...],
-                      vocab_size: int, data_summary: dict | None,
+                      vocab: tuple[str, int], data_summary: dict | None,
                       task_counts: Mapping[str, str]) -> list[tuple[str, str]]:
     """The settings table's (setting, value) pairs: what was run, on what, for how long.
-    `data_summary` is the first data stage's summary.json (None when unread); `task_counts`
-    says how much of each task's data was used."""
+    `vocab` is the vocab file and its size; `data_summary` the first data stage's summary.json
+    (None when unread); `task_counts` says how much of each task's data was used."""
     steps, batch, length = (settings.pretrain_steps, settings.pretrain_batch_size,
                             settings.max_seq_length)
     corpus_bytes = sum(os.path.getsize(path) for path in settings.corpus)
     pairs = [("study", f"{study.name}: {study.title}"),
+             ("preset", f"--preset={settings.preset}"),
              ("rows", "; ".join(f"{study.row(r).name} ({_shape(study.row(r).config)})"
                                 for r in rows)),
              ("size", f"--size={settings.size}"),
@@ -284,22 +390,29 @@ def describe_settings(settings: AblationSettings, study: Study, rows: tuple[str,
             counts.append(f"{data_summary['instances']:,} sequences")
         pairs.append(("pretraining records (first data setting and seed)",
                       f"{', '.join(counts)} (dupe_factor {settings.dupe_factor})"))
+    dropout = ("the config's" if settings.pretrain_dropout is None
+               else f"{settings.pretrain_dropout:g}")
     pairs += [
-        ("held out", f"shard {HELD_OUT_SHARD} of {NUM_SHARDS} (whole documents, about a tenth) "
-                     "never trains"),
-        ("vocab", f"{settings.vocab_file} ({vocab_size:,} pieces), "
+        ("held out", f"shard {HELD_OUT_SHARD} of {NUM_SHARDS} (whole documents, about a tenth "
+                     "of the corpus's bytes) never trains"),
+        ("vocab", f"{vocab[0]} ({vocab[1]:,} pieces), "
                   f"{'lower-cased' if settings.do_lower_case else 'cased'}"),
-        ("max_seq_length", f"{length} (max_predictions_per_seq "
-                           f"{settings.max_predictions_per_seq})"),
+        ("max_seq_length", f"{length} in pretraining (max_predictions_per_seq "
+                           f"{settings.max_predictions_per_seq}); fine-tuning "
+                           f"{settings.finetune_max_seq_length} (one text), "
+                           f"{settings.pair_max_seq_length} (pairs)"),
         ("pretraining", f"{steps:,} steps of {batch} sequences, learning rate "
-                        f"{settings.pretrain_learning_rate:g} after {steps // 10:,} warmup "
-                        "steps"),
+                        f"{settings.pretrain_learning_rate:g} after {settings.warmup_steps:,} "
+                        f"warmup steps, decayed linearly to 0 at step {steps:,}; dropout "
+                        f"{dropout}; {settings.dtype}"),
         ("token budget (every row and seed)",
          f"{steps:,} x {batch} x {length} = {steps * batch * length:,} positions "
          f"({steps * batch:,} sequences)"),
         ("fine-tuning", f"{settings.finetune_epochs:g} epoch(s), batches of "
                         f"{settings.finetune_batch_size}, learning rate "
-                        f"{settings.finetune_learning_rate:g}, 10% warmup"),
+                        f"{settings.finetune_learning_rate:g}, 10% warmup, dropout "
+                        + ("the config's" if settings.finetune_dropout is None
+                           else f"{settings.finetune_dropout:g}")),
     ]
     if settings.runs_feature_based(study):
         pairs.append(("feature-based NER",

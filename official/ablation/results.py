@@ -1,9 +1,13 @@
 """A study's numbers read back from what its runs wrote, per row, seed and column, and summarised.
 
-    read_value(source) -> float       one number (official/ablation/plan.py's Source)
+    read_value(source) -> float       one number (official/ablation/plan.py's Source): a field
+                                      of an eval_results.txt, or of a JSON file by its dotted
+                                      path ("overall.accuracy", "layers.0.test.accuracy")
     collect(study, rows, seeds, sources, columns) -> Results
       .values[row][column][seed]      each seed's number
       .table[row][column]             their Summary (official/ablation/summary.py)
+    collect_references(seeds, references) -> {column: Summary}
+                                      the unigram baseline's numbers, over the seeds
 
 Parameters (column "params", millions) are counted from each row's config
 (official/ablation/parameters.py), the same for every seed; a "<column>_per_m" number is that
@@ -13,6 +17,7 @@ seed's score over them.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Mapping, Sequence
 
@@ -45,18 +50,41 @@ def read_fields(path: str) -> dict[str, str]:
     return fields
 
 
+def _json_field(path: str, field: str):
+    """The value at `field` (a dotted path; a list's index as a number) of a JSON file, or
+    None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file (the stage that writes it did not)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError(f"{path}: not JSON") from None
+    for part in field.split("."):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
 def read_value(source: Source) -> float:
     """The number `source` names.
 
     Raises:
       ValueError: the file or its field missing, or not a number.
     """
-    value = read_fields(source.path).get(source.field)
+    if source.path.endswith(".json"):
+        value = _json_field(source.path, source.field)
+    else:
+        value = read_fields(source.path).get(source.field)
     if value is None:
         raise ValueError(f"{source.path}: no {source.field}")
     try:
         return _TRANSFORMS[source.transform](float(value))
-    except ValueError:
+    except (TypeError, ValueError):
         raise ValueError(f"{source.path}: {source.field} = {value} is not a number") from None
 
 
@@ -78,10 +106,11 @@ def collect(study: Study, rows: Sequence[str], seeds: Sequence[int],
         for key in columns:
             if key == "params":
                 per_seed[key] = {seed: params for seed in seeds}
-            elif not key.endswith(PER_MILLION):
+            elif not key.endswith(PER_MILLION) and all((row, seed, key) in sources
+                                                       for seed in seeds):
                 per_seed[key] = {seed: read_value(sources[row, seed, key]) for seed in seeds}
         for key in columns:
-            if key.endswith(PER_MILLION):
+            if key.endswith(PER_MILLION) and key[:-len(PER_MILLION)] in per_seed:
                 scores = per_seed[key[:-len(PER_MILLION)]]
                 per_seed[key] = {seed: score / params for seed, score in scores.items()}
         values[row] = per_seed
@@ -89,3 +118,11 @@ def collect(study: Study, rows: Sequence[str], seeds: Sequence[int],
                    for key, by_seed in per_column.items()}
              for row, per_column in values.items()}
     return Results(values, table)
+
+
+def collect_references(seeds: Sequence[int],
+                       references: Mapping[tuple[int, str], Source]) -> dict[str, Summary]:
+    """{column: Summary over the seeds} of the reference numbers (the unigram baseline's)."""
+    columns = dict.fromkeys(key for _, key in references)
+    return {key: summarize([read_value(references[seed, key]) for seed in seeds])
+            for key in columns}

@@ -1,16 +1,29 @@
-"""The four studies: their rows, the flags each row implies, their tasks, columns and orderings.
+"""The four studies: their rows, the flags each row implies, their tasks, measures, columns and
+orderings.
 
     study(name, size, vocab_size) -> Study
 
-    objectives  the BERT paper's Table 5 (what the pre-training tasks buy)
-                  bert        "BERT (MLM+NSP)"  data --objective=nsp
-                  no_nsp      "No NSP"          data --objective=none
-                  ltr_no_nsp  "LTR & No NSP"    data --objective=none; run_pretraining and the
-                                                fine-tuning runs --objective=ltr (a causal mask,
-                                                kept as the config's causal_attention)
-                The paper's fourth row (+ BiLSTM) is not built.
+    objectives  the pre-training tasks: the BERT paper's Table 5, and the dispute over NSP
+                (RoBERTa's Table 2, ALBERT's Table 5, Aroca-Ouellette & Rudzicz 2020)
+                  bert         "BERT (MLM+NSP)"             data --objective=nsp
+                  no_nsp       "No NSP (split segments)"    data --objective=nsp; run_pretraining
+                                                            --nosecond_sentence_loss: NSP's
+                                                            inputs (half their second segments
+                                                            another document's) without its loss
+                  no_nsp_full  "No NSP (full segments)"     data --objective=none: one stretch
+                                                            of a document per sequence
+                                                            (RoBERTa's FULL-SENTENCES)
+                  sop          "MLM + SOP (ALBERT)"         data --objective=sop
+                  ltr_no_nsp   "LTR & No NSP"               data --objective=none;
+                                                            run_pretraining and the fine-tuning
+                                                            runs --objective=ltr (a causal mask,
+                                                            kept as the config's causal_attention)
+                  random       "Random init (no pretraining)"  fine-tuned from its
+                                                            initialisation: every task's
+                                                            reference
+                The paper's + BiLSTM row is not built.
     sizes       Table 6 (model size): three preset sizes around --size (below), each pretrained
-                and fine-tuned alike; the held-out masked-LM perplexity besides the tasks
+                and fine-tuned alike; held-out masked-LM perplexity beside the tasks
     masking     Table 8 (the masking procedure): create_pretraining_data --masking_mix=MASK,
                 SAME,RANDOM over the paper's six mixes (80/10/10, the generator's default, is
                 given by no flag); NER fine-tuned and feature-based (run_ner --feature_based)
@@ -21,6 +34,12 @@
 
 Every row of a study pretrains on the same corpus for the same steps, batch and sequence length
 (the same token budget) and differs from the study's other rows only in what its row says.
+Besides its fine-tuned tasks a study measures, without fine-tuning (`measures`): "heldout" the
+masked-LM loss and accuracy on held-out contiguous text (a left-to-right row: its next-token
+loss and accuracy there), "heads" its second-sentence head on held-out NSP and SOP records
+(rows trained with one), "probes" a fresh linear head on the frozen pooled output for NSP and
+for SOP (every pretrained row), "blimp" BLiMP's minimal pairs zero-shot, "pos_probe" a linear
+probe of the last layer for UD's universal parts of speech.
 
 sizes' rows: with a named --size (tiny, mini, small, medium, base, large: Turc et al.'s ladder
 of released sizes, then BERT-Large) the three consecutive ladder sizes centred on it (the first
@@ -29,10 +48,12 @@ three at tiny, the last three at large); with a grid name L{l}_H{h}, L{l} at the
 
 Example:
     >>> objectives = study("objectives", "mini", 30522)
-    >>> [(row.id, row.data.flags(), row.pretraining_flags) for row in objectives.rows]
-    ... # doctest: +NORMALIZE_WHITESPACE
-    [('bert', ['--objective=nsp'], ()), ('no_nsp', ['--objective=none'], ()),
-     ('ltr_no_nsp', ['--objective=none'], ('--objective=ltr',))]
+    >>> [(row.id, row.data and row.data.flags(), row.pretraining_flags)
+    ...  for row in objectives.rows]  # doctest: +NORMALIZE_WHITESPACE
+    [('bert', ['--objective=nsp'], ()),
+     ('no_nsp', ['--objective=nsp'], ('--nosecond_sentence_loss',)),
+     ('no_nsp_full', ['--objective=none'], ()), ('sop', ['--objective=sop'], ()),
+     ('ltr_no_nsp', ['--objective=none'], ('--objective=ltr',)), ('random', None, ())]
     >>> [row.id for row in study("sizes", "mini", 30522).rows]
     ['L2_H128', 'L4_H256', 'L4_H512']
 """
@@ -43,12 +64,13 @@ import dataclasses
 
 from official import configs
 from official.ablation import paper as figures
-from official.ablation.columns import PER_MILLION, TASK_COLUMNS
-from official.ablation.orderings import Chain, LargerGap, Ordering
+from official.ablation.columns import MEASURE_COLUMNS, PER_MILLION, TASK_COLUMNS
+from official.ablation.orderings import AtChance, Compare, LargerGap, Ordering, chain
 from official.configs import BertConfig
 
 STUDIES = ("objectives", "sizes", "masking", "albert")
-TASKS = ("mrpc", "sst2", "conll", "squad_sample")
+TASKS = ("qnli", "sst2", "pos", "mrpc", "conll", "squad_sample")
+MEASURES = ("heldout", "heads", "probes", "blimp", "pos_probe")
 _LADDER = ("tiny", "mini", "small", "medium", "base", "large")
 _WIDTHS = (128, 256, 512, 768)
 # ALBERT's factorised embeddings at the width the issue asks for: a real factorisation of every
@@ -83,29 +105,44 @@ class Row:
     Attributes:
       id: a folder name ("no_nsp").
       name: the row in words ("No NSP").
-      data: its pretraining data's setting.
+      data: its pretraining data's setting; None for a row that is not pretrained (the random
+        initialisation every task is measured against).
       config: its model (vocab_size the vocab's).
       pretraining_flags: what run_pretraining is told besides the study's shared flags.
       finetuning_flags: what every fine-tuning run is told besides them.
     """
     id: str
     name: str
-    data: DataSetting
+    data: DataSetting | None
     config: BertConfig
     pretraining_flags: tuple[str, ...] = ()
     finetuning_flags: tuple[str, ...] = ()
 
+    @property
+    def pretrained(self) -> bool:
+        return self.data is not None
+
+    @property
+    def second_sentence_head(self) -> str | None:
+        """The objective its second-sentence head was trained on ("nsp", "sop"), or None."""
+        trained = (self.pretrained and self.data.objective != "none"
+                   and "--nosecond_sentence_loss" not in self.pretraining_flags
+                   and "--objective=ltr" not in self.pretraining_flags)
+        return self.data.objective if trained else None
+
 
 @dataclasses.dataclass(frozen=True)
 class Study:
-    """A study: its rows, the tasks it may run (and runs by default), its table's columns (the
-    paper's, in its order), whether it measures held-out perplexity and parameters, whether NER
-    also runs feature-based, its orderings and the paper's table."""
+    """A study: its rows, the tasks it may run (and runs by default), the measures it takes
+    without fine-tuning, its table's columns (the papers', in their order), whether it
+    reports held-out perplexity and parameters, whether NER also runs feature-based, its
+    orderings and the papers' table."""
     name: str
     title: str
     rows: tuple[Row, ...]
     tasks: tuple[str, ...]
     default_tasks: tuple[str, ...]
+    measures: tuple[str, ...]
     columns: tuple[str, ...]
     orderings: tuple[Ordering, ...]
     paper: figures.PaperTable
@@ -117,11 +154,15 @@ class Study:
     def row(self, row_id: str) -> Row:
         return next(row for row in self.rows if row.id == row_id)
 
-    def measured_columns(self, tasks: tuple[str, ...], feature_based: bool) -> tuple[str, ...]:
-        """The columns our runs fill for `tasks`: perplexity and parameters when the study
-        measures them, each task's, then its per-parameter score when parameters are counted."""
-        found = ["ppl"] if self.perplexity else []
-        found += ["params"] if self.parameters else []
+    def measured_columns(self, tasks: tuple[str, ...], measures: tuple[str, ...],
+                         feature_based: bool) -> tuple[str, ...]:
+        """The columns our runs fill for `tasks` and `measures`: parameters when counted, the
+        measures', each task's, then its per-parameter score when parameters are counted."""
+        found = ["params"] if self.parameters else []
+        for measure in measures:
+            found += MEASURE_COLUMNS[measure]
+            if measure == "heldout" and self.perplexity:
+                found += MEASURE_COLUMNS["perplexity"]
         for task in tasks:
             found += [key for key in TASK_COLUMNS[task]
                       if key != "ner_feature" or (self.feature_based and feature_based)]
@@ -129,10 +170,6 @@ class Study:
             found += [key + PER_MILLION for task in tasks for key in TASK_COLUMNS[task]]
         return tuple(found)
 
-    def table_columns(self, tasks: tuple[str, ...], feature_based: bool) -> tuple[str, ...]:
-        """The paper's columns in its order, then ours it lacks."""
-        ours = self.measured_columns(tasks, feature_based)
-        return self.columns + tuple(key for key in ours if key not in self.columns)
 
 
 def study(name: str, size: str, vocab_size: int) -> Study:
@@ -149,25 +186,62 @@ def study(name: str, size: str, vocab_size: int) -> Study:
             "albert": _albert}[name](size, vocab_size)
 
 
+_BERT, _ROBERTA, _ALBERT = "BERT Table 5", "RoBERTa Table 2", "ALBERT Table 5"
+_AROCA = "Aroca-Ouellette & Rudzicz 2020"
+
+
 def _objectives(size: str, vocab_size: int) -> Study:
     config = configs.preset(size, vocab_size)
     ltr = ("--objective=ltr",)
     rows = (Row("bert", "BERT (MLM+NSP)", DataSetting("nsp"), config),
-            Row("no_nsp", "No NSP", DataSetting("none"), config),
-            Row("ltr_no_nsp", "LTR & No NSP", DataSetting("none"), config, ltr, ltr))
-    columns = ("mnli", "qnli", "mrpc", "sst2", "squad")
-    orderings = (*(Chain(c, ("no_nsp", "bert"), "<") for c in ("mnli", "qnli")),
-                 *(Chain(c, ("ltr_no_nsp", "no_nsp"), "<") for c in ("mrpc", "squad")),
-                 *(Chain(c, ("ltr_no_nsp", "bert"), "<=") for c in columns))
-    return Study("objectives", "The pre-training tasks (BERT paper, Table 5)", rows,
-                 tasks=("mrpc", "sst2", "squad_sample"),
-                 default_tasks=("mrpc", "sst2", "squad_sample"), columns=columns,
+            Row("no_nsp", "No NSP (split segments)", DataSetting("nsp"), config,
+                ("--nosecond_sentence_loss",)),
+            Row("no_nsp_full", "No NSP (full segments)", DataSetting("none"), config),
+            Row("sop", "MLM + SOP (ALBERT)", DataSetting("sop"), config),
+            Row("ltr_no_nsp", "LTR & No NSP", DataSetting("none"), config, ltr, ltr),
+            Row("random", "Random init (no pretraining)", None, config))
+    full_vs_nsp = (("roberta_segment_pair", "mnli"), ("roberta_full_sentences", "mnli"))
+    orderings = (
+        # The BERT paper: NSP helps sentence-pair tasks; left-to-right hurts, most at the
+        # token level (SQuAD), where right context matters.
+        chain("qnli", ("no_nsp", "bert"), "<", _BERT),
+        chain("mrpc", ("ltr_no_nsp", "no_nsp"), "<", _BERT),
+        chain("pos", ("ltr_no_nsp", "no_nsp"), "<", _BERT, paper_column="squad"),
+        chain("pos_probe", ("ltr_no_nsp", "no_nsp"), "<", _BERT, paper_column="squad"),
+        chain("qnli", ("ltr_no_nsp", "no_nsp"), "<", _BERT),
+        chain("sst2", ("ltr_no_nsp", "no_nsp"), "<", _BERT),
+        # RoBERTa and Aroca-Ouellette & Rudzicz: NSP is no help or a hindrance once the
+        # context is whole; the split context is what costs the masked LM.
+        chain("qnli", ("bert", "no_nsp_full"), "<", f"{_ROBERTA}; {_AROCA}", full_vs_nsp),
+        chain("mlm_loss", ("no_nsp_full", "no_nsp"), "<", f"{_AROCA} (context splitting)", ()),
+        chain("mlm_loss", ("no_nsp_full", "bert"), "<", _AROCA, ()),
+        # ALBERT: an NSP head cannot tell sentence order, an SOP head can tell NSP's pairs
+        # apart; SOP helps downstream.
+        AtChance("bert", "sop_head", source=_ALBERT, paper=(("albert_nsp", "sop_head"),)),
+        chain("sop_head", ("bert", "sop"), "<", _ALBERT,
+              (("albert_nsp", "sop_head"), ("albert_sop", "sop_head"))),
+        Compare((("bert", "sop_head"), ("sop", "nsp_head")), "<", _ALBERT,
+                (("albert_nsp", "sop_head"), ("albert_sop", "nsp_head"))),
+        chain("qnli", ("bert", "sop"), "<", _ALBERT,
+              (("albert_nsp", "mnli"), ("albert_sop", "mnli"))),
+        # BabyLM: at 10M words a masked LM beats a left-to-right one on BLiMP.
+        chain("blimp", ("ltr_no_nsp", "no_nsp_full"), "<", "BabyLM 2023",
+              (("babylm_opt", "blimp"), ("babylm_roberta", "blimp"))))
+    return Study("objectives", "The pre-training tasks (BERT Table 5; RoBERTa, ALBERT)", rows,
+                 tasks=("qnli", "sst2", "pos", "mrpc", "squad_sample"),
+                 default_tasks=("qnli", "sst2", "pos"), measures=MEASURES,
+                 columns=("mlm_acc", "nsp_head", "sop_head", "mnli", "qnli", "mrpc", "sst2",
+                          "squad", "squad2", "race"),
                  orderings=orderings, paper=figures.OBJECTIVES,
-                 notes=("The paper's fourth row, LTR & No NSP + BiLSTM (a randomly initialised "
-                        "BiLSTM on top of the left-to-right model while fine-tuning), is not "
-                        "built here.",
-                        "MNLI-m and QNLI are not run: their training sets are not available "
-                        "offline."))
+                 notes=("The BERT paper's fourth row, LTR & No NSP + BiLSTM (a randomly "
+                        "initialised BiLSTM on top of the left-to-right model while "
+                        "fine-tuning), is not built here.",
+                        "MNLI-m, RACE and SQuAD 2.0 are not run: their training sets are not "
+                        "available offline. QNLI is the stand-in for the sentence-pair claims "
+                        "(the papers' MNLI and QNLI), UPOS tagging for the token-level one "
+                        "(the BERT paper's SQuAD).",
+                        "The papers' MLM accuracy (ALBERT) is on their own dev text; ours on "
+                        "held-out books."))
 
 
 def size_names(size: str) -> tuple[str, ...]:
@@ -196,16 +270,20 @@ def _sizes(size: str, vocab_size: int) -> Study:
     ids = tuple(row.id for row in rows)
     columns = ("ppl", "mnli", "mrpc", "sst2")
     return Study("sizes", "Model size (BERT paper, Table 6)", tuple(rows),
-                 tasks=("mrpc", "sst2"), default_tasks=("mrpc", "sst2"), columns=columns,
+                 tasks=("qnli", "sst2", "pos", "mrpc"), default_tasks=("qnli", "sst2", "pos"),
+                 measures=("heldout", "blimp", "pos_probe"), columns=columns,
                  orderings=size_orderings(ids),
                  paper=figures.sizes({_shape(row.config): row.id for row in rows}),
                  perplexity=True,
-                 notes=("MNLI-m is not run: its training set is not available offline.",))
+                 notes=("MNLI-m is not run: its training set is not available offline; QNLI "
+                        "stands in for it.",))
 
 
 def size_orderings(ids: tuple[str, ...]) -> tuple[Ordering, ...]:
     """Rows `ids` from the smallest model up: perplexity falls, accuracy rises."""
-    return (Chain("ppl", ids, ">"), *(Chain(c, ids, "<") for c in ("mnli", "mrpc", "sst2")))
+    source = "BERT Table 6"
+    return (chain("ppl", ids, ">", source), chain("qnli", ids, "<", source, paper_column="mnli"),
+            *(chain(c, ids, "<", source) for c in ("mrpc", "sst2")))
 
 
 MASKING_MIXES = {"80_10_10": None, "100_0_0": (1.0, 0.0, 0.0), "80_0_20": (0.8, 0.0, 0.2),
@@ -217,14 +295,15 @@ def _masking(size: str, vocab_size: int) -> Study:
     config = configs.preset(size, vocab_size)
     rows = tuple(Row(row_id, " / ".join(f"{part}%" for part in row_id.split("_")),
                      DataSetting("nsp", mix), config) for row_id, mix in MASKING_MIXES.items())
-    orderings = (Chain("ner_feature", ("100_0_0", "80_10_10"), "<"),
-                 LargerGap("80_10_10", "100_0_0", "ner_feature", "ner"),
-                 *(Chain(c, ("0_0_100", "80_10_10"), "<") for c in ("mnli", "ner",
-                                                                     "ner_feature")))
+    source = "BERT Table 8"
+    orderings = (chain("ner_feature", ("100_0_0", "80_10_10"), "<", source),
+                 LargerGap("80_10_10", "100_0_0", "ner_feature", "ner", source),
+                 *(chain(c, ("0_0_100", "80_10_10"), "<", source)
+                   for c in ("mnli", "ner", "ner_feature")))
     return Study("masking", "The masking procedure (BERT paper, Table 8; MASK / SAME / RND)",
-                 rows, tasks=("conll", "mrpc", "sst2"), default_tasks=("conll",),
-                 columns=("mnli", "ner", "ner_feature"), orderings=orderings,
-                 paper=figures.MASKING, feature_based=True,
+                 rows, tasks=("conll", "pos", "mrpc", "sst2"), default_tasks=("conll", "pos"),
+                 measures=("heldout", "blimp"), columns=("mnli", "ner", "ner_feature"),
+                 orderings=orderings, paper=figures.MASKING, feature_based=True,
                  notes=("MNLI-m is not run: its training set is not available offline.",))
 
 
@@ -237,14 +316,17 @@ def _albert(size: str, vocab_size: int) -> Study:
             dataclasses.replace(base, embedding_size=e, num_hidden_groups=1 if shared else layers,
                                 inner_group_num=1))
         for shared in (False, True) for e in (hidden, ALBERT_EMBEDDING_SIZE))
+    source = "ALBERT (issue 32's figures)"
     orderings = []
     for task in ("sst2", "mrpc"):
         for e in ("_h", "64"):
-            orderings.append(Chain(task, (f"shared_e{e}", f"not_shared_e{e}"), "<"))
+            orderings.append(chain(task, (f"shared_e{e}", f"not_shared_e{e}"), "<", source))
         for e in ("_h", "64"):
-            orderings.append(Chain(task + PER_MILLION, (f"not_shared_e{e}", f"shared_e{e}"), "<"))
+            orderings.append(chain(task + PER_MILLION, (f"not_shared_e{e}", f"shared_e{e}"),
+                                   "<", source))
     return Study("albert", "Factorised embeddings and cross-layer sharing (ALBERT)", rows,
-                 tasks=("sst2", "mrpc"), default_tasks=("sst2",), columns=("params", "sst2"),
+                 tasks=("sst2", "mrpc", "qnli", "pos"), default_tasks=("sst2",),
+                 measures=("heldout", "blimp"), columns=("params", "sst2"),
                  orderings=tuple(orderings), paper=figures.ALBERT, parameters=True,
                  notes=("ALBERT's E=768 rows stand beside ours with E=H; its rows are "
                         "ALBERT-base's (12 layers of 768), ours --size's.",

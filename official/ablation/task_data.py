@@ -1,6 +1,18 @@
-"""The task data an ablation study makes from the files it is given: an SST-2 subset, a SQuAD
-split. Both are fixed by their inputs and sizes alone (never by a run's seed), so every row and
-seed fine-tunes and evaluates on the same examples.
+"""The data an ablation study makes from the files it is given: its corpus as plain text, an SST-2
+subset, a QNLI split, a SQuAD split; and the majority class of each dev set. All are fixed by
+their inputs and sizes alone (never by a run's seed), so every row and seed pretrains,
+fine-tunes and evaluates on the same text and examples.
+
+    plain_corpus(files, path)
+        the corpus files (gzip-compressed when named .gz) one after another in one plain text
+        file, as create_pretraining_data and build_vocab read it; each file's documents end
+        with a blank line, so none runs into the next file's
+    qnli_split(glue_dir, dev_examples, folder)
+        QNLI's released dev.tsv (its train set is not offline) in a seeded shuffle:
+        `dev_examples` pairs in folder/dev.tsv, the others in folder/train.tsv
+    majority_share(path, column) / majority_tag_share(conllu_path)
+        the most frequent label's share of a dev set (%): a classifier that learnt nothing
+        but the label distribution scores this
 
     sst2_subset(glue_dir, examples, folder)
         folder/train.tsv: `examples` rows of SST-2's train.tsv, a sample drawn by a shuffle
@@ -18,6 +30,8 @@ A file is written atomically, and only when its bytes would change.
 
 from __future__ import annotations
 
+import collections
+import gzip
 import json
 import os
 import random
@@ -35,6 +49,64 @@ def _write_if_changed(path: str, text: str) -> None:
                 return
     with open_atomically(path) as f:
         f.write(text)
+
+
+def plain_corpus(files: tuple[str, ...], path: str) -> None:
+    """Writes the corpus files as one plain text file at `path` (see the module docstring),
+    only when its bytes would change."""
+    parts = []
+    for name in files:
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(name, "rt", encoding="utf-8", newline="") as f:
+            text = f.read()
+        parts.append(text if text.endswith("\n\n") or not text else
+                     text + ("\n" if text.endswith("\n") else "\n\n"))
+    _write_if_changed(path, "".join(parts))
+
+
+def qnli_split(glue_dir: str, dev_examples: int, folder: str) -> tuple[int, int]:
+    """Writes folder/train.tsv and folder/dev.tsv (see the module docstring); returns (training
+    pairs, dev pairs).
+
+    Raises:
+      ValueError: a dev.tsv without QNLI's header, or with no more pairs than `dev_examples`.
+    """
+    source = os.path.join(glue_dir, "QNLI", "dev.tsv")
+    with open(source, encoding="utf-8", newline="") as f:
+        lines = f.read().splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").split("\t") != ["index", "question", "sentence",
+                                                           "label"]:
+        raise ValueError(f"{source}: not QNLI's dev.tsv (its header is index, question, "
+                         "sentence, label)")
+    rows = lines[1:]
+    if len(rows) <= dev_examples:
+        raise ValueError(f"{source}: {len(rows)} pairs, not more than the {dev_examples} held "
+                         "out: nothing would train")
+    random.Random(SUBSET_SEED).shuffle(rows)
+    _write_if_changed(os.path.join(folder, "dev.tsv"), lines[0] + "".join(rows[:dev_examples]))
+    _write_if_changed(os.path.join(folder, "train.tsv"), lines[0] + "".join(rows[dev_examples:]))
+    return len(rows) - dev_examples, dev_examples
+
+
+def majority_share(path: str, column: str) -> float:
+    """The most frequent value's share (%) of a TSV's `column` (a dev set's labels)."""
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        lines = f.read().splitlines()
+    index = lines[0].split("\t").index(column)
+    labels = collections.Counter(line.split("\t")[index] for line in lines[1:] if line)
+    return 100.0 * max(labels.values()) / sum(labels.values())
+
+
+def majority_tag_share(path: str) -> float:
+    """The most frequent universal part of speech's share (%) of a CoNLL-U file's syntactic
+    words (multiword tokens' lines and empty nodes left out, as run_ner reads them)."""
+    tags: collections.Counter = collections.Counter()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 10 and fields[0].isdigit():
+                tags[fields[3]] += 1
+    return 100.0 * max(tags.values()) / sum(tags.values())
 
 
 def sst2_subset(glue_dir: str, examples: int, folder: str) -> tuple[int, int]:
