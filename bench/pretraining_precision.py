@@ -2,10 +2,12 @@
 XLA, in rounds on this CPU; then whether the fastest keeps the results.
 
     python -m bench.pretraining_precision [--rounds=5] [--steps=20] [--check_steps=400]
+        [--size=small]
 
-The model and batch are the miniature preset's (official/ablation/settings.py: L4/H128, an
-8,192-piece vocab, 128 tokens, its batch, dropout 0). Six peers, each in a process of its own
-(XLA's clustering flags are read once per process):
+The model and batch are the miniature preset's (official/ablation/settings.py: BERT-Tiny, an
+8,192-piece vocab, 128 tokens, its batch, dropout 0); --size times another size at that batch
+(e.g. small, where bfloat16 alone was once only 1.1x float32). Six peers, each in a process of
+its own (XLA's clustering flags are read once per process):
 
     float32                  oneDNN's float32 kernels, every op on its own
     float32 + jit_compile    the whole step compiled by XLA (--jit_compile)
@@ -54,19 +56,20 @@ CHECK_TOLERANCE = 0.02  # nats of held-out masked-LM loss
 WARMUP_STEPS = 5
 
 
-def miniature():
-    """(config, batch) of the miniature preset, its vocab's size as the preset's."""
+def miniature(size: str | None = None):
+    """(config, batch) of the miniature preset (of `size` if given), its vocab's size as the
+    preset's."""
     from official.ablation.settings import PRESETS
     from official.configs import preset
 
     values = PRESETS["miniature"]
-    config = dataclasses.replace(preset(values["size"], values["vocab_size"]),
+    config = dataclasses.replace(preset(size or values["size"], values["vocab_size"]),
                                  hidden_dropout_prob=values["pretrain_dropout"],
                                  attention_probs_dropout_prob=values["pretrain_dropout"])
     return config, values["pretrain_batch_size"]
 
 
-def worker(name: str) -> None:
+def worker(name: str, size: str | None) -> None:
     """One peer: build, warm up, then time the steps each line of stdin asks for ("N"),
     answering with the seconds on stdout."""
     dtype, jit, fuse = PEERS[name]
@@ -75,12 +78,13 @@ def worker(name: str) -> None:
         from official.training.options import TrainingOptions
 
         job_setup.fuse_elementwise(TrainingOptions(output_dir=tempfile.mkdtemp(), dtype=dtype,
+                                                   bert_config_file=None,
                                                    fuse_elementwise=True))
     import tensorflow as tf
 
     from bench.pretraining_throughput import make_trainer, synthetic_dataset
 
-    config, batch = miniature()
+    config, batch = miniature(size)
     trainer = make_trainer(config, dtype, jit, tempfile.mkdtemp(), 10_000, 100, batch=batch)
     iterator = iter(trainer._distribute(
         lambda context, batch_size, start: synthetic_dataset(config.vocab_size, batch_size), 0))
@@ -110,16 +114,17 @@ def _cpu() -> str:
     return f"{model}, {os.cpu_count()} cores, {' '.join(units)}"
 
 
-def measure(rounds: int, steps: int) -> None:
+def measure(rounds: int, steps: int, size: str | None) -> None:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    sized = [f"--size={size}"] if size else []
     workers = {name: subprocess.Popen([sys.executable, "-m", "bench.pretraining_precision",
-                                       f"--worker={name}"], cwd=REPO, env=env, text=True,
+                                       f"--worker={name}", *sized], cwd=REPO, env=env, text=True,
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                for name in PEERS}
     for name, process in workers.items():
         if process.stdout.readline().strip() != "ready":
             raise SystemExit(f"{name}: the worker failed to start")
-    _, batch = miniature()
+    config, batch = miniature(size)
     rates = {name: [] for name in PEERS}
     for _ in range(rounds):
         for name, process in workers.items():
@@ -130,7 +135,8 @@ def measure(rounds: int, steps: int) -> None:
         process.stdin.close()
         process.wait()
     base = rates["float32"]
-    print(f"\nThe miniature's pretraining step (batch {batch}, 128 tokens), {rounds} rounds of "
+    print(f"\nThe miniature's pretraining step (L{config.num_hidden_layers}/H{config.hidden_size}, "
+          f"batch {batch}, 128 tokens), {rounds} rounds of "
           f"{steps} steps; {_cpu()}; load average {os.getloadavg()[0]:.2f}\n")
     print("| peer | sequences/s (median) | x float32 (median of rounds) |\n|---|---:|---:|")
     for name, found in rates.items():
@@ -190,11 +196,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--check_steps", type=int, default=400)
+    parser.add_argument("--size", help="a size of official/configs.py (the preset's without)")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker)
+        worker(args.worker, args.size)
         return
-    measure(args.rounds, args.steps)
+    measure(args.rounds, args.steps, args.size)
     if args.check_steps:
         check(args.check_steps)
 
