@@ -41,14 +41,20 @@ from official.pretraining_shards import expand_input_files
 
 SCRIPT = "unigram_baseline"
 
-flags.DEFINE_string("train_file", None, "Pretraining records whose masked tokens are counted "
-                    "(a glob or comma-separated list, as run_pretraining's --input_file).")
-flags.DEFINE_string("eval_file", None, "Held-out pretraining records the baseline is scored "
-                    "on.")
-flags.DEFINE_string("output_file", None, "Where the JSON goes.")
-flags.DEFINE_integer("vocab_size", None, "The vocabulary the frequencies are smoothed over "
-                     "(default: the largest token id seen, plus one).")
 FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+    """The entry point's flags; defined when it runs, not on import, so that a process that
+    imports `baseline` and another data maker (the tests) meets no flag twice."""
+    flags.DEFINE_string("train_file", None, "Pretraining records whose masked tokens are "
+                        "counted (a glob or comma-separated list, as run_pretraining's "
+                        "--input_file).")
+    flags.DEFINE_string("eval_file", None, "Held-out pretraining records the baseline is scored "
+                        "on.")
+    flags.DEFINE_string("output_file", None, "Where the JSON goes.")
+    flags.DEFINE_integer("vocab_size", None, "The vocabulary the frequencies are smoothed over "
+                         "(default: the largest token id seen, plus one).")
 
 
 def _predictions(files: list[str], flag: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -136,4 +142,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main, flags_parser=command_line.flags_parser(SCRIPT))

@@ -571,18 +571,22 @@ def test_the_report_says_each_ordering_and_where_each_number_came_from(tmp_path)
 def test_the_references_stand_in_the_tables_and_the_resolution_tests_the_base_against_them():
     study = studies.study("objectives", "tiny", 100)
     table = {"bert": {"mlm_loss": summarize([5.0, 5.1, 4.9]), "mlm_acc": summarize([20, 21, 22]),
-                      "qnli": summarize([60.0, 61.0, 62.0]), "blimp": summarize([55, 56, 57])},
+                      "qnli": summarize([60.0, 61.0, 62.0]), "blimp": summarize([55, 56, 57]),
+                      "nsp_head": summarize([64, 65, 66]), "sop_head": summarize([51, 52, 50])},
              "random": {"qnli": summarize([59.0, 60.0, 61.0])}}
     references = {report.UNIGRAM: {"mlm_loss": summarize([6.5, 6.6, 6.7]),
                                    "mlm_acc": summarize([5.0, 5.0, 5.0])},
-                  report.CHANCE: {"qnli": Summary(51.7, 0.0, 1), "blimp": Summary(50, 0.0, 1)}}
+                  report.CHANCE: {"qnli": Summary(51.7, 0.0, 1), "blimp": Summary(50, 0.0, 1),
+                                  "nsp_head": Summary(50, 0.0, 1),
+                                  "sop_head": Summary(50, 0.0, 1)}}
     outcome = report.Outcome(study, ("bert", "random"), (1, 2, 3),
-                             ("mlm_loss", "mlm_acc", "blimp", "qnli"), Results({}, table), {}, [],
-                             "out", references, {"bert": 3600.0, "random": 600.0})
+                             ("mlm_loss", "mlm_acc", "nsp_head", "sop_head", "blimp", "qnli"),
+                             Results({}, table), {}, [], "out", references,
+                             {"bert": 3600.0, "random": 600.0})
     intrinsic, fine_tuned = report.tables(outcome)
     assert "| Unigram baseline (the same held-out text) | 5.0 ± 0.0 | — | — | 6.60 ± 0.10 | — |" \
         in intrinsic
-    assert "| Majority class / chance | — | — | — | — | 50.0 |" in intrinsic
+    assert "| Majority class / chance | — | 50.0 | 50.0 | — | 50.0 |" in intrinsic
     assert "Random init" not in intrinsic  # no measures of its own
     assert "| Majority class / chance | — | 51.7 |" in fine_tuned  # the QNLI column
     lines = report.resolution(outcome)
@@ -595,6 +599,11 @@ def test_the_references_stand_in_the_tables_and_the_resolution_tests_the_base_ag
            "+/- 1.0 vs 51.7 +/- 0.0" in lines
     assert lines[-1].startswith("BERT (MLM+NSP) > Random init (no pretraining) on QNLI: "
                                 "within the seeds' spread")
+    # Its NSP head must beat chance; its SOP head is expected at chance (ALBERT's asymmetry, an
+    # ordering of its own), so it is no test of whether the row learnt.
+    assert any(line.startswith("BERT (MLM+NSP) > Majority class / chance on NSP (head): holds")
+               for line in lines)
+    assert not any("SOP" in line for line in lines)
     text = report.markdown(outcome)
     assert "- BERT (MLM+NSP): 1 h 00 min over 3 seed(s), 20 min 00 s a seed" in text
 
@@ -612,3 +621,9 @@ def test_one_seed_is_written_n_a():
                        "88.5 |  |  |"
     assert "over 1 seed (3)" in report.markdown(outcome)
     assert column("mrpc_per_m").title == "MRPC / M params"
+
+
+def test_a_corpus_of_many_files_is_named_by_count_and_folder():
+    assert report._files(("a/x.txt", "b/y.txt")) == "a/x.txt, b/y.txt"
+    books = tuple(f"books/{name}.txt.gz" for name in "abcdef")
+    assert report._files(books) == "6 files in books"

@@ -386,7 +386,7 @@ def _measure_stages(settings: AblationSettings, row: Row, seed: int, run_dir: st
              f"--output_dir={folder}", f"--cache_dir={os.path.join(folder, 'vectors')}"],
             outputs=[folder], inputs=list(files.values()), after=after))
         sources[row.id, seed, "pos_probe"] = Source(
-            os.path.join(folder, "probe_results.json"), "layers.0.test.accuracy", "percent")
+            os.path.join(folder, "probe_results.json"), "layers.0.dev.accuracy", "percent")
     return stages
 
 

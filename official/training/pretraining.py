@@ -112,7 +112,7 @@ def run(options: PretrainingOptions,
                          else f"a probe of the {objective} head, encoder frozen"
                          if options.probe_second_sentence
                          else f"masked LM, objective {objective}"
-                         + ("" if task.next_sentence or objective == "none"
+                         + ("" if options.second_sentence_loss or objective == "none"
                             else ", its second-sentence loss left out"),
                          strategy.num_replicas_in_sync)
             results["train"] = trainer.train(dataset_fn(True))
