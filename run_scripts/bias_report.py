@@ -30,13 +30,10 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from official import checkpoints
 from official.atomic_files import open_atomically
-from official.configs import BertConfig
+from official.lm_scoring.checkpoint_files import language_model_files
 from official.output_paths import check_output_dir
 from official.robustness import crows_pairs, seat
-from official.text import vocab
-from official.training.options import check_checkpoint_path
 from run_scripts import common_flags, entry_point
 
 RESULTS_FILE, TABLE_FILE = "bias_results.json", "bias_results.md"
@@ -101,18 +98,8 @@ def _prepare_seat() -> Plan:
 def _prepare_crows_pairs() -> Plan:
     _require(["init_checkpoint", "input_file"])
     pairs = crows_pairs.read_pairs(FLAGS.input_file)
-    check_checkpoint_path(FLAGS.init_checkpoint)
-    config_file = FLAGS.bert_config_file or checkpoints.beside(FLAGS.init_checkpoint,
-                                                               checkpoints.CONFIG_FILE)
-    vocab_file = FLAGS.vocab_file or checkpoints.beside(FLAGS.init_checkpoint,
-                                                        checkpoints.VOCAB_FILE)
-    if config_file:
-        config = BertConfig.from_json_file(config_file)
-        config.check_seq_length(FLAGS.max_seq_length, config_file)
-        if vocab_file:
-            vocab.check_fits(vocab_file, config.vocab_size, config_file)
-    elif vocab_file:
-        vocab.load_vocab(vocab_file)
+    config_file, vocab_file = language_model_files(FLAGS.init_checkpoint, FLAGS.bert_config_file,
+                                                   FLAGS.vocab_file, FLAGS.max_seq_length)
     return Plan([], pairs, config_file, vocab_file)
 
 

@@ -33,15 +33,12 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from official import checkpoints, console
+from official import console
 from official.atomic_files import open_atomically
-from official.checkpoints.variable_names import has_masked_lm_head
-from official.configs import BertConfig
 from official.lm_scoring import minimal_pairs, pair_report
+from official.lm_scoring.checkpoint_files import language_model_files
 from official.output_paths import check_output_dir
 from official.pretraining_shards import expand_input_files
-from official.text import vocab
-from official.training.options import check_checkpoint_path
 from run_scripts import common_flags, entry_point
 
 RESULTS_FILE, TABLE_FILE, SCORES_FILE = "minimal_pairs.json", "minimal_pairs.md", "pair_scores.tsv"
@@ -90,20 +87,8 @@ def prepare() -> Plan:
     published = (minimal_pairs.read_published(FLAGS.published_file)
                  if FLAGS.published_file else None)
     human = minimal_pairs.read_human(FLAGS.human_file) if FLAGS.human_file else None
-    check_checkpoint_path(FLAGS.init_checkpoint)
-    if not has_masked_lm_head(FLAGS.init_checkpoint):
-        raise ValueError(f"{FLAGS.init_checkpoint}: has no masked-LM head (cls/predictions/*): "
-                         "give a pretraining checkpoint (an original release, a run_pretraining "
-                         "output_dir), not an encoder or a fine-tuned model")
-    config_file = FLAGS.bert_config_file or checkpoints.beside(FLAGS.init_checkpoint,
-                                                               checkpoints.CONFIG_FILE)
-    vocab_file = FLAGS.vocab_file or checkpoints.beside(FLAGS.init_checkpoint,
-                                                        checkpoints.VOCAB_FILE)
-    if config_file:
-        config = BertConfig.from_json_file(config_file)
-        config.check_seq_length(FLAGS.max_seq_length, config_file)
-        if vocab_file:
-            vocab.check_fits(vocab_file, config.vocab_size, config_file)
+    config_file, vocab_file = language_model_files(FLAGS.init_checkpoint, FLAGS.bert_config_file,
+                                                   FLAGS.vocab_file, FLAGS.max_seq_length)
     check_output_dir(FLAGS.output_dir)
     return Plan(pairs, published, human, config_file, vocab_file)
 
