@@ -302,7 +302,7 @@ def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
         share = task_data.majority_tag_share(os.path.join(settings.ud_dir,
                                                           "en_ewt-ud-dev.conllu"))
         found.update({key: share for key in ("pos", "pos_probe") if key in measured})
-    for key in ("blimp", "nsp_head", "sop_head", "nsp_probe", "sop_probe"):
+    for key in ("blimp", "blimp_same", "nsp_head", "sop_head", "nsp_probe", "sop_probe"):
         if key in measured:
             found[key] = 50.0
     # A constant, not a sample: no spread, so a test against it is our seeds' alone.

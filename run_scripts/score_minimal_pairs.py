@@ -132,7 +132,8 @@ def job(plan: Plan) -> dict:
     seconds = time.perf_counter() - started
     good_scores, bad_scores = scores[:len(good)], scores[len(good):]
     summary = pair_report.summarize(plan.pairs, good_scores, bad_scores, plan.published,
-                                    plan.human)
+                                    plan.human, ([len(ids) for ids in good],
+                                                 [len(ids) for ids in bad]))
     report = {"init_checkpoint": FLAGS.init_checkpoint, "input_file": FLAGS.input_file,
               "scoring": "left_to_right" if model.left_to_right else "pseudo_log_likelihood",
               "pairs_per_paradigm": FLAGS.pairs_per_paradigm, "seconds": round(seconds, 1),

@@ -99,6 +99,23 @@ def test_accuracy_is_the_good_sentence_scoring_higher_ties_wrong_means_over_para
     assert unequal["overall"]["accuracy"] == pytest.approx(100 / 3)  # (100 + 0 + 0) / 3
 
 
+def test_pairs_are_split_by_which_sentence_is_shorter_in_pieces():
+    pairs = pairs_of(*[("p1", "t1")] * 6)
+    good = [-1.0, -2.0, -3.0, -4.0, -5.0, -5.0]
+    bad = [-2.0, -3.0, -1.0, -4.0, -6.0, -1.0]      # right: yes, yes, no, no (tie), yes, no
+    lengths = ([3, 3, 4, 5, 5, 6], [4, 3, 3, 5, 4, 6])
+    groups = pair_report.summarize(pairs, good, bad, lengths=lengths)["by_length"]
+    # Good shorter: pair 1 (right). Same length: pairs 2, 4, 6 (1 of 3 right). Good longer:
+    # pairs 3 and 5 (1 of 2).
+    assert {name: (row["right"], row["pairs"]) for name, row in groups.items()} == {
+        "good shorter": (1, 1), "same length": (1, 3), "good longer": (1, 2)}
+    assert groups["same length"]["accuracy"] == pytest.approx(100 / 3)
+    assert groups["same length"]["stderr"] == pytest.approx(100 * (2 / 9 / 3) ** 0.5)
+    text = pair_report.markdown(pair_report.summarize(pairs, good, bad, lengths=lengths), "t")
+    assert "| same length | 3 | 33.3 | 27.2 |" in text
+    assert "by_length" not in pair_report.summarize(pairs, good, bad)
+
+
 def test_the_report_puts_the_published_figures_beside_ours():
     published = minimal_pairs.read_published(os.path.join(SAMPLE, "models_summary.jsonl"))
     human = minimal_pairs.read_human(os.path.join(SAMPLE, "human_validation_summary.csv"))

@@ -122,8 +122,8 @@ def test_the_report_has_the_studys_tables_orderings_resolution_and_sources(study
     values = {row["id"]: row["values"] for row in results["rows"]}
     assert set(values) == {"bert", "no_nsp"}
     assert set(values["bert"]) == {"mlm_loss", "mlm_acc", "nsp_head", "sop_head", "blimp",
-                                   "mrpc"}
-    assert set(values["no_nsp"]) == {"mlm_loss", "mlm_acc", "blimp", "mrpc"}
+                                   "blimp_same", "mrpc"}
+    assert set(values["no_nsp"]) == {"mlm_loss", "mlm_acc", "blimp", "blimp_same", "mrpc"}
     assert all(0 <= v["1"] <= 100 for row in values.values() for k, v in row.items()
                if k != "mlm_loss")
     mrpc = values["bert"]["mrpc"]["1"]
@@ -191,7 +191,7 @@ def test_rows_added_later_run_alone_and_a_stopped_stage_resumes(study_run):
     assert not (out / "rows" / "random" / "seed1" / "pretrained").exists()
     results = json.loads((out / "results.json").read_text())
     ltr = next(row for row in results["rows"] if row["id"] == "ltr_no_nsp")
-    assert {"ntp_loss", "ntp_acc", "blimp", "mrpc"} == set(ltr["values"])
+    assert {"ntp_loss", "ntp_acc", "blimp", "blimp_same", "mrpc"} == set(ltr["values"])
     text = (out / "REPORT.md").read_text()
     assert "- LTR & No NSP < No NSP (split segments) on MRPC: " in text
     assert "- BERT (MLM+NSP) > Random init (no pretraining) on MRPC: " in text

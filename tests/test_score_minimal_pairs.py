@@ -83,27 +83,36 @@ def runs(tmp_path_factory):
     return {"results": results, "out": out, "bias": bias, "masked": masked}
 
 
-def by_hand(bias) -> dict[str, float]:
-    """Each paradigm's accuracy of the unigram head, from the files with numpy."""
+def by_hand(bias) -> tuple[dict[str, float], dict[str, list[int]]]:
+    """Each paradigm's accuracy of the unigram head, and [right, pairs] by which sentence has
+    fewer pieces, from the files with numpy."""
     tokenizer = PythonTokenizer(VOCAB, do_lower_case=True)
     log_p = log_softmax(bias)
-    right = {}
+    right, by_length = {}, {}
     for path in sorted(glob.glob(f"{SAMPLE}/data/*.jsonl.gz")):
         with gzip.open(path, "rt", encoding="utf-8") as f:
             rows = [json.loads(line) for line in f][:PAIRS]
         for row in rows:
-            good, bad = (log_p[ids].sum() for ids in tokenizer.tokenize_batch_ids(
-                [row["sentence_good"], row["sentence_bad"]]))
+            good_ids, bad_ids = tokenizer.tokenize_batch_ids([row["sentence_good"],
+                                                              row["sentence_bad"]])
+            good, bad = log_p[good_ids].sum(), log_p[bad_ids].sum()
             right.setdefault(row["UID"], []).append(good > bad)
-    return {uid: 100 * np.mean(r) for uid, r in right.items()}
+            group = ("good shorter" if len(good_ids) < len(bad_ids) else "same length"
+                     if len(good_ids) == len(bad_ids) else "good longer")
+            counts = by_length.setdefault(group, [0, 0])
+            counts[0] += int(good > bad)
+            counts[1] += 1
+    return {uid: 100 * np.mean(r) for uid, r in right.items()}, by_length
 
 
 def test_every_paradigms_accuracy_is_the_hand_computed_unigram_preference(runs):
     succeeded(runs["results"]["masked"])
     with open(runs["out"] / "masked" / "minimal_pairs.json", encoding="utf-8") as f:
         report = json.load(f)
-    want = by_hand(runs["bias"])
+    want, by_length = by_hand(runs["bias"])
     assert report["scoring"] == "pseudo_log_likelihood"
+    assert {name: [row["right"], row["pairs"]] for name, row in report["by_length"].items()
+            if row["pairs"]} == by_length
     assert {uid: row["accuracy"] for uid, row in report["paradigms"].items()} == \
         pytest.approx(want)
     assert report["overall"]["accuracy"] == pytest.approx(np.mean(list(want.values())))

@@ -13,6 +13,8 @@
                                         for next-sentence prediction, its held-out accuracy (%)
     sop_probe      SOP (probe)          the same for sentence order
     blimp          BLiMP                zero-shot minimal pairs right (%), mean over paradigms
+    blimp_same     BLiMP (same length)  the pairs whose sentences have as many pieces, pooled:
+                                        where a summed log-probability cannot win by length
     pos_probe      UPOS (probe)         a linear probe of the last layer's word vectors: UD
                                         EWT dev accuracy (%)
     params         params (M)           the encoder's parameters, millions
@@ -72,6 +74,9 @@ COLUMNS = {column.key: column for column in (
     Column("blimp", "BLiMP", 1, "zero-shot minimal pairs right (%), mean over BLiMP's "
            "paradigms (run_scripts.score_minimal_pairs: pseudo-log-likelihood, or left to "
            "right for the LTR row)", INTRINSIC),
+    Column("blimp_same", "BLiMP (same length)", 1, "zero-shot minimal pairs right (%) "
+           "among the pairs whose two sentences have as many pieces, pooled: where a summed "
+           "log-probability cannot prefer a sentence for being shorter", INTRINSIC),
     Column("pos_probe", "UPOS (probe)", 1, "UD EWT dev accuracy (%) of a linear probe of the "
            "last layer's word vectors (run_scripts.probe_layers --task=upos)", INTRINSIC),
     Column("params", "params (M)", 2, "the encoder's parameters in millions, counted from the "
@@ -106,7 +111,7 @@ TASK_COLUMNS = {"qnli": ("qnli",), "mrpc": ("mrpc",), "sst2": ("sst2",),
 MEASURE_COLUMNS = {"heldout": ("mlm_loss", "mlm_acc", "ntp_loss", "ntp_acc"),
                    "perplexity": ("ppl",),
                    "heads": ("nsp_head", "sop_head"), "probes": ("nsp_probe", "sop_probe"),
-                   "blimp": ("blimp",), "pos_probe": ("pos_probe",)}
+                   "blimp": ("blimp", "blimp_same"), "pos_probe": ("pos_probe",)}
 
 
 def column(key: str) -> Column:

@@ -369,8 +369,10 @@ def _measure_stages(settings: AblationSettings, row: Row, seed: int, run_dir: st
              *([f"--published_file={published}"] if os.path.isfile(published) else []),
              f"--max_seq_length={settings.max_seq_length}", f"--output_dir={folder}"],
             outputs=[folder], inputs=settings.blimp_files(), after=after))
-        sources[row.id, seed, "blimp"] = Source(os.path.join(folder, "minimal_pairs.json"),
-                                                "overall.accuracy", "as_is")
+        for key, field in (("blimp", "overall.accuracy"),
+                           ("blimp_same", "by_length.same length.accuracy")):
+            sources[row.id, seed, key] = Source(os.path.join(folder, "minimal_pairs.json"),
+                                                field, "as_is")
     if "pos_probe" in measures:
         folder = os.path.join(run_dir, "pos_probe")
         files = {split: os.path.join(settings.ud_dir, f"en_ewt-ud-{split}.conllu")

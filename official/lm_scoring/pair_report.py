@@ -1,7 +1,8 @@
 """Minimal pairs scored: accuracy per paradigm, phenomenon, field and overall, the published
 models' figures and human agreement beside ours, as JSON and Markdown; no TensorFlow.
 
-    summarize(pairs, good_scores, bad_scores, published=None, human=None) -> dict
+    summarize(pairs, good_scores, bad_scores, published=None, human=None,
+              lengths=None) -> dict
     markdown(summary, title) -> str
 
 A pair is right when its good sentence scores higher than its bad one (a tie is wrong: the model
@@ -16,6 +17,11 @@ Published figures (models_summary.jsonl) and human agreement are shown where the
 paradigm or phenomenon; a phenomenon of ours they lack (BLiMP's s-selection is counted under
 argument_structure in their summary) gets "—". The published overall is over all 67 paradigms:
 a run on some of them says so beside it.
+
+With the sentences' lengths in pieces, the pairs are also split by which sentence is shorter.
+A sum of log-probabilities (pseudo or left to right) favours the shorter sentence, so where the
+lengths differ a model can be right for that reason alone; on pairs of the same length it
+cannot, and their accuracy (all pairs pooled) is the figure length does not move.
 
 Example:
     >>> from official.lm_scoring.minimal_pairs import MinimalPair
@@ -70,12 +76,30 @@ def _figures(published: Published | None, human: dict[str, float] | None, level:
     return found
 
 
+LENGTH_GROUPS = ("good shorter", "same length", "good longer")
+
+
+def _by_length(right: np.ndarray, lengths: tuple[Sequence[int], Sequence[int]]) -> dict:
+    """{group: {"right", "pairs", "accuracy", "stderr"}} of LENGTH_GROUPS, all pairs pooled."""
+    good, bad = (np.asarray(side) for side in lengths)
+    groups = {}
+    for name, members in zip(LENGTH_GROUPS, (good < bad, good == bad, good > bad)):
+        n = int(members.sum())
+        p = float(right[members].mean()) if n else 0.0
+        groups[name] = {"right": int(right[members].sum()), "pairs": n, "accuracy": 100 * p,
+                        "stderr": 100 * math.sqrt(p * (1 - p) / n) if n else 0.0}
+    return groups
+
+
 def summarize(pairs: Sequence[MinimalPair], good_scores: Sequence[float],
               bad_scores: Sequence[float], published: Published | None = None,
-              human: dict[str, float] | None = None) -> dict:
+              human: dict[str, float] | None = None,
+              lengths: tuple[Sequence[int], Sequence[int]] | None = None) -> dict:
     """{"paradigms": {uid: row}, "terms": {term: row}, "fields": {field: row}, "overall": row};
     a row: accuracy (%), stderr, pairs (and paradigms for the means), the published figures
-    ("published": {model: %}); paradigms also name their phenomenon and field."""
+    ("published": {model: %}); paradigms also name their phenomenon and field. With `lengths`
+    (the good and the bad sentences' lengths in pieces), also "by_length": the pairs pooled by
+    LENGTH_GROUPS, each with right, pairs, accuracy and stderr."""
     right = np.asarray(good_scores, np.float64) > np.asarray(bad_scores, np.float64)
     paradigms: dict[str, dict] = {}
     for pair, correct in zip(pairs, right):
@@ -98,6 +122,8 @@ def summarize(pairs: Sequence[MinimalPair], good_scores: Sequence[float],
                           for name, rows in sorted(groups.items())}
     summary[OVERALL] = {**_mean_of(list(paradigms.values())),
                         "published": _figures(published, None, OVERALL, None)}
+    if lengths is not None:
+        summary["by_length"] = _by_length(right, lengths)
     return summary
 
 
@@ -116,6 +142,18 @@ def _table(rows: dict[str, dict], columns: list[str], name: str) -> list[str]:
     return lines
 
 
+def _length_section(groups: dict | None) -> list[str]:
+    if not groups:
+        return []
+    lines = ["## By length in pieces", "",
+             "A summed log-probability favours the shorter sentence; on pairs of the same "
+             "length that cannot decide (all pairs pooled; ± one standard error).", "",
+             "| pairs where | pairs | ours | ± |", "|---|---:|---:|---:|"]
+    lines += [f"| {name} | {row['pairs']:,} | {_cell(row['accuracy'] if row['pairs'] else None)}"
+              f" | {row['stderr']:.1f} |" for name, row in groups.items()]
+    return [*lines, ""]
+
+
 def markdown(summary: dict, title: str) -> str:
     """The report: overall, per phenomenon, per field, per paradigm (accuracy %, ± one standard
     error, the published figures beside)."""
@@ -130,6 +168,7 @@ def markdown(summary: dict, title: str) -> str:
              ("" if paradigms >= 67 else "; its overall is over all 67 paradigms") + ".", "",
              *_table({OVERALL: overall}, models, "overall"), "",
              "## By phenomenon", "", *_table(summary["terms"], models, "phenomenon"), "",
+             *_length_section(summary.get("by_length")),
              "## By field", "", *_table(summary["fields"], [], "field"), "",
              "## By paradigm", "", *_table(summary["paradigms"], [*models, HUMAN], "paradigm")]
     return "\n".join(parts) + "\n"
