@@ -1,5 +1,5 @@
 """What a stage is, and when it is done before: the one rule of the demo's pipeline
-(demo/stages.py) and of the ablation studies' runner (official/ablation/stages.py).
+(demo/stages.py) and of the ablation studies' runner (run_scripts/ablation/stages.py).
 
 A stage is an entry-point command run as a subprocess, with the files it makes and reads. Its key
 is a hash of the command, of the contents of its input files and of the keys of the stages it

@@ -63,14 +63,14 @@ from absl import app, flags
 
 from official import command_line, configs, console
 from official.ablation import report, results, studies, task_data
-from official.ablation.plan import QNLI_DEV_EXAMPLES, make_plan
-from official.ablation.plan import Plan as StudyPlan
 from official.ablation.settings import PRESETS, AblationSettings, corpus_files, settings_of
-from official.ablation.stages import StageFailed, Stages, Stopped
 from official.pretraining_shards import read_summary
 from official.stages import format_seconds
 from official.text.vocab import load_vocab
 from official.training.options import DTYPE_POLICIES, STRATEGIES
+from run_scripts.ablation.plan import QNLI_DEV_EXAMPLES, make_plan
+from run_scripts.ablation.plan import Plan as StudyPlan
+from run_scripts.ablation.stages import StageFailed, Stages, Stopped
 
 SCRIPT = "run_ablation_study"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

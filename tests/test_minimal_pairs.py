@@ -114,6 +114,11 @@ def test_pairs_are_split_by_which_sentence_is_shorter_in_pieces():
     text = pair_report.markdown(pair_report.summarize(pairs, good, bad, lengths=lengths), "t")
     assert "| same length | 3 | 33.3 | 27.2 |" in text
     assert "by_length" not in pair_report.summarize(pairs, good, bad)
+    # A group without pairs has no accuracy rather than 0.
+    none_longer = pair_report.summarize(pairs, good, bad, lengths=([1] * 6, [1] * 6))
+    assert none_longer["by_length"]["good longer"] == {"right": 0, "pairs": 0, "accuracy": None,
+                                                       "stderr": None}
+    assert "| good longer | 0 | — | — |" in pair_report.markdown(none_longer, "t")
 
 
 def test_the_report_puts_the_published_figures_beside_ours():

@@ -258,11 +258,11 @@ def test_bad_settings_are_one_line_naming_the_flag_before_any_work(tmp_path):
 def test_the_masking_rows_records_follow_their_mix(tmp_path):
     """The masking study's data stages, as its plan makes them, run by the stage runner: all
     [MASK] and all random tokens, as the rows say."""
-    from official.ablation.plan import make_plan
     from official.ablation.settings import AblationSettings
-    from official.ablation.stages import Stages
     from official.ablation.studies import study
     from official.ablation.task_data import plain_corpus
+    from run_scripts.ablation.plan import make_plan
+    from run_scripts.ablation.stages import Stages
 
     settings = AblationSettings(
         study="masking", corpus=(CORPUS,), vocab_file=VOCAB, do_lower_case=False,
@@ -311,10 +311,10 @@ while not os.path.exists(os.path.join(out, "..", "go")):
 trace.write("done\\n")
 """
 
-# Runs one stage of the stand-in with official/ablation/stages.py; exit 143 when stopped.
+# Runs one stage of the stand-in with run_scripts/ablation/stages.py; exit 143 when stopped.
 DRIVER = """
 import sys
-from official.ablation.stages import Stages, Stopped
+from run_scripts.ablation.stages import Stages, Stopped
 from official.stages import Stage
 root = sys.argv[1]
 stage = Stage("work", "the work", ["-c", {code!r}, root + "/made"], outputs=[root + "/made"])
@@ -357,8 +357,8 @@ def test_a_stopped_stage_is_resumed_over_its_outputs_then_reused(tmp_path):
 
 
 def test_a_failed_stage_leaves_neither_outputs_nor_stamp(tmp_path):
-    from official.ablation.stages import StageFailed, Stages
     from official.stages import Stage
+    from run_scripts.ablation.stages import StageFailed, Stages
 
     made = tmp_path / "made"
     code = (f"import os, sys; os.makedirs({str(made)!r}); print('half of it'); "
@@ -373,8 +373,8 @@ def test_a_failed_stage_leaves_neither_outputs_nor_stamp(tmp_path):
 
 
 def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path):
-    from official.ablation.stages import Stages
     from official.stages import Stage
+    from run_scripts.ablation.stages import Stages
 
     def timed(name, seconds):
         path = tmp_path / name
@@ -394,8 +394,8 @@ def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path
 
 
 def test_a_changed_command_or_input_reruns_the_stage_and_those_after_it(tmp_path):
-    from official.ablation.stages import Stages
     from official.stages import Stage
+    from run_scripts.ablation.stages import Stages
 
     source = tmp_path / "source.txt"
     source.write_text("v1")

@@ -10,8 +10,6 @@ the entry points each stage runs as a subprocess.
     parameters  an encoder's parameters counted from its config
     settings    what a study is asked to do, checked before any work
     task_data   the SST-2 subset, the QNLI re-split and the SQuAD split a study fine-tunes on
-    plan        a study's work as entry-point commands, and where each number will be read
-    stages      those commands run in order, reused when done, resumed when interrupted
-    results     the numbers read back and summarised
+    results     where each number is read (Source), the numbers read back and summarised
     report      REPORT.md and results.json
 """

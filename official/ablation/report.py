@@ -54,8 +54,7 @@ from official.ablation.orderings import (
     check,
     columns_of,
 )
-from official.ablation.plan import HELD_OUT_SHARD, NUM_SHARDS, Source
-from official.ablation.results import Results
+from official.ablation.results import HELD_OUT_SHARD, NUM_SHARDS, Results, Source
 from official.ablation.settings import AblationSettings
 from official.ablation.studies import Study
 from official.ablation.summary import Summary, format_summary

@@ -1,6 +1,8 @@
 """A study's numbers read back from what its runs wrote, per row, seed and column, and summarised.
 
-    read_value(source) -> float       one number (official/ablation/plan.py's Source): a field
+    Source(path, field, transform)    where a number is read (run_scripts/ablation/plan.py
+                                      names one per row, seed and column)
+    read_value(source) -> float       one number: a field
                                       of an eval_results.txt, or of a JSON file by its dotted
                                       path ("overall.accuracy", "layers.0.test.accuracy")
     collect(study, rows, seeds, sources, columns) -> Results
@@ -23,9 +25,24 @@ from typing import Mapping, Sequence
 
 from official.ablation.columns import PER_MILLION
 from official.ablation.parameters import count_parameters
-from official.ablation.plan import Source
 from official.ablation.studies import Study
 from official.ablation.summary import Summary, summarize
+
+# The pretraining records' layout every study shares: NUM_SHARDS shards, HELD_OUT_SHARD never
+# trains (one digit of a glob: shards 1 to 9 train).
+NUM_SHARDS = 10
+HELD_OUT_SHARD = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A number's origin: `field` of the file at `path` ("key = value" lines, or JSON when the
+    path ends in .json: a dotted path, list indices as numbers), as `transform` makes it:
+    "percent" (x 100), "as_is", or "exp" (a loss's perplexity)."""
+    path: str
+    field: str
+    transform: str
+
 
 _TRANSFORMS = {"percent": lambda v: 100.0 * v, "as_is": lambda v: v, "exp": math.exp}
 

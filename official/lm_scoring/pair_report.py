@@ -80,14 +80,16 @@ LENGTH_GROUPS = ("good shorter", "same length", "good longer")
 
 
 def _by_length(right: np.ndarray, lengths: tuple[Sequence[int], Sequence[int]]) -> dict:
-    """{group: {"right", "pairs", "accuracy", "stderr"}} of LENGTH_GROUPS, all pairs pooled."""
+    """{group: {"right", "pairs", "accuracy", "stderr"}} of LENGTH_GROUPS, all pairs pooled; a
+    group without pairs has no accuracy (None), not 0."""
     good, bad = (np.asarray(side) for side in lengths)
     groups = {}
     for name, members in zip(LENGTH_GROUPS, (good < bad, good == bad, good > bad)):
         n = int(members.sum())
-        p = float(right[members].mean()) if n else 0.0
-        groups[name] = {"right": int(right[members].sum()), "pairs": n, "accuracy": 100 * p,
-                        "stderr": 100 * math.sqrt(p * (1 - p) / n) if n else 0.0}
+        p = float(right[members].mean()) if n else None
+        groups[name] = {"right": int(right[members].sum()), "pairs": n,
+                        "accuracy": None if p is None else 100 * p,
+                        "stderr": None if p is None else 100 * math.sqrt(p * (1 - p) / n)}
     return groups
 
 
@@ -149,8 +151,8 @@ def _length_section(groups: dict | None) -> list[str]:
              "A summed log-probability favours the shorter sentence; on pairs of the same "
              "length that cannot decide (all pairs pooled; ± one standard error).", "",
              "| pairs where | pairs | ours | ± |", "|---|---:|---:|---:|"]
-    lines += [f"| {name} | {row['pairs']:,} | {_cell(row['accuracy'] if row['pairs'] else None)}"
-              f" | {row['stderr']:.1f} |" for name, row in groups.items()]
+    lines += [f"| {name} | {row['pairs']:,} | {_cell(row['accuracy'])} | {_cell(row['stderr'])} |"
+              for name, row in groups.items()]
     return [*lines, ""]
 
 

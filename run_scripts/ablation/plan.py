@@ -1,5 +1,5 @@
-"""A study's work as entry-point commands (official/ablation/stages.py runs them), and where each
-of its numbers will be read.
+"""A study's work as entry-point commands (run_scripts/ablation/stages.py runs them), and
+where each of its numbers will be read.
 
     make_plan(settings, study) -> Plan
       .stages    in order, seed by seed (every row's first seed before any second seed):
@@ -54,28 +54,17 @@ import dataclasses
 import os
 
 from official.ablation.columns import TASK_COLUMNS
+from official.ablation.results import HELD_OUT_SHARD, NUM_SHARDS, Source
 from official.ablation.settings import BLIMP_FILES, TASK_FILES, AblationSettings
 from official.ablation.studies import DataSetting, Row, Study
 from official.configs import BertConfig
 from official.pretraining_shards import shard_path
 from official.stages import Stage
 
-NUM_SHARDS = 10  # one digit of a glob: shards 1 to 9 train
-HELD_OUT_SHARD = 0
 EVAL_RESULTS = "eval_results.txt"
 UNIGRAM_FILE = "unigram.json"
 QNLI_DEV_EXAMPLES = 1000
 CONTIGUOUS = DataSetting("none")  # the held-out text every row's masked LM is scored on
-
-
-@dataclasses.dataclass(frozen=True)
-class Source:
-    """A number's origin: `field` of the file at `path` ("key = value" lines, or JSON when the
-    path ends in .json: a dotted path, list indices as numbers), as `transform` makes it:
-    "percent" (x 100), "as_is", or "exp" (a loss's perplexity)."""
-    path: str
-    field: str
-    transform: str
 
 
 @dataclasses.dataclass(frozen=True)
