@@ -20,7 +20,10 @@ default to the files beside --init_checkpoint.
 Writes output_dir/bias_results.json (every figure, and for CrowS-Pairs each pair's scores) and
 bias_results.md (the table, also printed), each atomically. Every input is checked before
 TensorFlow loads where it can be (flags, test files, the CSV, the config and vocab); a bad one
-ends the run with one line and nothing written.
+ends the run with one line and nothing written. A flag of the other test is refused first:
+ignored without a word, it would let a user believe it was used (a SEAT export holds its own
+tokenizer and sequence length, so --vocab_file, --do_lower_case and --max_seq_length belong to
+--test=crows_pairs alone).
 """
 
 import glob
@@ -61,6 +64,16 @@ flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
 
 
+# Each test's own flags, and what the test scores: the other test's flags have no effect on it.
+_OWN_FLAGS = {
+    "seat": ("export_dir", "seat_files", "permutations", "seed"),
+    "crows_pairs": ("init_checkpoint", "input_file", "bert_config_file", "vocab_file",
+                    "do_lower_case", "max_seq_length"),
+}
+_SCORES = {"seat": "scores the sentence_encoder export --export_dir on --seat_files",
+           "crows_pairs": "scores the masked LM of --init_checkpoint on the CSV --input_file"}
+
+
 class Plan(NamedTuple):
     """What the flags say, checked, with the inputs read."""
     tests: list  # seat: the SeatTests
@@ -77,6 +90,16 @@ def _seat_files(value: str) -> list[str]:
             raise ValueError(f"--seat_files={value}: a folder without *.jsonl test files")
         return files
     return [path.strip() for path in value.split(",") if path.strip()]
+
+
+def _refuse_the_other_tests_flags() -> None:
+    """Refuses a flag given on the command line (even at its default) that only the other test
+    reads."""
+    for test, names in _OWN_FLAGS.items():
+        for name in names:
+            if test != FLAGS.test and FLAGS[name].present:
+                raise ValueError(f"--{name} is a flag of --test={test}: it has no effect with "
+                                 f"--test={FLAGS.test}, which {_SCORES[FLAGS.test]}")
 
 
 def _require(names: list[str]) -> None:
@@ -106,6 +129,7 @@ def _prepare_crows_pairs() -> Plan:
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, the test files
     or the CSV read whole, the config and vocab, the output_dir."""
+    _refuse_the_other_tests_flags()
     if FLAGS.seed < 0:
         raise ValueError(f"--seed={FLAGS.seed}: must be 0 or more")
     if FLAGS.batch_size < 1:

@@ -127,6 +127,8 @@ def job(plan: Plan) -> None:
     if FLAGS.decontextualized:
         tables["decontextualized"] = sv.decontextualized_vectors(encoder, tokenizer, targets,
                                                                  made)
+    for method, table in tables.items():  # every table checked before any file is written
+        sv.check_finite(table, f"{method} vectors of --init_checkpoint {FLAGS.init_checkpoint}")
     for method, table in tables.items():
         prefix = "" if method == "aggregated" else "decontextualized_"
         sv.write_word2vec(table, FLAGS.output_dir, prefix)

@@ -10,6 +10,9 @@ and pushes each antonym pair apart while keeping every word's close neighbourhoo
 (official/embeddings/counter_fitting.py: the paper's cost and hyperparameters), and writes the
 new unit-length vectors in the same format, the same words in the same order. These are the
 candidates TextFooler draws from: `attack_classifier --word_vectors_file=<output_file>`.
+The summary line says how many synonym and antonym pairs were used (both words among the
+vectors); a list none of whose pairs is usable is refused, as is a nan or inf in the vectors
+or a word given two vectors (official/embeddings/word2vec_files.py).
 --evaluate scores word-similarity files (word1<TAB>word2<TAB>score) before and after, Spearman
 of cosine (the paper's check: SimLex-999 rose from 0.41 to 0.58 for GloVe).
 """
@@ -20,7 +23,7 @@ from typing import NamedTuple
 from absl import flags, logging
 
 from official.embeddings import word_similarity
-from official.embeddings.counter_fitting_settings import CounterFitting
+from official.embeddings.counter_fitting_settings import CounterFitting, pair_rows
 from official.embeddings.word2vec_files import read_word2vec
 from official.output_paths import check_output_file
 from official.robustness.candidates import read_word_pairs
@@ -41,6 +44,7 @@ class Plan(NamedTuple):
     vectors: dict
     synonyms: list
     antonyms: list
+    pairs_used: tuple[int, int]  # synonym and antonym pairs with both words in `vectors`
     settings: CounterFitting
     benchmarks: dict
 
@@ -50,12 +54,24 @@ def prepare() -> Plan:
     settings = CounterFitting(epochs=FLAGS.epochs, learning_rate=FLAGS.learning_rate)
     settings.check()
     vectors = read_word2vec(FLAGS.vectors_file)
-    synonyms = read_word_pairs(FLAGS.synonyms_file)
-    antonyms = [pair for path in FLAGS.antonyms_files for pair in read_word_pairs(path)]
+    words = list(vectors)
+    synonyms = _read_constraints(FLAGS.synonyms_file, words)
+    antonyms = [pair for path in FLAGS.antonyms_files for pair in _read_constraints(path, words)]
     benchmarks = {os.path.basename(path): word_similarity.read_pairs(path)
                   for path in FLAGS.evaluate}
     check_output_file(FLAGS.output_file)
-    return Plan(vectors, synonyms, antonyms, settings, benchmarks)
+    used = (len(pair_rows(words, synonyms)), len(pair_rows(words, antonyms)))
+    return Plan(vectors, synonyms, antonyms, used, settings, benchmarks)
+
+
+def _read_constraints(path: str, words: list[str]) -> list[tuple[str, str]]:
+    """The file's pairs, refused if none has two different words both among `words`: a list
+    made for other vectors would leave these merely normalised, without a word."""
+    pairs = read_word_pairs(path)
+    if not len(pair_rows(words, pairs)):
+        raise ValueError(f"{path}: none of its {len(pairs)} pairs has two different words both "
+                         f"in --vectors_file {FLAGS.vectors_file}")
+    return pairs
 
 
 def job(plan: Plan) -> dict:
@@ -70,7 +86,9 @@ def job(plan: Plan) -> dict:
     fitted = counter_fit(words, np.stack([table[w] for w in words]), plan.synonyms,
                          plan.antonyms, plan.settings)
     write_word2vec_file(FLAGS.output_file, words, fitted)
-    logging.info("Wrote %d counter-fitted vectors to %s", len(words), FLAGS.output_file)
+    logging.info("Wrote %d counter-fitted vectors to %s: %d synonym and %d antonym pairs used "
+                 "(both words among the vectors)", len(words), FLAGS.output_file,
+                 *plan.pairs_used)
     scores = {}
     for name, pairs in plan.benchmarks.items():
         before = word_similarity.evaluate(table, pairs, lower_case=True)

@@ -180,3 +180,29 @@ def test_bad_inputs_are_one_line_and_nothing_is_written(exports, tmp_path):
                 "has 6")
     cli.refused(results[4], f"bias_report: {model}: has no masked-LM head (cls/predictions/*)")
     assert not out.exists()
+
+
+def test_a_flag_of_the_other_test_is_refused_before_any_work(tmp_path):
+    # Nothing these flags name exists: the refusal comes before any of it is looked at.
+    out = tmp_path / "out"
+    seat = ["run_scripts.bias_report", "--test=seat", f"--export_dir={tmp_path / 'export'}",
+            f"--seat_files={tmp_path / 'seat'}", f"--output_dir={out}"]
+    crows = ["run_scripts.bias_report", "--test=crows_pairs",
+             f"--init_checkpoint={tmp_path / 'model'}", f"--input_file={tmp_path / 'p.csv'}",
+             f"--output_dir={out}"]
+    results = cli.run_modules([*crows, f"--export_dir={tmp_path / 'export'}"],
+                              [*crows, "--permutations=10"],
+                              [*seat, f"--vocab_file={tmp_path / 'vocab.txt'}"],
+                              [*seat, "--max_seq_length=64"])
+    crows_scores = ("it has no effect with --test=crows_pairs, which scores the masked LM of "
+                    "--init_checkpoint on the CSV --input_file")
+    seat_scores = ("it has no effect with --test=seat, which scores the sentence_encoder export "
+                   "--export_dir on --seat_files")
+    cli.refused(results[0], "bias_report: --export_dir is a flag of --test=seat: " + crows_scores)
+    cli.refused(results[1], "bias_report: --permutations is a flag of --test=seat: "
+                + crows_scores)
+    cli.refused(results[2], "bias_report: --vocab_file is a flag of --test=crows_pairs: "
+                + seat_scores)
+    cli.refused(results[3], "bias_report: --max_seq_length is a flag of --test=crows_pairs: "
+                + seat_scores)
+    assert not out.exists()

@@ -1,13 +1,15 @@
 """Tests for official/embeddings/counter_fitting.py and run_scripts/counter_fit_vectors: the cost
 against the paper's formula written out in numpy with loops, one descent step against numpy's
-finite-difference gradient of it, the fitted vectors' geometry, and the entry point."""
+finite-difference gradient of it, the fitted vectors' geometry, the entry point, and the bad
+vectors and lists it refuses (a nan or inf, a word twice, a list none of whose pairs counts)."""
 
 import numpy as np
 import pytest
 
 from official.embeddings import counter_fitting as cf
 from official.embeddings.counter_fitting_settings import CounterFitting
-from official.embeddings.word2vec_files import read_word2vec
+from official.embeddings.word2vec_files import read_word2vec, write_word2vec_file
+from official.robustness.candidates import VectorCandidates
 from tests import cli
 
 WORDS = ["slow", "fast", "quick", "rapid", "sluggish", "film", "movie", "odd"]
@@ -125,9 +127,72 @@ def test_the_entry_point_writes_the_same_words_fitted_and_scores_them(tmp_path):
         cf.counter_fit(WORDS, table, SYNONYMS, ANTONYMS, CounterFitting()), atol=1e-6)
     assert "sim.tsv: Spearman " in result.stdout and "(3 pairs, 0 out of vocabulary)" in \
         result.stdout
+    # Of the listed pairs: no "cinema" among the words, "odd odd" is no pair, "quick fast" is
+    # "fast quick" again.
+    assert "4 synonym and 2 antonym pairs used (both words among the vectors)" in result.stderr
     (tmp_path / "bad.txt").write_text("fast quick\nslow\n")
     cli.refused(cli.run_module(
         "run_scripts.counter_fit_vectors", f"--vectors_file={source}",
         f"--synonyms_file={tmp_path / 'bad.txt'}", f"--output_file={tmp_path / 'x.txt'}"),
         f"{tmp_path / 'bad.txt'}:2: 1 fields, expected two words")
     assert not (tmp_path / "x.txt").exists()
+
+
+def _write_vectors(path, lines, count=None):
+    """A word2vec text file of `lines` ("word v1 ... v6"), its header `count` (default: the
+    lines') vectors of 6 values."""
+    path.write_text(f"{len(lines) if count is None else count} 6\n" + "".join(
+        line + "\n" for line in lines))
+    return path
+
+
+def _fit(tmp_path, vectors_file, *flags):
+    (tmp_path / "syn.txt").write_text("".join(f"{a} {b}\n" for a, b in SYNONYMS))
+    return cli.run_module("run_scripts.counter_fit_vectors", f"--vectors_file={vectors_file}",
+                          f"--synonyms_file={tmp_path / 'syn.txt'}",
+                          f"--output_file={tmp_path / 'fitted.txt'}", *flags)
+
+
+def _lines(table):
+    return [w + " " + " ".join(map(str, v)) for w, v in zip(WORDS, table)]
+
+
+def test_a_vector_that_is_not_finite_is_refused_naming_its_line_and_word(tmp_path):
+    lines = _lines(vectors())
+    lines[2] = "quick 0.5 inf 0.1 0.1 0.1 0.1"  # fast's synonym: fitting would spread it
+    result = _fit(tmp_path, _write_vectors(tmp_path / "inf.txt", lines))
+    cli.refused(result, f"counter_fit_vectors: {tmp_path / 'inf.txt'}:4: the vector of 'quick' "
+                "holds 'inf', not a finite float32")
+    assert not (tmp_path / "fitted.txt").exists()
+    # Nor do such vectors reach an attack's candidates through the Python API.
+    table = dict(zip(WORDS, vectors()))
+    table["movie"] = np.full(6, np.nan, np.float32)
+    with pytest.raises(ValueError, match="the vector of 'movie' holds nan"):
+        VectorCandidates(table)
+
+
+def test_no_vector_that_is_not_finite_is_written(tmp_path):
+    fitted = cf.unit(vectors())
+    fitted[WORDS.index("rapid"), 3] = -np.inf
+    with pytest.raises(ValueError, match=r"out.txt: not written: the vector of 'rapid' holds "
+                                         r"-inf, not a finite number"):
+        write_word2vec_file(str(tmp_path / "out.txt"), WORDS, fitted)
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_a_list_with_no_pair_among_the_vectors_is_refused(tmp_path):
+    source = _write_vectors(tmp_path / "vectors.txt", _lines(vectors()))
+    (tmp_path / "ant.txt").write_text("hot cold\nfast fast\n")  # unknown words; a word alone
+    result = _fit(tmp_path, source, f"--antonyms_files={tmp_path / 'ant.txt'}")
+    cli.refused(result, f"counter_fit_vectors: {tmp_path / 'ant.txt'}: none of its 2 pairs has "
+                f"two different words both in --vectors_file {source}")
+    assert not (tmp_path / "fitted.txt").exists()
+
+
+def test_a_word_given_twice_is_refused_naming_both_lines(tmp_path):
+    lines = _lines(vectors()) + ["film 1 0 0 0 0 0"]
+    for name, count in (("header_true.txt", len(lines)), ("header_distinct.txt", len(WORDS))):
+        result = _fit(tmp_path, _write_vectors(tmp_path / name, lines, count))
+        cli.refused(result, f"{tmp_path / name}:{len(lines) + 1}: the word 'film' again (first "
+                    f"on line {WORDS.index('film') + 2})")
+    assert not (tmp_path / "fitted.txt").exists()

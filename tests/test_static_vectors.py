@@ -1,5 +1,5 @@
-"""Tests for official.embeddings (static_vectors, word_similarity) and the
-run_scripts.build_static_embeddings CLI."""
+"""Tests for official.embeddings (static_vectors, word_similarity, word2vec_files' writer) and
+the run_scripts.build_static_embeddings CLI."""
 
 import dataclasses
 import json
@@ -172,6 +172,17 @@ def test_word2vec_files_load_in_gensim(encoder, tokenizer, corpus_file, tmp_path
                                                                     "x_layer_02.txt"]
 
 
+def test_a_table_with_a_vector_that_is_not_finite_writes_no_file(encoder, tokenizer,
+                                                                  corpus_file, tmp_path):
+    table = sv.aggregated_vectors(encoder, tokenizer, corpus_file,
+                                  sv.target_words(WORDS, tokenizer), sv.Settings(layers=(0, 2)))
+    table.vectors[table.words.index("mat"), 1, 5] = np.inf
+    with pytest.raises(ValueError, match=r"^the vectors at layer 2: the vector of 'mat' holds "
+                                         r"inf, not a finite number$"):
+        sv.write_word2vec(table, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()  # not even layer 0's file, written first otherwise
+
+
 def test_target_words(tokenizer, tmp_path):
     targets = sv.target_words(["Dog", "dog", "Jacksonville", "zebra"], tokenizer)
     assert targets.words == ["dog", "jacksonville"] and targets.unknown == ["zebra"]
@@ -277,4 +288,28 @@ def test_cli_bad_inputs(checkpoint, corpus_file, tmp_path):
     refused(run_module("run_scripts.build_static_embeddings", f"--init_checkpoint={checkpoint}",
                        f"--corpus_file={corpus_file}", f"--output_dir={out}", "--layers=0,3"),
             "--layers: layer 3 is beyond the model's layers 0..2")
+    assert not out.exists()
+
+
+def test_cli_writes_nothing_when_the_checkpoint_gives_a_nan(tmp_path, encoder, config,
+                                                           vocab_file, corpus_file):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config.to_json_file(str(folder / "bert_config.json"))
+    word_table = encoder.embeddings.word_embeddings
+    saved = word_table.numpy()
+    broken = saved.copy()
+    broken[VOCAB.index("mat")] = np.nan  # every word sharing a line with "mat" gets nan too
+    word_table.assign(broken)
+    try:
+        tf2.save(encoder, str(folder / "bert_model.ckpt"))
+    finally:
+        word_table.assign(saved)
+    out = tmp_path / "out"
+    refused(run_module("run_scripts.build_static_embeddings", f"--init_checkpoint={folder}",
+                       f"--vocab_file={vocab_file}", f"--corpus_file={corpus_file}",
+                       f"--output_dir={out}", "--layers=1,2",
+                       "--decontextualized", "--max_seq_length=32"),
+            f"build_static_embeddings: aggregated vectors of --init_checkpoint {folder} at "
+            "layer 1: the vector of 'the' holds nan, not a finite number")
     assert not out.exists()

@@ -33,15 +33,7 @@ from typing import Iterable
 import numpy as np
 import tensorflow as tf
 
-from official.embeddings.counter_fitting_settings import CounterFitting
-
-
-def pair_rows(words: list[str], pairs: Iterable[tuple[str, str]]) -> np.ndarray:
-    """int64 [pairs, 2]: the table rows of each distinct pair of two different known words."""
-    row = {word: i for i, word in enumerate(words)}
-    found = sorted({tuple(sorted((row[a], row[b]))) for a, b in pairs
-                    if a in row and b in row and a != b})
-    return np.array(found, np.int64).reshape(-1, 2)
+from official.embeddings.counter_fitting_settings import CounterFitting, pair_rows
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:

@@ -37,7 +37,9 @@ Output: word2vec's text format, one file per layer (`layer_00.txt` ..., and
 `decontextualized_layer_00.txt` ... for the baseline): "<words> <dim>", then "word v1 v2 ..."
 per line, words in target order, float32 values written exactly ("%.9g"), each file written
 atomically (official/embeddings/word2vec_files.py). gensim's
-`KeyedVectors.load_word2vec_format(path)` reads it, and so does `read_word2vec`.
+`KeyedVectors.load_word2vec_format(path)` reads it, and so does `read_word2vec`. A vector that is
+not finite (a checkpoint holding nan or inf, an overflow) is an error naming its word and layer,
+and no file of the table is written (`check_finite`).
 
 Example (a tiny random encoder; a real one is built from the checkpoint's bert_config.json and
 loaded with `official.checkpoints.load_init_checkpoint`; a corpus of two lines, where "cat" is
@@ -78,8 +80,8 @@ import tensorflow as tf
 from absl import logging
 
 from official.console import PROGRESS
+from official.embeddings import word2vec_files
 from official.embeddings.static_settings import Settings
-from official.embeddings.word2vec_files import write_word2vec_file
 from official.modeling.encoder import BertEncoder
 from official.text.basic_tokenizer import BasicTokenizer
 from official.text.tokenizer import FullTokenizer
@@ -355,11 +357,20 @@ def layer_file_name(layer: int, prefix: str = "") -> str:
     return f"{prefix}layer_{layer:02d}.txt"
 
 
+def check_finite(table: VectorTable, what: str = "the vectors") -> None:
+    """Raises ValueError "<what> at layer <l>: the vector of '<word>' holds nan, ..." for the
+    first word and layer whose vector holds a nan or an inf."""
+    for j, layer in enumerate(table.layers):
+        word2vec_files.check_finite(table.words, table.vectors[:, j], f"{what} at layer {layer}")
+
+
 def write_word2vec(table: VectorTable, output_dir: str, prefix: str = "") -> list[str]:
-    """One word2vec text file per layer of `table` in output_dir, each atomic; their paths."""
+    """One word2vec text file per layer of `table` in output_dir, each atomic; their paths.
+    None is written if a vector is not finite (`check_finite`)."""
+    check_finite(table)
     paths = []
     for j, layer in enumerate(table.layers):
         path = os.path.join(output_dir, layer_file_name(layer, prefix))
-        write_word2vec_file(path, table.words, table.vectors[:, j])
+        word2vec_files.write_word2vec_file(path, table.words, table.vectors[:, j])
         paths.append(path)
     return paths

@@ -15,7 +15,9 @@ Every source proposes lower-case words of two or more letters only, so that a re
 word of the text (`text_words`) and the words after it keep their places.
   - nearest neighbours in static word vectors (build_static_embeddings' word2vec files), by
     cosine, at least `min_cos_sim` (TextFooler's delta, 0.5), nearest first; antonyms dropped
-    too, since contextual models' static vectors put "good" next to "bad".
+    too, since contextual models' static vectors put "good" next to "bad". A vector holding a
+    nan or an inf is refused: its cosines are nan, and the word would silently never be
+    proposed nor have candidates.
   - a masked-LM head (BAE, Garg & Ramakrishnan 2020, its R variant): the word masked in its
     context, the head's most probable whole words (no "##" piece, letters only), most probable
     first.
@@ -31,6 +33,7 @@ from typing import Iterable, Protocol
 
 import numpy as np
 
+from official.embeddings.word2vec_files import check_finite
 from official.robustness.text_words import WordText
 
 # Function words written for this project: articles, pronouns, prepositions, conjunctions,
@@ -127,6 +130,7 @@ class VectorCandidates:
         self._row = {word: row for row, word in enumerate(self._words)}
         matrix = np.stack([vectors[word] for word in self._words]).astype(np.float32) \
             if self._words else np.zeros((0, 1), np.float32)
+        check_finite(self._words, matrix, "VectorCandidates")
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         self._matrix = matrix / np.maximum(norms, 1e-12)
         self._min_cos_sim = min_cos_sim
