@@ -2,6 +2,8 @@
 rows (`run_classifier --augment_with`).
 
     read_labelled_texts("dev.tsv")          -> [LabelledText(line=2, text=..., label="1"), ...]
+    cut_to_words(texts, max_words)          -> (the texts, each cut to its first max_words
+                                                words; how many were cut)
     read_adversarial_examples("attack.jsonl", labels=["0", "1"])  -> [InputExample, ...]
     summary_path("out/attack.jsonl")        -> "out/attack.summary.json", the summary beside it
     progress = AttackProgress("out/attack.jsonl", key)   the attacks done so far, kept as they
@@ -23,6 +25,7 @@ output file itself is written at the end, atomically, and the progress file remo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -30,7 +33,8 @@ from typing import Sequence
 
 from data_prep.glue import InputExample
 from data_prep.input_errors import TsvError, utf8_lines
-from official.atomic_files import open_atomically
+from official.atomic_files import disk_full, open_atomically
+from official.robustness.text_words import WordText
 
 TEXT_COLUMN, LABEL_COLUMN = "sentence", "label"
 
@@ -70,8 +74,24 @@ class AttackProgress:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
     def add(self, record: dict) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        """Appends `record`'s line whole or not at all: a write that fails (a full disk, named
+        with this file) or is interrupted is cut back to the lines before it."""
+        line = memoryview((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            end = os.lseek(descriptor, 0, os.SEEK_END)
+            try:
+                while line:  # unbuffered: nothing is left for a close to write after a failure
+                    line = line[os.write(descriptor, line):]
+            except BaseException as e:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(descriptor, end)
+                full = disk_full(e, self.path)
+                if full is not None:
+                    raise full from None
+                raise
+        finally:
+            os.close(descriptor)
 
     def remove(self) -> None:
         os.remove(self.path)
@@ -115,6 +135,22 @@ def read_labelled_texts(path: str) -> list[LabelledText]:
     if not rows:
         raise TsvError(f"{path}: no labelled text (a header, then one text and label a line)")
     return rows
+
+
+def cut_to_words(texts: Sequence[LabelledText], max_words: int
+                 ) -> tuple[list[LabelledText], int]:
+    """Each text longer than `max_words` words (official/robustness/text_words.py's words) cut
+    after its `max_words`-th word; how many were cut. An attack's memory and time grow with a
+    text's words (every candidate is a copy of it), while a classifier reads only its first
+    max_seq_length pieces, so the words past a bound well beyond that cannot move it."""
+    kept, cut = [], 0
+    for row in texts:
+        words = WordText(row.text)
+        if len(words) > max_words:
+            row = dataclasses.replace(row, text=words.first(max_words).text)
+            cut += 1
+        kept.append(row)
+    return kept, cut
 
 
 def read_adversarial_examples(path: str, labels: Sequence[str]) -> list[InputExample]:

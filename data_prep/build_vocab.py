@@ -62,9 +62,9 @@ def main(argv: list[str]) -> int:
         return _fail(str(e), 1)
     except OSError as e:  # An input that cannot be read, an output that failed while writing.
         return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
-    except KeyboardInterrupt:
-        return _fail(f"stopped by ctrl-C: {FLAGS.output_file} not written; rerunning the same "
-                     f"command finishes the job", 130)
+    except KeyboardInterrupt as e:
+        command_line.stopped("build_vocab", e, f"{FLAGS.output_file} not written; rerunning "
+                             "the same command finishes the job")
     why = learned.shortfall(FLAGS.vocab_size, FLAGS.min_piece_count)
     logging.info("wrote %d tokens to %s%s", len(learned.tokens), FLAGS.output_file,
                  f", fewer than --vocab_size={FLAGS.vocab_size}: {why}" if why else "")

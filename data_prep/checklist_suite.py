@@ -434,8 +434,8 @@ def main(argv: list[str]) -> int:
         return _fail(str(e), 1)
     except OSError as e:
         return _fail(command_line.describe(e), 1)
-    except KeyboardInterrupt:
-        return _fail(f"stopped by ctrl-C: {FLAGS.output_file} not written", 130)
+    except KeyboardInterrupt as e:
+        command_line.stopped("checklist_suite", e, f"{FLAGS.output_file} not written")
     cases = sum(len(test["cases"]) for test in tests)
     logging.info("wrote %d tests (%d cases) to %s", len(tests), cases, FLAGS.output_file)
     return 0

@@ -10,8 +10,12 @@ comments starting with "#". What probing reads of it (official/probing/):
   probes use it. A word's text is its FORM.
 - HEAD: the word's head as a 1-based word index, 0 for the root; the heads must form one tree
   (every word reaches the root, one root) or the sentence is an error at its first line.
+- UPOS: one of UD's 17 universal parts of speech (UPOS_LABELS), in every treebank of any
+  language; another value is an error at its line (a probe or tagger would otherwise learn a
+  label no other treebank has, from a typo).
 - DEPREL: the universal relation, its language-specific subtype dropped ("obl:tmod" -> "obl"),
-  so the label set is UD's 37 relations whatever the treebank's subtypes.
+  so the label set is UD's 37 relations (UD_RELATIONS) whatever the treebank's subtypes; a
+  relation outside them is an error at its line.
 
     read_conllu(path) -> [TreebankSentence], each with words, upos, xpos, heads, relations and
     the line its first word is on; an error is "path:line: problem".
@@ -42,8 +46,18 @@ from __future__ import annotations
 import dataclasses
 
 from data_prep.input_errors import InputError, utf8_lines
+from official.tasks.ner_metrics import UPOS_LABELS
 
 _COLUMNS = 10
+# Universal Dependencies' 37 universal relations (universaldependencies.org/u/dep), the part of a
+# DEPREL before its subtype's ":".
+UD_RELATIONS = ("acl", "advcl", "advmod", "amod", "appos", "aux", "case", "cc", "ccomp", "clf",
+                "compound", "conj", "cop", "csubj", "dep", "det", "discourse", "dislocated",
+                "expl", "fixed", "flat", "goeswith", "iobj", "list", "mark", "nmod", "nsubj",
+                "nummod", "obj", "obl", "orphan", "parataxis", "punct", "reparandum", "root",
+                "vocative", "xcomp")
+_UPOS = frozenset(UPOS_LABELS)
+_RELATIONS = frozenset(UD_RELATIONS)
 
 
 class ConlluError(InputError):
@@ -94,6 +108,13 @@ def _sentence(rows: list[tuple[int, list[str]]], path: str) -> TreebankSentence:
         if not head.isdigit() or int(head) > len(rows):
             raise ConlluError(f"{path}:{number}: HEAD {head!r} is not 0 or a word of the "
                               f"sentence (1..{len(rows)})")
+        if fields[3] not in _UPOS:
+            raise ConlluError(f"{path}:{number}: UPOS {fields[3]!r} is not one of UD's 17 "
+                              f"universal parts of speech ({', '.join(UPOS_LABELS)})")
+        if fields[7].split(":")[0] not in _RELATIONS:
+            raise ConlluError(f"{path}:{number}: DEPREL {fields[7]!r} is not one of UD's 37 "
+                              "universal relations (universaldependencies.org/u/dep), with or "
+                              "without a subtype after ':'")
     heads = [int(fields[6]) for _, fields in rows]
     _check_tree(heads, path, first)
     return TreebankSentence(
@@ -107,8 +128,8 @@ def read_conllu(path: str) -> list[TreebankSentence]:
 
     Raises:
       ConlluError: "path:line: problem" for a missing or non-UTF-8 file, a word line without
-        10 tab-separated columns, IDs out of order, a HEAD outside the sentence, heads that are
-        not one tree, or a file without sentences.
+        10 tab-separated columns, IDs out of order, a HEAD outside the sentence, a UPOS or
+        DEPREL outside UD's sets, heads that are not one tree, or a file without sentences.
     """
     sentences, rows = [], []
     for number, line in utf8_lines(path, ConlluError):

@@ -87,8 +87,8 @@ def main(argv: list[str]) -> int:
         return _fail(str(e), 1)
     except OSError as e:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
-    except KeyboardInterrupt:
-        return _fail(f"stopped by ctrl-C: nothing written to {FLAGS.output_dir}", 130)
+    except KeyboardInterrupt as e:
+        command_line.stopped("extend_vocab", e, f"nothing written to {FLAGS.output_dir}")
     print("\n".join(fit.table() for fit in fits))
     logging.info("added %d tokens (%s): %s", len(record["tokens"]), FLAGS.strategy,
                  os.path.join(FLAGS.output_dir, VOCAB_FILE))

@@ -29,7 +29,6 @@ coordinator that is killed.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import multiprocessing
 import os
@@ -50,7 +49,7 @@ from data_prep.fast_instances import InstanceBatch, SpecialIds, TokenizedChunk, 
 from data_prep.input_errors import InputError
 from data_prep.pretraining_options import PretrainingDataOptions
 from data_prep.tfrecord_framing import write_records
-from official import console
+from official import console, parent_death
 from official.atomic_files import TEMP_SUFFIX, atomic_path
 from official.pretraining_records import FLOAT_FEATURES, INT_FEATURES
 from official.pretraining_shards import SHARD_NAME, SUMMARY_FILE, shard_path, write_summary
@@ -63,7 +62,6 @@ from official.text.vocab import load_vocab
 CHUNK_BYTES = 1 << 20
 # What the entry point turns into a clean stop; blocked while workers start (see _run_worker).
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclasses.dataclass
@@ -370,7 +368,9 @@ def _run_worker(coordinator_pid, tokenizer, output_dir, num_shards, options, chu
     # the default (die at once, without a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_coordinator(coordinator_pid)
+    # Killed with the coordinator (SIGKILL, a crash): no worker goes on writing shards after the
+    # command has ended (official/parent_death.py; Linux only).
+    parent_death.die_with(coordinator_pid, signal.SIGKILL)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     try:
@@ -389,21 +389,6 @@ def _run_worker(coordinator_pid, tokenizer, output_dir, num_shards, options, chu
         except Exception:
             e = RuntimeError(f"{type(e).__name__}: {e}")
         messages.put(("failed", e, traceback.format_exc()))
-
-
-def _die_with_coordinator(coordinator_pid: int) -> None:
-    """Makes the kernel kill this process when the coordinator dies (SIGKILL, a crash), so no
-    worker goes on writing shards after the command has ended. Linux only (prctl's
-    PR_SET_PDEATHSIG, which watches the thread that started the worker: the coordinator's main
-    thread); elsewhere a killed coordinator's workers run until their shards are done."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL))
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != coordinator_pid:  # It died before prctl took effect.
-        os._exit(1)
 
 
 @contextlib.contextmanager

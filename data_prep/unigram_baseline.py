@@ -132,8 +132,8 @@ def main(argv: list[str]) -> None:
             json.dump({"train_file": FLAGS.train_file, "eval_file": FLAGS.eval_file, **figures},
                       f, indent=2)
             f.write("\n")
-    except KeyboardInterrupt:
-        command_line.fail(SCRIPT, "interrupted (ctrl-C); nothing half-written was left", 130)
+    except KeyboardInterrupt as e:
+        command_line.stopped(SCRIPT, e, "nothing half-written was left")
     except (ValueError, OSError) as e:
         command_line.fail(SCRIPT, command_line.describe(e))
     print(f"unigram baseline on {FLAGS.eval_file}: masked_lm_loss "

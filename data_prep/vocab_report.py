@@ -61,8 +61,8 @@ def main(argv: list[str]) -> int:
         return _fail(str(e), 1)
     except OSError as e:
         return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
-    except KeyboardInterrupt:
-        return _fail("stopped by ctrl-C: nothing written", 130)
+    except KeyboardInterrupt as e:
+        command_line.stopped("vocab_report", e, "nothing written")
     print(fit.table())
     return 0
 

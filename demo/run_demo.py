@@ -62,6 +62,7 @@ from absl import app, flags
 
 from data_prep.attack_data import summary_path as attack_summary_file
 from demo.stages import Pipeline, StageFailed
+from official import output_lock
 from official.atomic_files import open_atomically
 from official.stages import Stage, format_seconds, remove
 
@@ -338,11 +339,18 @@ def main(argv: list[str]) -> int:
         _from_repo(path) for path in (FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir,
                                       FLAGS.passages_dir, FLAGS.sentences, FLAGS.treebank_dir,
                                       FLAGS.synonyms))
+    root = os.path.join(REPO, out)
+    os.makedirs(root, exist_ok=True)
+    try:
+        output_lock.hold(root)  # one demo per output_dir, and --fresh never empties a live one's
+    except output_lock.FolderBusy as e:
+        print(f"run_demo: {e}", file=sys.stderr)
+        return 1
     if FLAGS.fresh:
-        remove([os.path.join(REPO, out)])
+        remove([os.path.join(root, name) for name in os.listdir(root)])
     budget = SMOKE if FLAGS.smoke else FULL
     started = time.perf_counter()
-    state_dir = os.path.join(REPO, out, "stages")
+    state_dir = os.path.join(root, "stages")
     os.makedirs(state_dir, exist_ok=True)
     pipeline = Pipeline(state_dir, cwd=REPO)
     try:

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from official import parent_death
 from official.atomic_files import open_atomically
 from official.stages import (
     START_UP_NOISE,
@@ -107,7 +108,7 @@ class Pipeline:
         return child.returncode
 
     def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = parent_death.child_environment(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         return env
 

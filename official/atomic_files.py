@@ -1,8 +1,9 @@
 """Files that appear under their final name only when complete, and a full disk said plainly.
 
 Every writer of the project goes through `open_atomically` (or `atomic_path`, for writers that
-open files by name, such as tf.io.TFRecordWriter), so an interrupted or failed run never leaves a
-half-written file for the next step to read as if it were whole.
+open files by name, such as tf.io.TFRecordWriter; `atomic_folder` for a folder of files written
+as one), so an interrupted or failed run never leaves a half-written file for the next step to
+read as if it were whole.
 
 A write that runs out of space fails in as many ways as there are writers: Python's OSError of
 errno ENOSPC, numpy's "1280000 requested and 524256 written", TensorFlow's ResourceExhaustedError
@@ -18,6 +19,7 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import uuid
 from typing import IO, Iterator
 
@@ -60,6 +62,32 @@ def atomic_path(path: str) -> Iterator[str]:
     except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        full = disk_full(e, path)
+        if full is not None:
+            raise full from None
+        raise
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str) -> Iterator[str]:
+    """Yields an empty temp folder beside `path`; when the `with` block completes, it replaces
+    `path` (an earlier folder there is removed first), and otherwise it is removed (a full disk
+    raised as `disk_full` names `path`). The temp folders an interrupted run left beside `path`
+    are removed first."""
+    parent, name = os.path.split(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    for leftover in os.listdir(parent):
+        if leftover.startswith(f".{name}.") and leftover.endswith(TEMP_SUFFIX):
+            shutil.rmtree(os.path.join(parent, leftover), ignore_errors=True)
+    staging = os.path.join(parent, f".{name}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
+    os.makedirs(staging)
+    try:
+        yield staging
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        os.replace(staging, path)
+    except BaseException as e:
+        shutil.rmtree(staging, ignore_errors=True)
         full = disk_full(e, path)
         if full is not None:
             raise full from None

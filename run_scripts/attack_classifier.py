@@ -28,7 +28,9 @@ dev.tsv, a tsv task's files); every label must be one of the export's. Writes --
 JSON line per example (status, label, original, perturbed, changes, queries, similarity, the
 gold probability before and after), and beside it <output_file stem>.summary.json: TextAttack's
 summary (successful / failed / skipped attacks, original accuracy, accuracy under attack, attack
-success rate, average perturbed word %, words per input, queries), also printed. An interrupted
+success rate, average perturbed word %, words per input, queries) and how many texts were cut to
+--max_words (a text's memory grows with its words: every candidate is a copy of it), also
+printed. An interrupted
 attack (ctrl-C, SIGTERM, SIGKILL) keeps the examples it finished in <stem>.progress.jsonl: the
 same command goes on from there (data_prep/attack_data.py).
 `run_classifier --augment_with=<output_file>` trains on the successful attacks' texts.
@@ -42,7 +44,12 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from data_prep.attack_data import AttackProgress, read_labelled_texts, summary_path
+from data_prep.attack_data import (
+    AttackProgress,
+    cut_to_words,
+    read_labelled_texts,
+    summary_path,
+)
 from data_prep.record_cache import sha256_of_file
 from official.atomic_files import open_atomically
 from official.embeddings.word2vec_files import read_word2vec
@@ -82,6 +89,10 @@ flags.DEFINE_float("similarity_threshold", SIMILARITY_THRESHOLD,
                    "(with --similarity_export_dir). Default cos(0.5 rad): TextAttack's TextFooler "
                    "recipe asks for an angle of at most 0.5 rad (angular similarity 0.8408).")
 flags.DEFINE_integer("max_examples", 0, "Attack the first N texts only (0: all).")
+flags.DEFINE_integer("max_words", 1000, "A longer text is cut to its first N words before it is "
+                     "attacked (the classifier reads only its first --max_seq_length pieces, so "
+                     "later words cannot move it, and each candidate is a copy of the text); "
+                     "the summary counts the texts cut.")
 flags.DEFINE_integer("batch_size", 64, "Texts per classifier or encoder call.")
 common_flags.define_bert_config_flag(extra_help=" bae: default, the one beside "
                                      "--masked_lm_checkpoint.")
@@ -99,6 +110,7 @@ class Plan(NamedTuple):
     synonyms: list  # (word, word) pairs of --synonyms_file
     antonyms: list  # of every --antonyms_files
     vectors: dict | None  # --word_vectors_file's {word: vector}
+    cut: int  # texts cut to --max_words
 
 
 def _pairs(flag: str, path: str) -> list[tuple[str, str]]:
@@ -136,6 +148,8 @@ def prepare() -> Plan:
     settings.check()
     if FLAGS.max_examples < 0 or FLAGS.batch_size < 1:
         raise ValueError("--max_examples must be 0 (all) or more, --batch_size at least 1")
+    if FLAGS.max_words < 1:
+        raise ValueError(f"--max_words={FLAGS.max_words}: must be at least 1")
     _check_recipe()
     for flag in ("export_dir", "similarity_export_dir"):
         if FLAGS[flag].value and not os.path.isdir(FLAGS[flag].value):
@@ -146,9 +160,11 @@ def prepare() -> Plan:
     texts = read_labelled_texts(FLAGS.input_file)
     if FLAGS.max_examples:
         texts = texts[:FLAGS.max_examples]
+    texts, cut = cut_to_words(texts, FLAGS.max_words)
     check_output_file(FLAGS.output_file)
     check_output_file(summary_path(FLAGS.output_file))
-    return Plan(settings, texts, summary_path(FLAGS.output_file), synonyms, antonyms, vectors)
+    return Plan(settings, texts, summary_path(FLAGS.output_file), synonyms, antonyms, vectors,
+                cut)
 
 
 def _candidates(plan: Plan) -> tuple[object, str]:
@@ -233,6 +249,9 @@ def job(plan: Plan) -> dict:
         similarity)
     progress = AttackProgress(FLAGS.output_file, _key(
         victim, similarity and os.path.abspath(encoder.path), identity))
+    if plan.cut:
+        logging.info("%d text(s) longer than --max_words=%d words cut to their first %d",
+                     plan.cut, FLAGS.max_words, FLAGS.max_words)
     results = _resumed(progress.done(), plan.texts, victim.labels)
     progress.start([r.record(victim.labels) for r in results])
     if results:
@@ -250,6 +269,7 @@ def job(plan: Plan) -> dict:
         f.writelines(json.dumps(r.record(victim.labels), ensure_ascii=False) + "\n"
                      for r in results)
     summary = summarize(results)
+    summary[f"Texts cut to --max_words={FLAGS.max_words}"] = plan.cut
     with open_atomically(plan.summary_file) as f:
         json.dump(summary, f, indent=2)
         f.write("\n")

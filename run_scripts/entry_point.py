@@ -55,8 +55,8 @@ def _run(script: str, prepare: Callable[[], Any], job: Callable[[Any], object]) 
         logging.warning("%s", e)
         console.quiet_after_error()
         sys.exit(128 + e.signum)
-    except KeyboardInterrupt:
-        command_line.fail(script, "interrupted (ctrl-C); nothing half-written was left", 130)
+    except KeyboardInterrupt as e:
+        command_line.stopped(script, e, "nothing half-written was left")
     except (ValueError, OSError) as e:
         command_line.fail(script, command_line.describe(e))
     except Exception as e:  # a writer TensorFlow runs (checkpoints, exports) on a full disk

@@ -239,8 +239,9 @@ def job(plan: Plan) -> dict:
     weights: dict = {}
     results = study.run_study(settings, splits, vectors, config.num_hidden_layers, weights)
     results["init_checkpoint"] = FLAGS.init_checkpoint
-    paths = dict(report.write(results, FLAGS.output_dir),
-                 probes=report.write_probes(weights, FLAGS.output_dir))
+    # The probes first: results without their probes' weights would read as a whole run.
+    probes = report.write_probes(weights, FLAGS.output_dir)
+    paths = dict(report.write(results, FLAGS.output_dir), probes=probes)
     print(report.table(results), flush=True)
     logging.info("Wrote %s", ", ".join(paths.values()))
     return results

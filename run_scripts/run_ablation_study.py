@@ -37,7 +37,9 @@ A finished stage is reused when its command and inputs are unchanged (official/a
 stages.py), so rerunning the command after a change reruns only what it changed, and a study
 stopped by ctrl-C or SIGTERM (exit 130 or 143, one line) resumes where it stopped: the stage
 then running was stopped by the same signal, which its entry point turns into a saved
-checkpoint or nothing half-written.
+checkpoint or nothing half-written. One runner per output_dir: a second is refused in one line
+while the first lives, and a runner killed outright (SIGKILL) takes its running stage with it
+(the stage is sent SIGTERM and saves; a rerun waits for it to end, then resumes it).
 
 Writes output_dir/REPORT.md (the papers-shaped tables: our rows' mean ± sample standard
 deviation over seeds beside the papers' rows, the unigram baseline and the majority class;
@@ -61,7 +63,7 @@ from typing import NamedTuple
 
 from absl import app, flags
 
-from official import command_line, configs, console
+from official import command_line, configs, console, output_lock
 from official.ablation import report, results, studies, task_data
 from official.ablation.settings import PRESETS, AblationSettings, corpus_files, settings_of
 from official.pretraining_shards import read_summary
@@ -312,8 +314,10 @@ def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
 def job(plan: Plan) -> None:
     """Runs the stages, reads their numbers, writes the report."""
     settings, study, work = plan.settings, plan.study, plan.work
-    counts = _write_inputs(plan)
     out = settings.output_dir
+    os.makedirs(out, exist_ok=True)
+    output_lock.hold(out)  # one runner per study folder
+    counts = _write_inputs(plan)
     runner = Stages(os.path.join(out, "stages"), os.path.join(out, "logs"), cwd=REPO,
                     echo=FLAGS.show_stage_output, jobs=FLAGS.jobs)
     try:

@@ -6,8 +6,10 @@ for the whole process, and a fresh process is what a user's command line gets.
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The environment of the processes started here: TensorFlow's C++ notes hidden, and the packages
@@ -104,3 +106,58 @@ def snapshot(path) -> dict[str, bytes | None]:
             with open(full, "rb") as f:
                 found[os.path.relpath(full, path)] = f.read()
     return found
+
+
+class BackgroundRun:
+    """`python -m module flags...` started in a process group of its own, its stderr in a file
+    in `folder`; for runs a test stops (signals) or watches while they work."""
+
+    # So that a failing test leaves no process behind (stop_all).
+    started: list["BackgroundRun"] = []
+
+    def __init__(self, module, folder, *flags):
+        self.stderr_path = os.path.join(folder, "stderr.txt")
+        with open(self.stderr_path, "w") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", module, *map(str, flags)], cwd=REPO, env=ENV,
+                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+        self.pid = self.process.pid
+        BackgroundRun.started.append(self)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        for run in cls.started:
+            if run.process.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.process.wait()
+        cls.started.clear()
+
+    def wait_until(self, condition, timeout=180):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert self.process.poll() is None, self.stderr()[-3000:]
+            assert time.monotonic() < deadline, "the run never got under way"
+            time.sleep(0.05)
+
+    def stderr(self) -> str:
+        with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def finish(self, timeout=180) -> subprocess.CompletedProcess:
+        self.process.wait(timeout)
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, "",
+                                           self.stderr())
+
+    def live_processes(self) -> list[int]:
+        """Processes of the run's group still alive (zombies, dead but not reaped by an init
+        process that does not reap, count as gone)."""
+        alive = []
+        for name in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == self.pid and fields[0] not in "ZX":
+                alive.append(int(name))
+        return alive

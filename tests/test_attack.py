@@ -112,6 +112,24 @@ def test_the_query_budget_cuts_the_last_batch_and_ends_the_attack():
     assert toy.texts[-1] == "a great movie"
 
 
+def test_a_long_texts_deletions_are_made_a_batch_at_a_time_within_the_budget():
+    """Each deletion is a copy of the text: never more than a batch of them at once, and none
+    past the budget (a 15,000-word line once grew an attack to 14.5 GB)."""
+    calls = []
+
+    def classify(texts):
+        calls.append(len(texts))
+        return np.tile(np.array([[0.1, 0.9]], np.float32), (len(texts), 1))
+
+    text = " ".join(["good"] + ["movie"] * 2999)
+    attack = at.WordSubstitutionAttack(classify, synonyms("good fine"),
+                                       at.AttackSettings(max_queries=700))
+    result = attack.run(text, gold=1)
+    assert calls[0] == 1 and max(calls[1:]) <= at.DELETIONS_PER_CALL
+    assert sum(calls) == result.queries == 700
+    assert WordText("a b, c d").first(2).text == "a b" and WordText("a b").first(5).text == "a b"
+
+
 def test_a_kept_replacement_lowers_the_gold_probability_and_the_search_goes_on():
     toy = Toy()
     attack = at.WordSubstitutionAttack(toy, synonyms("movie dull", "good great", "good fine"))

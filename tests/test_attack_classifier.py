@@ -100,7 +100,8 @@ def test_the_attack_flips_the_decisive_word_within_the_similarity_threshold(file
         "Number of skipped attacks": 1, "Original accuracy": 75.0,
         "Accuracy under attack": 25.0, "Attack success rate": 66.67,
         "Average perturbed word %": 29.17,  # (1/3 + 1/4) / 2
-        "Average num. words per input": 3.5, "Avg num queries": 4.0}
+        "Average num. words per input": 3.5, "Avg num queries": 4.0,
+        "Texts cut to --max_words=1000": 0}
     assert "Attack success rate: " in result.stdout
 
 
@@ -130,6 +131,14 @@ def test_labelled_texts_need_both_columns_and_name_the_line(tmp_path):
     path.write_text("sentence\tlabel\tid\nfine\t1\t7\n")
     assert attack_data.read_labelled_texts(str(path)) == [
         attack_data.LabelledText(2, "fine", "1")]
+
+
+def test_texts_past_max_words_are_cut_after_their_last_word_kept():
+    rows = [attack_data.LabelledText(2, "a good movie , truly .", "pos"),
+            attack_data.LabelledText(3, "short", "neg")]
+    kept, cut = attack_data.cut_to_words(rows, 3)
+    assert [r.text for r in kept] == ["a good movie", "short"] and cut == 1
+    assert [(r.line, r.label) for r in kept] == [(2, "pos"), (3, "neg")]
 
 
 def test_adversarial_examples_are_the_successful_attacks_with_known_labels(tmp_path):

@@ -18,14 +18,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from official.pretraining_shards import SHARD_NAME, SUMMARY_FILE
-from tests.cli import ENV, REPO, refused, run_module, snapshot, succeeded
+from tests.cli import REPO, BackgroundRun, refused, run_module, snapshot, succeeded
 
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
 GUTENBERG = os.path.join(REPO, "data", "gutenberg", "corpus.txt")
@@ -181,59 +179,6 @@ FLAGS = ["--max_seq_length=128", "--max_predictions_per_seq=20", "--dupe_factor=
          f"--num_shards={NUM_SHARDS}"]
 
 
-class Run:
-    """create_pretraining_data started in a process group of its own, its stderr in a file."""
-
-    started: list["Run"] = []  # So that a failing test leaves no process behind (stop_all).
-
-    def __init__(self, folder, *flags):
-        self.stderr_path = os.path.join(folder, "stderr.txt")
-        with open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", CREATE, *map(str, flags)], cwd=REPO, env=ENV,
-                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-        self.pid = self.process.pid
-        Run.started.append(self)
-
-    @classmethod
-    def stop_all(cls) -> None:
-        for run in cls.started:
-            if run.process.poll() is None:
-                os.killpg(run.pid, signal.SIGKILL)
-                run.process.wait()
-        cls.started.clear()
-
-    def wait_until(self, condition, timeout=180):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            assert self.process.poll() is None, self.stderr()[-3000:]
-            assert time.monotonic() < deadline, "the run never got under way"
-            time.sleep(0.05)
-
-    def stderr(self) -> str:
-        with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-
-    def finish(self, timeout=180) -> subprocess.CompletedProcess:
-        self.process.wait(timeout)
-        return subprocess.CompletedProcess(self.process.args, self.process.returncode, "",
-                                           self.stderr())
-
-    def live_processes(self) -> list[int]:
-        """Processes of the run's group still alive (zombies, dead but not reaped by an init
-        process that does not reap, count as gone)."""
-        alive = []
-        for name in os.listdir("/proc"):
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) == self.pid and fields[0] not in "ZX":
-                alive.append(int(name))
-        return alive
-
-
 def _names(where) -> list[str]:
     """The names in a folder, or in a listing or snapshot of one."""
     return os.listdir(where) if isinstance(where, (str, os.PathLike)) else list(where)
@@ -261,7 +206,7 @@ def _output(folder) -> dict:
 @pytest.fixture(scope="module", autouse=True)
 def _no_run_left():
     yield
-    Run.stop_all()
+    BackgroundRun.stop_all()
 
 
 @pytest.fixture(scope="module")
@@ -285,7 +230,7 @@ def stopped(tmp_path_factory):
     results = {}
     clean = root / "clean"
     # One process (one TensorFlow start, not two): the bytes do not depend on the workers.
-    run = Run(logs, *command(clean, workers=1))
+    run = BackgroundRun(CREATE, logs, *command(clean, workers=1))
     results["clean"] = (run.finish(), {"output": _output(clean)})
 
     out = root / "out"
@@ -299,7 +244,7 @@ def stopped(tmp_path_factory):
                                         ("SIGINT", signal.SIGINT, True),  # as ctrl-C does
                                         ("SIGKILL", signal.SIGKILL, False)]:
         os.makedirs(logs / case)
-        run = Run(logs / case, *command(out))
+        run = BackgroundRun(CREATE, logs / case, *command(out))
         run.wait_until(lambda: _temp_files(out))
         facts = {"names_at_start": sorted(os.listdir(out))}
         if case == "SIGTERM":  # Once a shard is complete: the old bug moved more in later.
@@ -318,7 +263,7 @@ def stopped(tmp_path_factory):
         facts["later"] = snapshot(out)
         results[case] = (result, facts)
 
-    run = Run(logs, *command(out))
+    run = BackgroundRun(CREATE, logs, *command(out))
     results["rerun"] = (run.finish(), {"output": _output(out), "names": sorted(os.listdir(out))})
     return results
 
@@ -387,11 +332,12 @@ def stopped_in_one_process(tmp_path_factory):
                   folders["reproduce"] / "out" / "b.tfrecord"]
     reproduced[0].parent.mkdir()
     runs = {
-        "fast": Run(folders["fast"], f"--input_file={GUTENBERG}", f"--vocab_file={VOCAB}",
-                    f"--output_dir={out}", "--num_shards=1", "--dupe_factor=3"),
-        "reproduce": Run(folders["reproduce"], "--reproduce_original",
-                         f"--input_file={GUTENBERG}", f"--vocab_file={VOCAB}",
-                         f"--output_file={reproduced[0]},{reproduced[1]}")}
+        "fast": BackgroundRun(CREATE, folders["fast"], f"--input_file={GUTENBERG}",
+                              f"--vocab_file={VOCAB}", f"--output_dir={out}", "--num_shards=1",
+                              "--dupe_factor=3"),
+        "reproduce": BackgroundRun(CREATE, folders["reproduce"], "--reproduce_original",
+                                   f"--input_file={GUTENBERG}", f"--vocab_file={VOCAB}",
+                                   f"--output_file={reproduced[0]},{reproduced[1]}")}
     runs["fast"].wait_until(lambda: out.is_dir() and _temp_files(out))
     os.kill(runs["fast"].pid, signal.SIGTERM)
     runs["reproduce"].wait_until(lambda: "Reading 1 input file(s)" in runs["reproduce"].stderr())

@@ -54,6 +54,11 @@ def test_multiword_tokens_and_empty_nodes_are_skipped_and_subtypes_dropped(tmp_p
     ([_word(1, "a", 2), _word(2, "b", 1), _word(3, "c", 0, "root")],
      r"t.conllu:1: the heads of word 1 go round in a cycle"),
     (["# only a comment"], r"t.conllu: no sentences"),
+    ([_word(1, "a", 0, "root"), _word(2, "b", 1, upos="NOTAPOS")],
+     r"t.conllu:2: UPOS 'NOTAPOS' is not one of UD's 17 universal parts of speech"),
+    ([_word(1, "a", 0, "root", upos="noun")], r"t.conllu:1: UPOS 'noun' is not one of UD's 17"),
+    ([_word(1, "a", 0, "root"), _word(2, "b", 1, "notarelation:sub")],
+     r"t.conllu:2: DEPREL 'notarelation:sub' is not one of UD's 37 universal relations"),
 ])
 def test_bad_files_are_one_line_naming_file_and_line(tmp_path, rows, message):
     with pytest.raises(ConlluError, match=message):

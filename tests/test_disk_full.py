@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from official import command_line
-from official.atomic_files import atomic_path, disk_full, open_atomically
+from official.atomic_files import atomic_folder, atomic_path, disk_full, open_atomically
 from run_scripts import entry_point
 from tests import distributed_worker
 
@@ -123,3 +123,64 @@ def test_the_entry_point_says_it_in_one_line(tmp_path, capsys, monkeypatch):
     assert exited.value.code == 1
     assert capsys.readouterr().err.strip().splitlines()[-1] == \
         f"run_classifier: {tmp_path}: no space left on device"
+
+
+def test_a_folder_written_as_one_is_whole_or_not_there(tmp_path):
+    """atomic_folder (probe_layers' probes/): a full disk mid-way names the folder and leaves
+    the earlier one as it was and no staging folder; a success replaces the earlier one."""
+    target = tmp_path / "probes"
+    target.mkdir()
+    (target / "old.npz").write_bytes(b"an earlier run's")
+    with pytest.raises(OSError) as raised:
+        with atomic_folder(str(target)) as staging:
+            with open(os.path.join(staging, "layer_00.npz"), "wb") as f:
+                f.write(b"half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert command_line.describe(raised.value) == f"{target}: no space left on device"
+    assert sorted(os.listdir(tmp_path)) == ["probes"]
+    assert os.listdir(target) == ["old.npz"]
+    with atomic_folder(str(target)) as staging:
+        with open(os.path.join(staging, "layer_00.npz"), "wb") as f:
+            f.write(b"whole")
+    assert sorted(os.listdir(tmp_path)) == ["probes"] and os.listdir(target) == ["layer_00.npz"]
+
+
+def test_a_memory_mapped_cache_takes_its_space_before_it_writes(tmp_path, monkeypatch):
+    """A page of a memory map that a full disk cannot back is a SIGBUS, not an error: the
+    cache's blocks are reserved first, so a full disk is one line naming the cache file."""
+    from official.probing import word_vectors
+
+    def no_space(descriptor, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", no_space)
+    with pytest.raises(OSError) as raised:
+        word_vectors.cached_word_vectors(str(tmp_path), "key", [["a", "b"]], None, None,
+                                         num_layers=3, hidden=4, max_seq_length=16,
+                                         doc_stride=0, batch_size=8, subword_pool="first")
+    assert command_line.describe(raised.value) == f"{tmp_path}/key.npy: no space left on device"
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_progress_line_is_whole_or_not_there(tmp_path, monkeypatch):
+    """attack_classifier's progress file: a line the disk could hold only half of is cut back,
+    and the error names the file (a rerun then goes on after the last whole line)."""
+    from data_prep.attack_data import AttackProgress
+
+    progress = AttackProgress(str(tmp_path / "attack.jsonl"), "key")
+    progress.start([])
+    progress.add({"status": "failed"})
+    before = open(progress.path, "rb").read()
+    real_write = os.write
+
+    def half_then_full(descriptor, data):
+        if real_write(descriptor, bytes(data[:len(data) // 2])) and len(data) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(OSError) as raised:
+        progress.add({"status": "successful", "original": "a good movie"})
+    monkeypatch.undo()
+    assert command_line.describe(raised.value) == f"{progress.path}: no space left on device"
+    assert open(progress.path, "rb").read() == before
+    assert progress.done() == [{"status": "failed"}]

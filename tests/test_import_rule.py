@@ -34,6 +34,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.output_paths",         # output places checked before any work
     "official.console",              # what a user reads on stderr
     "official.command_line",         # the flags parsed; the one-line error
+    "official.parent_death",         # a worker dies with its coordinator
     "official.pretraining_shards",   # the generator's folder: shard names, summary.json
     "official.pretraining_records",  # the pretraining TFRecord format the input pipeline reads
     "official.settings_parsing",     # settings given as text (--masking_mix), one-line errors
@@ -44,6 +45,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.tasks.long_doc_settings",  # how a classifier's records read long documents
     "official.tasks.squad",          # SquadSplit, and the gold answers an evaluation needs
     "official.robustness.candidates",  # synonym and antonym pair files, read one way (numpy only)
+    "official.robustness.text_words",  # an attack's words: texts cut to a word count by them
 )
 
 # The rooms of official/, lowest first, and why each stands where it does. A room covers its
@@ -51,8 +53,9 @@ DATA_PREP_MAY_IMPORT = (
 OFFICIAL_ROOMS = (
     # No TensorFlow: what every other room and data_prep's light processes use.
     ("official.configs", "official.console", "official.command_line", "official.atomic_files",
-     "official.output_paths", "official.records", "official.settings_parsing",
-     "official.sentence_settings", "official.pretraining_shards", "official.pretraining_records",
+     "official.output_paths", "official.output_lock", "official.parent_death",
+     "official.records", "official.settings_parsing", "official.sentence_settings",
+     "official.pretraining_shards", "official.pretraining_records",
      "official.adaptation", "official.stages", "official.__init__"),
     ("official.text",),       # the one tokenizer
     ("official.features",),   # featurisation rules shared by records and serving graphs

@@ -109,11 +109,18 @@ def test_bad_inputs_are_one_line_and_nothing_is_written(checkpoint, treebank, tm
     broken = tmp_path / "broken.conllu"
     lines = (treebank / "dev.conllu").read_text().splitlines()
     number = next(i for i, line in enumerate(lines, 1) if line and not line.startswith("#"))
-    lines[number - 1] = "\t".join(lines[number - 1].split("\t")[:8])
+    fields = lines[number - 1].split("\t")
+    lines[number - 1] = "\t".join(fields[:8])
     broken.write_text("\n".join(lines) + "\n")
     refused(run_module(*_args(checkpoint, treebank, out, "--task=upos",
                               f"--dev_file={broken}")),
             f"probe_layers: {broken}:{number}: 8 tab-separated columns, expected 10")
+    # A label outside UD's sets is refused at its line, not learnt as one more class.
+    lines[number - 1] = "\t".join(fields[:7] + ["subj:pass", *fields[8:]])
+    broken.write_text("\n".join(lines) + "\n")
+    refused(run_module(*_args(checkpoint, treebank, out, "--task=deprel",
+                              f"--train_file={broken}")),
+            f"probe_layers: {broken}:{number}: DEPREL 'subj:pass' is not one of UD's 37")
     refused(run_module(*_args(checkpoint, treebank, out, "--task=upos", "--layers=0,3")),
             "probe_layers: --layers: layer 3 is beyond the model", "0..2")
     empty = tmp_path / "empty.conllu"

@@ -104,3 +104,14 @@ def test_cache_is_read_back_and_keyed_on_every_setting(setup, tmp_path):
     with pytest.raises(ValueError, match="holds vectors of shape"):
         wv.cached_word_vectors(str(tmp_path), key, SENTENCES, tokenizer, refuse, 3, 16, 32, 8,
                                2, "first")
+
+
+def test_a_cached_vector_that_is_not_finite_is_refused_naming_layer_and_word(tmp_path):
+    vectors = np.zeros((2, 5, 3), np.float32)
+    vectors[1, 3, 2] = np.inf
+    np.save(tmp_path / "key.npy", vectors)
+    with pytest.raises(ValueError, match=r"key.npy: the vector of word 3 at layer 1 is not "
+                                         r"finite"):
+        wv.cached_word_vectors(str(tmp_path), "key", [["a", "b"], ["c", "d", "e"]], None, None,
+                               num_layers=2, hidden=3, max_seq_length=16, doc_stride=0,
+                               batch_size=8, subword_pool="first")

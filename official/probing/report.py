@@ -27,15 +27,12 @@ Example of a table:
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
-import uuid
 
 import numpy as np
 
-from official.atomic_files import TEMP_SUFFIX, atomic_path, open_atomically
+from official.atomic_files import atomic_folder, atomic_path, open_atomically
 
 RESULTS_FILE, TABLE_FILE, PLOT_FILE = "probe_results.json", "probe_results.txt", "probe_curves.png"
 PROBES_DIR = "probes"
@@ -138,14 +135,8 @@ def write_probes(weights: dict[str, dict[str, np.ndarray]], output_dir: str) -> 
     """output_dir/probes/<name>.npz for each probe of `weights` (run_study's `probe_weights`),
     the folder replacing an earlier run's whole; its path."""
     final = os.path.join(output_dir, PROBES_DIR)
-    for leftover in glob.glob(os.path.join(output_dir, f".{PROBES_DIR}.*{TEMP_SUFFIX}")):
-        shutil.rmtree(leftover)  # an interrupted run's
-    staging = os.path.join(output_dir, f".{PROBES_DIR}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
-    os.makedirs(staging)
-    for name, arrays in weights.items():
-        with open(os.path.join(staging, f"{name}.npz"), "wb") as f:
-            np.savez(f, **arrays)
-    if os.path.isdir(final):
-        shutil.rmtree(final)
-    os.replace(staging, final)
+    with atomic_folder(final) as staging:
+        for name, arrays in weights.items():
+            with open(os.path.join(staging, f"{name}.npz"), "wb") as f:
+                np.savez(f, **arrays)
     return final

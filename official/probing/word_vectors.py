@@ -33,10 +33,12 @@ interrupted run left are removed by the next one.
 
 from __future__ import annotations
 
+import errno
 import glob
 import hashlib
 import json
 import os
+import shutil
 from typing import Callable, Sequence
 
 import numpy as np
@@ -138,6 +140,23 @@ def cache_key(fingerprint: str, tokenizer: FullTokenizer, data_file: str, senten
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
+def reserve_blocks(path: str) -> None:
+    """Allocates the blocks of the file at `path` (as long as it is) now. A file written through
+    a memory map is sparse until each page is first written, and a page a full disk cannot back
+    is a SIGBUS that kills the process; reserved first, a full disk is an OSError (ENOSPC) here,
+    which atomic_path turns into one line naming the cache file. Where the file system cannot
+    reserve, its free space is checked instead."""
+    with open(path, "r+b") as f:
+        size = os.fstat(f.fileno()).st_size
+        try:
+            os.posix_fallocate(f.fileno(), 0, size)
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            if shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free < size:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path) from None
+
+
 def remove_leftovers(cache_dir: str) -> None:
     """Deletes the temporary files an interrupted run left in `cache_dir`."""
     for path in glob.glob(os.path.join(cache_dir, f".*{TEMP_SUFFIX}")):
@@ -156,8 +175,10 @@ def cached_word_vectors(cache_dir: str, key: str, sentences: Sequence[Sequence[s
         with atomic_path(path) as tmp:
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32,
                                             shape=(num_layers, words, hidden))
+            reserve_blocks(tmp)
             word_vectors(sentences, tokenizer, layers, out, max_seq_length, doc_stride,
                          batch_size, subword_pool)
+            check_finite(out, f"{path} (the encoder's output)")
             out.flush()
             del out
     else:
@@ -166,4 +187,16 @@ def cached_word_vectors(cache_dir: str, key: str, sentences: Sequence[Sequence[s
     if vectors.shape != (num_layers, words, hidden):
         raise ValueError(f"{path}: holds vectors of shape {list(vectors.shape)}, expected "
                          f"{[num_layers, words, hidden]}: remove it")
+    check_finite(vectors, path)
     return vectors
+
+
+def check_finite(vectors: np.ndarray, where: str) -> None:
+    """Raises ValueError naming the first layer and word of `vectors` ([layers, words, hidden])
+    that holds a nan or inf: a probe would learn from it silently. A layer at a time (a cache
+    can be gigabytes)."""
+    for layer, table in enumerate(vectors):
+        bad = np.flatnonzero(~np.isfinite(table).all(axis=-1))
+        if bad.size:
+            raise ValueError(f"{where}: the vector of word {int(bad[0])} at layer {layer} is "
+                             "not finite (nan or inf)")

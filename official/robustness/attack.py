@@ -14,10 +14,10 @@ count: a batch of 50 candidates is 50 queries); the encoder's calls are not quer
 
 The search, for an example the classifier gets right (otherwise it is skipped):
   1. Word importance by deletion: each replaceable word that is not a stop word is deleted in
-     turn, all deletions in one batch; its importance is the drop in the gold class's
-     probability (BAE's rule, `importance="drop"`), plus, for TextFooler's (eq. 2,
-     `importance="textfooler"`), when the deletion changes the prediction to class k, the rise
-     of class k's probability.
+     turn (DELETIONS_PER_CALL texts a call, as far as the budget goes); its importance is the
+     drop in the gold class's probability (BAE's rule, `importance="drop"`), plus, for
+     TextFooler's (eq. 2, `importance="textfooler"`), when the deletion changes the prediction
+     to class k, the rise of class k's probability.
   2. In that order (most important first; ties by position), the word's candidates are put in
      its place in the current text. Candidates whose text falls below `similarity_threshold`
      (cosine with the original text's vector) are dropped before any query, then the rest are
@@ -45,6 +45,8 @@ IMPORTANCE = ("textfooler", "drop")
 # TextAttack's TextFooler recipe keeps a text whose sentence vector is within 0.5 rad of the
 # original's (its angular similarity 1 - angle / pi >= 0.840845): a cosine of at least cos(0.5).
 SIMILARITY_THRESHOLD = 0.8775825618903728
+# Word deletions classified per call in step 1 (a bound on the copies of a text held at once).
+DELETIONS_PER_CALL = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +140,10 @@ class _Budget:
         self._classify, self.limit, self.used = classify, limit, 0
 
     @property
+    def left(self) -> int:
+        return max(self.limit - self.used, 0)
+
+    @property
     def exhausted(self) -> bool:
         return self.used >= self.limit
 
@@ -164,15 +170,20 @@ class WordSubstitutionAttack:
         """The attackable words' indices, most important first (step 1)."""
         indices = [i for i in range(len(text))
                    if text.replaceable(i) and text.words[i].lower() not in STOP_WORDS]
-        deleted = budget([text.deleted(i) for i in indices])
-        indices = indices[:len(deleted)]
         scores = []
-        for row in deleted:
-            score = probabilities[gold] - row[gold]
-            now = int(np.argmax(row))
-            if now != gold and self._settings.importance == "textfooler":
-                score += row[now] - probabilities[now]
-            scores.append(score)
+        # The deletions are made a batch at a time, never more than the budget takes: each is
+        # a copy of the text, so all at once would grow as the text's words squared.
+        for start in range(0, len(indices), DELETIONS_PER_CALL):
+            if budget.exhausted:
+                break
+            for row in budget([text.deleted(i) for i in
+                               indices[start:start + min(DELETIONS_PER_CALL, budget.left)]]):
+                score = probabilities[gold] - row[gold]
+                now = int(np.argmax(row))
+                if now != gold and self._settings.importance == "textfooler":
+                    score += row[now] - probabilities[now]
+                scores.append(score)
+        indices = indices[:len(scores)]
         order = sorted(range(len(indices)), key=lambda k: (-scores[k], indices[k]))
         return [indices[k] for k in order]
 

@@ -4,6 +4,7 @@
     text.words                 ["The", "film's", "ending", "is", "superb"]
     text.replaced(4, "great")  WordText("The film's ending is great.")
     text.deleted(2)            WordText("The film's is superb.")
+    text.first(2)              WordText("The film's")
 
 A word is a run of letters and digits of any script, with inner apostrophes or hyphens
 ("film's", "well-made", "amélie": an accented letter does not split a word); everything
@@ -69,6 +70,12 @@ class WordText:
         elif end < len(self.text) and self.text[end] == " ":
             end += 1
         return WordText(self.text[:start] + self.text[end:])
+
+    def first(self, count: int) -> WordText:
+        """The text up to the end of its `count`-th word (itself when it has no more words)."""
+        if count >= len(self.words):
+            return self
+        return WordText(self.text[:self.spans[count - 1][1]] if count else "")
 
     def around(self, index: int) -> tuple[str, str]:
         """The text before word `index` and after it (a masked-LM's context)."""

@@ -2,7 +2,9 @@
 left there.
 
     check_config(output_dir, config, config_file)   refuses a rerun with another architecture
-    claim(output_dir, config, files)                 leftovers removed, bert_config.json and the
+    claim(output_dir, config, files)                 the folder taken for this run (a second live
+                                                     writer is refused: official/output_lock.py),
+                                                     leftovers removed, bert_config.json and the
                                                      run's records written (records it does not
                                                      write, removed)
     remove_interrupted_writes(output_dir)            what a SIGKILL mid-write leaves behind
@@ -31,6 +33,7 @@ import shutil
 
 from absl import logging
 
+from official import output_lock
 from official.atomic_files import TEMP_SUFFIX, open_atomically
 from official.checkpoints import CONFIG_FILE
 from official.checkpoints.finetuned import BEST_DIR, has_checkpoint
@@ -86,11 +89,14 @@ def remove_interrupted_writes(output_dir: str) -> None:
 
 
 def claim(output_dir: str, config: BertConfig, files: dict[str, str | None] | None = None) -> None:
-    """Before the first save: makes output_dir, clears an interrupted run's leftovers, writes the
-    bert_config.json the checkpoints will be read with and `files` ({name: text}: the task's and
-    an adaptation method's records; a name with None is one this run does not write, removed if
-    a run stopped before its first save left it). (The chief alone calls it.)"""
+    """Before the first save: makes output_dir and holds it for this process (FolderBusy while
+    another live run holds it, before anything in it is touched), clears an interrupted run's
+    leftovers, writes the bert_config.json the checkpoints will be read with and `files`
+    ({name: text}: the task's and an adaptation method's records; a name with None is one this
+    run does not write, removed if a run stopped before its first save left it). (The chief
+    alone calls it.)"""
     os.makedirs(output_dir, exist_ok=True)
+    output_lock.hold(output_dir)
     remove_interrupted_writes(output_dir)
     config.to_json_file(os.path.join(output_dir, CONFIG_FILE))
     for name, text in (files or {}).items():

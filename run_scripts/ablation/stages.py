@@ -23,6 +23,9 @@ What differs from the demo's, for studies of many long runs:
     which resumes. A second signal while waiting kills the commands. This process then raises
     KeyboardInterrupt, or `Stopped` for SIGTERM.
   - a command that fails (any other non-zero exit) has its outputs and stamp removed.
+  - no second writer: each command is started to end with this process (SIGTERM when it dies,
+    SIGKILL included: official/parent_death.py), and a stage whose output folder a command of
+    an earlier, killed run still holds (official/output_lock.py) waits for it to end first.
   - each command's stdout and stderr go to `log_dir/<name>.log` (appended to when resumed),
     and to this process's stderr too with `echo`; a progress line on stderr names each stage
     as it starts, ends, or is reused.
@@ -42,6 +45,7 @@ import threading
 import time
 from typing import Callable, Iterator
 
+from official import output_lock, parent_death
 from official.atomic_files import open_atomically
 from official.stages import (
     START_UP_NOISE,
@@ -52,6 +56,10 @@ from official.stages import (
     remove,
     stage_key,
 )
+
+# How long a stage waits for a command of a killed earlier run to finish saving (a training run
+# stopped by SIGTERM saves one checkpoint: seconds at the sizes a study runs).
+WRITER_GRACE_SECONDS = 120.0
 
 
 class StageFailed(RuntimeError):
@@ -212,6 +220,7 @@ class Stages:
                        "seconds": seconds}, f, indent=2)
 
     def _execute(self, stage: Stage, key: str, where: str) -> float:
+        self._wait_for_earlier_writers(stage, where)
         stamp = self._read_stamp(stage)
         resume = stamp.get("key") == key and stamp.get("state") == "started"
         if not resume:
@@ -242,10 +251,27 @@ class Stages:
         self._say(f"{where}: done in {format_seconds(seconds)}")
         return seconds
 
+    def _wait_for_earlier_writers(self, stage: Stage, where: str) -> None:
+        """Waits while a command of an earlier run still holds one of the stage's output folders
+        (official/output_lock.py): its runner was killed, and it was sent SIGTERM then
+        (official/parent_death.py) and is saving. After WRITER_GRACE_SECONDS it is FolderBusy,
+        before this run has touched the outputs (a failed stage's are removed)."""
+        deadline = time.monotonic() + WRITER_GRACE_SECONDS
+        for path in stage.outputs:
+            said = False
+            while os.path.isdir(path) and (pid := output_lock.holder(path)) is not None:
+                if time.monotonic() > deadline:
+                    raise output_lock.FolderBusy(path, pid)
+                if not said:
+                    self._say(f"{where}: waiting for pid {pid}, a command of an earlier run "
+                              f"still writing {path}")
+                    said = True
+                time.sleep(0.2)
+
     def _run_command(self, stage: Stage, log: str, append: bool) -> tuple[int, str]:
         """Runs `python *stage.command`, its output to `log`; (exit status, last line of its
         output). Stopped before it starts, it does not start (status 128 + the signal)."""
-        env = dict(os.environ)
+        env = parent_death.child_environment(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         last = ""
         with open(log, "a" if append else "w", encoding="utf-8") as out:
