@@ -19,8 +19,9 @@ Every entry point ends the same way:
     no half-made file left (official/atomic_files.py);
   - SIGTERM or ctrl-C during training: the loop saved a checkpoint; exit 143 or 130 (128 + the
     signal, what a supervisor or shell expects), and rerunning the command resumes;
-  - ctrl-C outside training: exit 130 with one line (whatever was being written is not left
-    half-made: every writer of the project writes to a temporary name first).
+  - ctrl-C or SIGTERM outside training: exit 130 or 143 with one line (whatever was being
+    written is not left half-made: every writer of the project writes to a temporary name
+    first; official/command_line.py raises SIGTERM as ctrl-C's twin).
 Log lines are plain messages and TensorFlow's C++ start-up notes are held back
 (official/console.py).
 """
