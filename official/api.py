@@ -1,16 +1,17 @@
 """BERT from Python, as a Keras user: any checkpoint in one call, raw text inside the model.
 
-    load_encoder(path)            the `BertEncoder` of any checkpoint `--init_checkpoint` takes
+    load_encoder(path, config)    the `BertEncoder` of any checkpoint `--init_checkpoint` takes
                                   (an original TF1 release, a TF2 checkpoint or training
                                   output_dir, a Hugging Face or keras-hub folder), weights
-                                  loaded, its config read from beside it
+                                  loaded, its config read from beside it (or `config`)
     load_preprocessor(path, seq_length, pair)
                                   a `TextPreprocessor` with the checkpoint's vocab (or a vocab
                                   file): raw strings (or pairs) -> the encoder's inputs
     BertTextClassifier, BertTextTokenClassifier, BertTextSpanLabeler, BertTextSentenceEncoder
                                   the task models on raw text (the preprocessor inside):
                                   `.from_checkpoint(path, ...)`, then compile / fit / evaluate /
-                                  predict on lists, numpy arrays or a tf.data.Dataset;
+                                  predict on lists, numpy arrays or a tf.data.Dataset (a
+                                  classifier's labels checked to be class ids);
                                   `.adapt(settings)` (adapters, LoRA, BitFit), `.save("x.keras")`,
                                   `.export(dir)` (export_saved_model's serving SavedModel)
     optimizer(model, ...)         the original's AdamWeightDecay: warmup, linear decay, no decay
@@ -20,7 +21,10 @@
     example_checkpoint(folder)    a tiny random release, for examples and tests
 
 A text model keeps the task model of official/modeling/models.py as `.model`, so everything the
-command line does with a model works on it; its `.keras` file carries the vocab.
+command line does with a model works on it; its `.keras` file carries the vocab, and loads in a
+process that imported `keras` and then `official` (official/__init__.py). A file whose encoder
+config has a setting this version lacks, or builds weights of other shapes than it holds, is
+refused in one line before Keras reads the weights.
 
     >>> import tempfile, numpy as np, official.api
     >>> path = official.api.example_checkpoint(tempfile.mkdtemp())  # a tiny random TF1 release
@@ -32,7 +36,9 @@ command line does with a model works on it; its `.keras` file carries the vocab.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import difflib
 import os
 import shutil
 from typing import Sequence
@@ -50,6 +56,7 @@ from official.export.classifier import ClassifierExport
 from official.export.ner import NerExport
 from official.export.sentence_encoder import SentenceEncoderExport
 from official.export.squad import SquadExport
+from official.export.versions import newest_version
 from official.modeling import models
 from official.modeling.encoder import BertEncoder, build_encoder, encoder_of
 from official.peft import methods
@@ -62,24 +69,66 @@ from official.training.optimization import create_optimizer, decay_exempt_variab
 VOCAB_FILE = "vocab.txt"
 
 
-def load_encoder(path: str) -> BertEncoder:
+def load_encoder(path: str, config: BertConfig | str | None = None) -> BertEncoder:
     """The encoder of the checkpoint at `path`, weights loaded (official/checkpoints).
 
+    config: the checkpoint's `BertConfig` or the path of its bert_config.json (the command
+      line's --bert_config_file); None: the one beside the checkpoint, or a folder format's own.
+
     Raises:
-      CheckpointError: no checkpoint there, no config beside it, or weights that do not fit it
-        (one line naming the path).
+      CheckpointError: no checkpoint there (a SavedModel export, a .keras file, an empty folder,
+        some other file), no config, or weights that do not fit it (one line naming the path).
     """
-    return _loaded(path, _read(path), lambda encoder: encoder)
+    return _loaded(path, _read(path, config), lambda encoder: encoder)
 
 
-def _read(path: str) -> tuple[BertConfig, tf1.Weights]:
-    """(config, weights) of the checkpoint at `path`, each read once: a folder format's
-    (Hugging Face, keras-hub) own config, else the bert_config.json beside the checkpoint."""
-    if not os.path.exists(path) and not os.path.exists(path + ".index"):
-        raise CheckpointError(f"{path}: no such file or folder")
+def _read(path: str, config: BertConfig | str | None) -> tuple[BertConfig, tf1.Weights]:
+    """(config, weights) of the checkpoint at `path`, each read once: `config` if given, else a
+    folder format's (Hugging Face, keras-hub) own config, else the bert_config.json beside the
+    checkpoint."""
+    _check_is_checkpoint(path)
+    if isinstance(config, str):
+        config = BertConfig.from_json_file(config)
     if checkpoints.folder_format(path) is not None:
-        return checkpoints.read_config_and_weights(path)
-    return checkpoints.config_beside(path)[1], checkpoints.read_weights(path)
+        if config is None:
+            return checkpoints.read_config_and_weights(path)
+        return config, checkpoints.weights_for(path, config)
+    checkpoints.resolve_checkpoint(path)  # no checkpoint there is named before a config
+    if config is None:
+        config = checkpoints.config_beside(
+            path, "pass config= (a BertConfig or its bert_config.json)")[1]
+    return config, checkpoints.read_weights(path, config)
+
+
+def _check_is_checkpoint(path: str) -> None:
+    """Names what `path` is when it is clearly no checkpoint, with what to do instead.
+
+    Raises:
+      CheckpointError: nothing there, a SavedModel export (or the export_dir of its versions),
+        a .keras file, an empty folder, or a file that is no checkpoint's prefix.
+    """
+    if os.path.exists(path + ".index"):
+        return  # a checkpoint's prefix (no file of that name)
+    if not os.path.exists(path):
+        raise CheckpointError(f"{path}: no such file or folder")
+    if os.path.isdir(path):
+        names = os.listdir(path)
+        if not names:
+            raise CheckpointError(f"{path}: an empty folder, no checkpoint in it")
+        if "checkpoint" in names or any(name.endswith(".index") for name in names):
+            return  # checkpoints, whatever else the folder holds
+        try:
+            export = newest_version(path)
+        except ValueError:
+            return  # a folder format, or one resolve_checkpoint names what it lacks
+        raise CheckpointError(f"{path}: a SavedModel export, not a checkpoint: load it with "
+                              f"tf.saved_model.load({export!r}), or pass the checkpoint it was "
+                              "exported from")
+    if path.endswith(".keras"):
+        raise CheckpointError(f"{path}: a .keras file, not a checkpoint: load it with "
+                              f"keras.models.load_model({path!r})")
+    raise CheckpointError(f"{path}: a file, not a checkpoint: pass a checkpoint's folder or its "
+                          "prefix (bert_model.ckpt for bert_model.ckpt.index)")
 
 
 def _loaded(path: str, read: tuple[BertConfig, tf1.Weights], build) -> keras.Model:
@@ -183,8 +232,42 @@ def _texts(x):
     return x
 
 
-def _labels(y):
-    return np.asarray(y) if isinstance(y, list) else y
+def _labels(y, num_classes: int | None):
+    """Labels given as a list or numpy array, as a numpy array; when `num_classes` is given
+    (a classifier's), checked first: class ids 0..num_classes-1, or finite scores for
+    num_classes=1 (regression). Other labels (tensors, a tf.data.Dataset's) go to Keras as they
+    are.
+
+    Raises:
+      ValueError: the first label that is not one (a string, NaN, 1.5, -1, num_classes), with
+        its index: Keras would fail deep in its data adapter, or cast NaN to an integer.
+    """
+    if not isinstance(y, (list, np.ndarray)):
+        return y
+    labels = np.asarray(y)
+    if num_classes is None:
+        return labels
+    # Each label as given (numpy would make [1, "a"] two strings), a number as a float, any
+    # other value as NaN: one test then finds the first bad label of any kind.
+    given = labels if labels.dtype.kind in "biuf" else np.asarray(y, dtype=object)
+    values = given.astype(np.float64) if given.dtype != object else np.array(
+        [float(v) if isinstance(v, (int, float, np.integer, np.floating)) else np.nan
+         for v in given.flat]
+    ).reshape(given.shape)
+    bad = ~np.isfinite(values)
+    if num_classes > 1:
+        ids = np.where(bad, 0.0, values)
+        bad |= (ids != np.round(ids)) | (ids < 0) | (ids >= num_classes)
+    if not bad.any():
+        return labels
+    index = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    value = given[index]
+    value = value.item() if isinstance(value, np.generic) else value
+    rule = (f"labels must be class ids 0..{num_classes - 1} (num_classes={num_classes})"
+            if num_classes > 1 else
+            "labels of num_classes=1 (a regression) must be finite numbers")
+    where = int(index[0]) if len(index) == 1 else tuple(int(i) for i in index)
+    raise ValueError(f"y: {value!r} at index {where} is not a valid label: {rule}")
 
 
 def _strings(texts) -> tf.Tensor:
@@ -210,6 +293,8 @@ class _TextModel(keras.Model):
     """
 
     task_model: type = None
+    # True when the labels of fit / evaluate are class ids of the task model's `num_labels`.
+    labels_are_class_ids = False
 
     def __init__(self, preprocessor: TextPreprocessor, model: keras.Model, **kwargs):
         super().__init__(**kwargs)
@@ -232,21 +317,25 @@ class _TextModel(keras.Model):
         return self.model.encoder
 
     # Keras' data adapters take no numpy string arrays: texts become string tensors first (and
-    # labels given as a list, an array beside them).
+    # labels given as a list, an array beside them, checked when they are class ids).
     def fit(self, x=None, y=None, *args, **kwargs):
-        return super().fit(_texts(x), _labels(y), *args, **kwargs)
+        return super().fit(_texts(x), self._labels(y), *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
-        return super().evaluate(_texts(x), _labels(y), *args, **kwargs)
+        return super().evaluate(_texts(x), self._labels(y), *args, **kwargs)
+
+    def _labels(self, y):
+        return _labels(y, self.model.num_labels if self.labels_are_class_ids else None)
 
     def predict(self, x, *args, **kwargs):
         return super().predict(_texts(x), *args, **kwargs)
 
     @classmethod
     def _from_checkpoint(cls, path: str, seq_length: int, pair: bool, do_lower_case: bool,
-                         vocab_file: str | None, **head) -> "_TextModel":
+                         vocab_file: str | None, config: BertConfig | str | None,
+                         **head) -> "_TextModel":
         vocab_file = vocab_file or _vocab_of(path)
-        read = _read(path)
+        read = _read(path, config)
         vocab.check_fits(vocab_file, read[0].vocab_size, path)
         read[0].check_seq_length(seq_length, path, flag="seq_length")
         model = _loaded(path, read, lambda encoder: cls.task_model(encoder, **head))
@@ -254,17 +343,22 @@ class _TextModel(keras.Model):
 
     def get_config(self):
         # A method's layers are not in the task model's config: its settings are, and loading
-        # inserts it again before the weights are read.
+        # inserts it again before the weights are read. The weights' shapes let loading name a
+        # config that does not fit them (Keras' own error names neither).
         return {"preprocessor": keras.layers.serialize(self.preprocessor),
                 "model": keras.layers.serialize(self.model), "name": self.name,
-                "peft": None if self.peft is None else self.peft.to_dict()}
+                "peft": None if self.peft is None else self.peft.to_dict(),
+                "weight_shapes": [list(weight.shape) for weight in self.weights]}
 
     @classmethod
     def from_config(cls, config):
+        _check_encoder_keys(config["model"]["config"]["encoder"]["config"])
         model = cls(keras.layers.deserialize(config["preprocessor"]),
                     keras.layers.deserialize(config["model"]), name=config.get("name"))
         if config.get("peft") is not None:
             model.adapt(methods.from_dict(config["peft"], "the .keras file's peft"))
+        if "weight_shapes" in config:  # files saved before it was written have none
+            _check_weight_shapes(model, config["weight_shapes"])
         return model
 
     def export(self, export_dir: str, **serving) -> str:
@@ -282,18 +376,63 @@ class _TextModel(keras.Model):
         weights."""
 
 
+def _check_encoder_keys(config: dict) -> None:
+    """Refuses an encoder config (a .keras file's) with a key this version does not know: a
+    newer version's setting would silently not apply. (A bert_config.json may carry a release's
+    harmless extras, so BertConfig.from_dict refuses only a near-misspelling; this config is
+    the project's own.)
+
+    Raises:
+      ValueError: the key, with the field it may misspell.
+    """
+    fields = [field.name for field in dataclasses.fields(BertConfig)]
+    unknown = sorted(set(config) - set(fields) - set(keras.layers.Layer().get_config()))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], fields, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValueError(f"the .keras file's encoder config: unknown key {unknown[0]}{hint}; a "
+                         "newer version's setting would not apply here")
+
+
+def _check_weight_shapes(model: keras.Model, saved: list[list[int]]) -> None:
+    """Refuses a model whose weights' shapes are not those a .keras file saved (a config edited,
+    or read otherwise by this version): Keras would report objects it could not load, from the
+    wrong paths. Compared as multisets, so a file Keras can load is never refused.
+
+    Raises:
+      ValueError: the first weight of the model's without a saved one of its shape, or the first
+        saved shape without a weight.
+    """
+    saved = [tuple(shape) for shape in saved]
+    built = collections.Counter(tuple(weight.shape) for weight in model.weights)
+    extra, left_over = built - collections.Counter(saved), collections.Counter(saved) - built
+    left = next((list(shape) for shape in saved if shape in left_over), None)
+    if extra:
+        weight = next(w for w in model.weights if tuple(w.shape) in extra)
+        raise ValueError(f"the .keras file's config builds {weight.path} as {list(weight.shape)}, "
+                         f"a shape none of its saved weights has (first left over: {left}): "
+                         "the config does not fit the weights")
+    if left_over:
+        raise ValueError(f"the .keras file holds a weight of shape {left} that its config does "
+                         "not build: the config does not fit the weights")
+
+
 @keras.saving.register_keras_serializable(package="official")
 class BertTextClassifier(_TextModel):
-    """Text (or text pairs) -> class logits [batch, num_classes] (run_classifier's model)."""
+    """Text (or text pairs) -> class logits [batch, num_classes] (run_classifier's model); with
+    num_classes=1, one regression score."""
 
     task_model = models.BertClassifier
+    labels_are_class_ids = True
 
     @classmethod
     def from_checkpoint(cls, path: str, num_classes: int, seq_length: int = 128,
                         pair: bool = False, do_lower_case: bool = True,
-                        vocab_file: str | None = None) -> "BertTextClassifier":
-        """The classifier with the encoder of the checkpoint at `path` and a fresh head."""
-        return cls._from_checkpoint(path, seq_length, pair, do_lower_case, vocab_file,
+                        vocab_file: str | None = None,
+                        config: BertConfig | str | None = None) -> "BertTextClassifier":
+        """The classifier with the encoder of the checkpoint at `path` and a fresh head
+        (`config` as for `load_encoder`)."""
+        return cls._from_checkpoint(path, seq_length, pair, do_lower_case, vocab_file, config,
                                     num_labels=num_classes)
 
     def serving_module(self, tokenizer, labels: Sequence[str] | None = None):
@@ -308,12 +447,13 @@ class BertTextTokenClassifier(_TextModel):
     """Text -> logits per WordPiece position [batch, seq_length, num_classes] (run_ner's)."""
 
     task_model = models.BertTokenClassifier
+    labels_are_class_ids = True  # [batch, seq_length]; a position left out weighs 0, not -1
 
     @classmethod
     def from_checkpoint(cls, path: str, num_classes: int, seq_length: int = 128,
-                        do_lower_case: bool = True,
-                        vocab_file: str | None = None) -> "BertTextTokenClassifier":
-        return cls._from_checkpoint(path, seq_length, False, do_lower_case, vocab_file,
+                        do_lower_case: bool = True, vocab_file: str | None = None,
+                        config: BertConfig | str | None = None) -> "BertTextTokenClassifier":
+        return cls._from_checkpoint(path, seq_length, False, do_lower_case, vocab_file, config,
                                     num_labels=num_classes)
 
     def serving_module(self, tokenizer, labels: Sequence[str]):
@@ -329,8 +469,9 @@ class BertTextSpanLabeler(_TextModel):
 
     @classmethod
     def from_checkpoint(cls, path: str, seq_length: int = 384, do_lower_case: bool = True,
-                        vocab_file: str | None = None) -> "BertTextSpanLabeler":
-        return cls._from_checkpoint(path, seq_length, True, do_lower_case, vocab_file)
+                        vocab_file: str | None = None,
+                        config: BertConfig | str | None = None) -> "BertTextSpanLabeler":
+        return cls._from_checkpoint(path, seq_length, True, do_lower_case, vocab_file, config)
 
     def serving_module(self, tokenizer, settings: SquadSettings = SquadSettings()):
         """settings: run_squad's feature and decoding settings (its seq_length is this one's)."""
@@ -347,8 +488,9 @@ class BertTextSentenceEncoder(_TextModel):
     @classmethod
     def from_checkpoint(cls, path: str, pooling: str = "mean", normalize: bool = False,
                         seq_length: int = 128, do_lower_case: bool = True,
-                        vocab_file: str | None = None) -> "BertTextSentenceEncoder":
-        return cls._from_checkpoint(path, seq_length, False, do_lower_case, vocab_file,
+                        vocab_file: str | None = None,
+                        config: BertConfig | str | None = None) -> "BertTextSentenceEncoder":
+        return cls._from_checkpoint(path, seq_length, False, do_lower_case, vocab_file, config,
                                     pooling=pooling, normalize=normalize)
 
     def serving_module(self, tokenizer):
@@ -366,13 +508,17 @@ def optimizer(model: keras.Model, learning_rate: float, num_train_steps: int,
                             weight_decay_rate, decay_exempt_variables(task_model))
 
 
+# The uncased vocab of the original's releases, the same bytes as data/vocab/uncased_vocab.txt,
+# kept in the package (pyproject.toml's package-data) so that an installed package makes
+# examples too: data/ is the checkout's, not the package's.
+EXAMPLE_VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "uncased_vocab.txt")
+
+
 def example_checkpoint(folder: str, seed: int = 0, dropout: float = 0.1) -> str:
-    """A tiny random BERT (L2/H32, the repo's uncased vocab, `dropout` its dropout rates)
+    """A tiny random BERT (L2/H32, the original's uncased vocab, `dropout` its dropout rates)
     written as an original TF1 release in `folder` (bert_model.ckpt, bert_config.json,
     vocab.txt); returns the folder. For examples and tests."""
-    vocab_file = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                              "data", "vocab", "uncased_vocab.txt")
-    config = BertConfig(vocab_size=len(vocab.load_vocab(vocab_file)), hidden_size=32,
+    config = BertConfig(vocab_size=len(vocab.load_vocab(EXAMPLE_VOCAB)), hidden_size=32,
                         num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
                         max_position_embeddings=128, hidden_dropout_prob=dropout,
                         attention_probs_dropout_prob=dropout)
@@ -380,7 +526,7 @@ def example_checkpoint(folder: str, seed: int = 0, dropout: float = 0.1) -> str:
     os.makedirs(folder, exist_ok=True)
     tf1.write(tf1.weights_of(build_encoder(config)), os.path.join(folder, "bert_model.ckpt"))
     config.to_json_file(os.path.join(folder, checkpoints.CONFIG_FILE))
-    shutil.copyfile(vocab_file, os.path.join(folder, VOCAB_FILE))
+    shutil.copyfile(EXAMPLE_VOCAB, os.path.join(folder, VOCAB_FILE))
     return folder
 
 

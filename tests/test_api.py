@@ -10,13 +10,22 @@
   (outputs equal to 1e-6, the vocab carried inside); `export` is what export_saved_model makes
   of the same weights;
   `save_checkpoint` writes every format and `load_encoder` reads each back.
-- A bad path, and a vocab bigger than the config's, are one line naming them.
+- A bad path, and a vocab bigger than the config's, are one line naming them; a path that is no
+  checkpoint (a SavedModel export, a .keras file, an empty folder, another file) is named for
+  what it is, in Python's words (`config=`, not a flag).
+- `fit` refuses labels that are not class ids, naming the first and its index.
+- A `.keras` file loads after `import keras, official` alone; one whose encoder config has a key
+  this version lacks, or shapes its weights do not have, is one line naming the key or weight.
 - The README's "From Python" examples run as written (its module docstring's example runs in
   tests/test_docstrings.py, with every module's).
 """
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import zipfile
 
 import keras
 import numpy as np
@@ -27,12 +36,13 @@ import official
 from official import api
 from official.checkpoints import converter, training
 from official.checkpoints.errors import CheckpointError
+from official.configs import BertConfig
 from official.export import jobs
 from official.peft import methods
 from official.tasks.classification import example_losses
 from official.text.tokenizer import FullTokenizer
 from official.text.vocab import VocabError
-from tests.cli import run_module, succeeded
+from tests.cli import ENV, REPO, run_module, succeeded
 
 SEQ = 16
 TEXTS = ["The cat sat on the mat.", "Zoë lives in Zürich, near the lake.", "a", ""]
@@ -203,6 +213,177 @@ def test_a_bad_path_is_one_line(tmp_path):
     with pytest.raises(CheckpointError) as error:
         official.load_encoder(str(tmp_path / "absent"))
     assert str(error.value) == f"{tmp_path / 'absent'}: no such file or folder"
+
+
+@pytest.mark.parametrize("kind", ["export_dir", "export version", "keras file", "empty folder",
+                                  "vocab file", "index file", "checkpoint without config"])
+def test_a_path_that_is_no_checkpoint_is_named_for_what_it_is(release, tmp_path, kind):
+    """One line naming the path, what it is and what to pass instead, in Python's words (the
+    command line's message names --bert_config_file: tests/test_convert_checkpoint.py)."""
+    (tmp_path / "exports" / "17").mkdir(parents=True)
+    (tmp_path / "exports" / "17" / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "no_config").mkdir()
+    for name in os.listdir(release):
+        if name.startswith("bert_model.ckpt"):
+            shutil.copy(os.path.join(release, name), tmp_path / "no_config")
+    version = str(tmp_path / "exports" / "17")
+    path, expected = {
+        "export_dir": (str(tmp_path / "exports"),
+                       f"a SavedModel export, not a checkpoint: load it with "
+                       f"tf.saved_model.load({version!r}), or pass the checkpoint it was "
+                       "exported from"),
+        "export version": (version, f"a SavedModel export, not a checkpoint: load it with "
+                                    f"tf.saved_model.load({version!r})"),
+        "keras file": (str(tmp_path / "model.keras"),
+                       "a .keras file, not a checkpoint: load it with keras.models.load_model("),
+        "empty folder": (str(tmp_path / "empty"), "an empty folder, no checkpoint in it"),
+        "vocab file": (os.path.join(release, "vocab.txt"),
+                       "a file, not a checkpoint: pass a checkpoint's folder or its prefix"),
+        "index file": (os.path.join(release, "bert_model.ckpt.index"),
+                       "a file, not a checkpoint: pass a checkpoint's folder or its prefix"),
+        "checkpoint without config": (str(tmp_path / "no_config"),
+                                      "no bert_config.json beside the checkpoint (in "
+                                      f"{tmp_path / 'no_config'}); pass config= (a BertConfig "
+                                      "or its bert_config.json)"),
+    }[kind]
+    if kind == "keras file":
+        (tmp_path / "model.keras").write_bytes(b"PK")
+    with pytest.raises(CheckpointError) as error:
+        official.load_encoder(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: {expected}") and "\n" not in message
+    assert "--" not in message
+
+
+def test_a_checkpoint_folder_that_holds_exports_too_is_a_checkpoint_folder(release, tmp_path):
+    shutil.copytree(release, tmp_path / "run")
+    (tmp_path / "run" / "17").mkdir()
+    (tmp_path / "run" / "17" / "saved_model.pb").write_bytes(b"")
+    assert official.load_encoder(str(tmp_path / "run")).config.hidden_size == 32
+
+
+def test_config_is_the_bert_config_file_of_python(release, tmp_path):
+    """A checkpoint without its config, the release's or a training loop's (read through a
+    model of the config), loads with `config=` (a file or a BertConfig) as the release does with
+    the one beside it."""
+    for name in os.listdir(release):
+        if name.startswith("bert_model.ckpt"):
+            shutil.copy(os.path.join(release, name), tmp_path)
+    config_file = os.path.join(release, "bert_config.json")
+    inputs = official.load_preprocessor(release, SEQ)(tf.constant(TEXTS))
+    released = official.load_encoder(release)
+    expected = released(inputs)["pooled_output"]
+    run = tmp_path / "run"
+    tf.train.Checkpoint(**training.model_roots(released)).write(str(run / "model.ckpt-1"))
+    (run / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-1"\n')
+    for path in (str(tmp_path / "bert_model.ckpt"), str(run)):
+        for config in (config_file, BertConfig.from_json_file(config_file)):
+            encoder = official.load_encoder(path, config=config)
+            np.testing.assert_allclose(encoder(inputs)["pooled_output"], expected, atol=1e-6)
+    classifier = official.BertTextClassifier.from_checkpoint(
+        str(tmp_path), num_classes=2, seq_length=SEQ, config=config_file,
+        vocab_file=os.path.join(release, "vocab.txt"))
+    assert classifier.encoder.config == BertConfig.from_json_file(config_file)
+
+
+@pytest.fixture(scope="module")
+def classifier(release):
+    return official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=SEQ)
+
+
+@pytest.mark.parametrize("labels, expected", [
+    (["pos", "neg", "pos", "neg"], "y: 'pos' at index 0"),
+    ([1.0, 0.0, float("nan"), 0.0], "y: nan at index 2"),
+    ([1, 0, 1, 2], "y: 2 at index 3"),
+    (np.array([1, -1, 0, 0]), "y: -1 at index 1"),
+    ([1, 0, 0.5, 1], "y: 0.5 at index 2"),
+    ([1, "a", 0, None], "y: 'a' at index 1"),  # as given: numpy would make the 1 a string too
+    ([1, 0, None, 1], "y: None at index 2"),
+])
+def test_fit_refuses_labels_that_are_not_class_ids(classifier, labels, expected):
+    """Before Keras sees them (a string deep in its adapter: 'Invalid dtype: str96'; NaN cast
+    to an integer: 'label value of -9223372036854775808')."""
+    texts = ["a gripping, funny film", "dull and far too long", "a delight", "a mess"]
+    for run in (classifier.fit, classifier.evaluate):
+        with pytest.raises(ValueError) as error:
+            run(texts, labels, batch_size=4, verbose=0)
+        assert str(error.value) == (f"{expected} is not a valid label: labels must be class "
+                                    "ids 0..1 (num_classes=2)")
+
+
+def test_the_other_models_labels_are_checked_as_theirs(release):
+    """A token classifier's labels are ids per position (the index names both); a one-output
+    classifier's are scores, any finite number."""
+    tagger = official.BertTextTokenClassifier.from_checkpoint(release, num_classes=3,
+                                                              seq_length=SEQ)
+    tags = np.zeros((2, SEQ), np.int64)
+    tags[1, 5] = 3
+    with pytest.raises(ValueError, match=r"^y: 3 at index \(1, 5\) is not a valid label: "
+                                         r"labels must be class ids 0..2 \(num_classes=3\)$"):
+        tagger.fit(["a text", "another"], tags, verbose=0)
+    regressor = official.BertTextClassifier.from_checkpoint(release, num_classes=1,
+                                                            seq_length=SEQ)
+    with pytest.raises(ValueError, match=r"^y: inf at index 1 is not a valid label: labels of "
+                                         r"num_classes=1 \(a regression\) must be finite"):
+        regressor.fit(["a text", "another"], [4.2, float("inf")], verbose=0)
+
+
+def _edited(saved, edited, **encoder_config):
+    """A copy of the .keras file `saved` whose encoder config has `encoder_config` set."""
+    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(edited, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                config["config"]["model"]["config"]["encoder"]["config"].update(encoder_config)
+                data = json.dumps(config).encode()
+            target.writestr(item, data)
+    return str(edited)
+
+
+@pytest.fixture(scope="module")
+def saved_classifier(classifier, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("saved") / "classifier.keras")
+    classifier.predict(TEXTS, verbose=0)  # built, as a user's model is when saved
+    classifier.save(path)
+    return path
+
+
+@pytest.mark.parametrize("setting, expected", [
+    ({"rotary_embeddings": True}, "the .keras file's encoder config: unknown key "
+                                  "rotary_embeddings; a newer version's setting would not apply "
+                                  "here"),
+    ({"num_hidden_layer": 2}, "the .keras file's encoder config: unknown key num_hidden_layer "
+                              "(did you mean num_hidden_layers?); a newer version's setting "
+                              "would not apply here"),
+    ({"hidden_size": 64}, "the .keras file's config builds embeddings/word_embeddings as "
+                          "[30522, 64], a shape none of its saved weights has (first left over: "
+                          "[30522, 32]): the config does not fit the weights"),
+])
+def test_a_keras_file_whose_config_this_version_cannot_honour_is_one_line(
+        saved_classifier, tmp_path, setting, expected):
+    """Unknown keys would be dropped in silence, and Keras names no shape for a config that does
+    not fit the weights ('17 objects could not be loaded ... expected 3 variables, but received
+    0')."""
+    with pytest.raises(ValueError) as error:
+        keras.models.load_model(_edited(saved_classifier, tmp_path / "edited.keras", **setting))
+    assert str(error.value) == expected
+
+
+def test_a_keras_file_loads_after_import_keras_official(saved_classifier):
+    """In a fresh process that imported nothing else: Keras finds the classes (official's import
+    runs official/api.py once Keras is loaded); `import official` alone still loads no
+    TensorFlow."""
+    def python(code):
+        return subprocess.run([sys.executable, "-c", code, saved_classifier], cwd=REPO, env=ENV,
+                              capture_output=True, text=True, timeout=300)
+    alone = python("import sys, official; print('tensorflow' in sys.modules)")
+    assert alone.returncode == 0 and alone.stdout.strip() == "False", alone.stderr[-2000:]
+    loaded = python("import sys, keras, official; "
+                    "print(type(keras.models.load_model(sys.argv[1])).__name__)")
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    assert loaded.stdout.strip() == "BertTextClassifier"
 
 
 def test_a_vocab_the_config_cannot_hold_names_both(release, tmp_path):

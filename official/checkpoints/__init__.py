@@ -53,8 +53,11 @@ def beside(path: str, name: str) -> str | None:
     return candidate if os.path.isfile(candidate) else None
 
 
-def config_beside(path: str) -> tuple[str, BertConfig]:
+def config_beside(path: str, remedy: str = "pass --bert_config_file") -> tuple[str, BertConfig]:
     """(file, config) of the bert_config.json beside the checkpoint `path`.
+
+    `remedy` ends the error: what the caller takes instead (a flag on the command line, an
+    argument from Python).
 
     Raises:
       CheckpointError: no such file (naming the checkpoint and the folder looked in).
@@ -64,7 +67,7 @@ def config_beside(path: str) -> tuple[str, BertConfig]:
     if config_file is None:
         folder = path if os.path.isdir(path) else os.path.dirname(path)
         raise CheckpointError(f"{path}: no {CONFIG_FILE} beside the checkpoint (in "
-                              f"{folder or '.'}); pass --bert_config_file")
+                              f"{folder or '.'}); {remedy}")
     return config_file, BertConfig.from_json_file(config_file)
 
 
@@ -117,9 +120,10 @@ def read_config_and_weights(path: str) -> tuple[BertConfig | None, Weights]:
     return bundle.config, bundle.weights
 
 
-def read_weights(path: str) -> Weights:
+def read_weights(path: str, config: BertConfig | None = None) -> Weights:
     """Reads an original TF1 checkpoint, a project TF2 one or a training checkpoint as
-    {original name: numpy array}."""
+    {original name: numpy array}. A training checkpoint is read through a model of `config`
+    (None: the bert_config.json beside it)."""
     import tensorflow as tf
 
     from official.checkpoints import tf1, tf2, training
@@ -132,7 +136,7 @@ def read_weights(path: str) -> Weights:
             "with its base (convert_checkpoint --peft_checkpoint=<the run>)")
     try:
         if training.is_training_checkpoint(prefix):
-            return training.read(prefix)
+            return training.read(prefix, config)
         return tf2.read(prefix) if tf2.is_tf2_checkpoint(prefix) else tf1.read(prefix)
     except CheckpointError:
         raise
