@@ -4,8 +4,11 @@
       --input=uncased_L-12_H-768_A-12/bert_model.ckpt --output_dir=bert_base_tf2
 
 writes `bert_config.json`, `vocab.txt` (when the source has one) and `bert_model.ckpt`, which every
-entry point takes as --init_checkpoint. `--output_format=hf` writes a Hugging Face directory,
-`keras_hub` a keras-hub preset, `tf1` a checkpoint the original code reads.
+entry point takes as --init_checkpoint. `--output_format=hf` writes a Hugging Face directory
+(with vocab.txt and tokenizer_config.json, as transformers' tokenizer reads them: a source without
+a vocab beside it, such as a fine-tuning output_dir, needs --vocab_file), `keras_hub` a keras-hub
+preset, `tf1` a checkpoint the original code reads (unless its hidden_act is one the original
+lacks, gelu_exact or swish: kept, with a warning, since its "gelu" is another function).
 
 A parameter-efficient run (run_classifier, run_squad or run_ner with --adapter_size or
 --lora_rank) merges into an ordinary checkpoint of any format:
@@ -47,7 +50,12 @@ flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), H
 flags.DEFINE_string("peft_checkpoint", None,
                     "A parameter-efficient run's output_dir to merge with its base (--input).")
 flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
-flags.DEFINE_enum("output_format", "tf2", FORMAT_NAMES, "Format to write.")
+flags.DEFINE_enum("output_format", "tf2", FORMAT_NAMES,
+                  "Format to write. tf1: the original code reads it, unless the model's "
+                  "hidden_act is gelu_exact or swish, which its get_activation refuses (kept, "
+                  "with a warning: writing its 'gelu', the tanh form, would change the model). "
+                  "hf: with vocab.txt (--vocab_file, default the one beside --input) and "
+                  "tokenizer_config.json (--do_lower_case).")
 flags.DEFINE_string("extend_vocab", None,
                     "A vocab extending the checkpoint's (data_prep/extend_vocab.py): the weights "
                     "are grown to it, each new row the mean of its old pieces' rows.")
@@ -70,6 +78,7 @@ def _merge() -> list[str]:
     bundle = merging.merged_bundle(FLAGS.peft_checkpoint, FLAGS.input)
     if FLAGS.vocab_file:
         bundle.vocab_file = FLAGS.vocab_file
+    converter.check_vocab(FLAGS.output_format, bundle, FLAGS.peft_checkpoint)
     return converter.write(FLAGS.output_format, bundle, FLAGS.output_dir,
                            source=FLAGS.peft_checkpoint, do_lower_case=FLAGS.do_lower_case)
 

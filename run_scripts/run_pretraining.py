@@ -11,9 +11,10 @@ Continued pretraining on a domain's text starts from any checkpoint --init_check
 masked-LM head it lacks is built fresh, and says so); after convert_checkpoint --extend_vocab,
 --train_only_new_embeddings_steps=S first trains only the new tokens' rows for S steps.
 
-Rerunning the same command resumes from the newest checkpoint in --output_dir. The output_dir is
-then a valid --init_checkpoint for the fine-tuning scripts. The work is done by
-official/training/pretraining.py.
+Rerunning the same command resumes from the newest checkpoint in --output_dir, its input where
+it stopped; if the records were regenerated since, it refuses (naming them) unless
+--restart_input. The output_dir is then a valid --init_checkpoint for the fine-tuning scripts.
+The work is done by official/training/pretraining.py.
 
 The BERT paper's ablations (Tables 5 and 8): --objective=ltr trains a left-to-right language
 model (causal attention, every position predicting the next token, no next-sentence loss) on
@@ -92,6 +93,12 @@ flags.DEFINE_integer(
     "of the tokens convert_checkpoint --extend_vocab added to --init_checkpoint, and any "
     "pretraining head the checkpoint lacked; every other weight stays bit for bit. Then "
     "everything trains.")
+flags.DEFINE_bool("restart_input", False,
+                  "Resuming from a checkpoint in --output_dir, restore the model, optimiser and "
+                  "step but not the input's place in the records: the input starts afresh at "
+                  "that step (shuffled with --seed moved by the step). For records regenerated "
+                  "since the checkpoint was saved, where a resumed run would otherwise read the "
+                  "new files at the old ones' places (it refuses to).")
 common_flags.define_model_flags()
 common_flags.define_training_flags(_D)
 common_flags.define_max_seq_length_flag()
@@ -119,6 +126,7 @@ class Plan(NamedTuple):
     """What the flags say, checked."""
     options: PretrainingOptions
     adaptations: dict[str, Any]
+    restart_input: bool
 
 
 def prepare() -> Plan:
@@ -143,7 +151,9 @@ def prepare() -> Plan:
                                    config.vocab_size if config else None,
                                    options.bert_config_file)
     common_flags.check_teacher(adaptations)
-    return Plan(options, adaptations)
+    if FLAGS.restart_input and not options.do_train:
+        raise ValueError("--restart_input restarts training's input: it needs --do_train")
+    return Plan(options, adaptations, FLAGS.restart_input)
 
 
 def job(plan: Plan) -> dict[str, dict[str, float]]:
@@ -153,7 +163,7 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
     from official.training import pretraining
 
     options, adaptations = common_flags.adaptations(plan.options, None, plan.adaptations)
-    return pretraining.run(options, adaptations)
+    return pretraining.run(options, adaptations, restart_input=plan.restart_input)
 
 
 if __name__ == "__main__":

@@ -22,9 +22,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_prep import fast_generation
 from data_prep import pretraining_examples as pe
+from data_prep.pretraining_options import PretrainingDataOptions
 from official import checkpoints
 from official.configs import BertConfig
+from official.training.pretraining_input import changed_files, fingerprint
 from tests.cli import ENV, REPO, refused, run_module, run_modules, snapshot, succeeded
 
 SEQ, PREDICTIONS = 32, 5
@@ -209,6 +212,69 @@ def test_a_damaged_record_file_is_named_with_the_offset(pretraining_records, tmp
                       "--do_train", "--num_train_steps=200")
     refused(result, f"run_pretraining: {damaged}: truncated record at byte", "the file is damaged")
     assert checkpoint_steps(out) == []
+
+
+def test_records_regenerated_under_a_saved_input_are_named_and_restart_input_goes_on(
+        pretraining_records, tmp_path):
+    """A checkpoint's input iterator holds its place in the record files: after they are
+    regenerated (another seed) a resume is refused, naming them, before anything is written
+    (it used to read the new files at the old places: 'a record file is damaged', naming no
+    file, or here, without a word); --restart_input goes on from the checkpoint with the input
+    started afresh."""
+    folder = tmp_path / "records"
+    shutil.copytree(os.path.dirname(pretraining_records["input_file"]), folder)
+    data = dict(pretraining_records, input_file=str(folder))
+    out, restarted = tmp_path / "out", tmp_path / "restarted"
+    succeeded(pretrain(data, out, "--do_train", "--num_train_steps=2"))
+    options = PretrainingDataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+                                     dupe_factor=1, random_seed=5)
+    fast_generation.generate([os.path.join(REPO, "tests", "data", "pretraining_sample.txt")],
+                             str(folder), pretraining_records["vocab_file"], True, options,
+                             num_shards=2)
+    shutil.copytree(out, restarted)
+    before = snapshot(out)
+    resumed, restarted_run = run_modules(  # side by side, each in its own output_dir
+        ["run_scripts.run_pretraining", *pretrain_flags(data, out, "--do_train",
+                                                        "--num_train_steps=4")],
+        ["run_scripts.run_pretraining", *pretrain_flags(data, restarted, "--do_train",
+                                                        "--num_train_steps=4",
+                                                        "--restart_input")])
+    refused(resumed, f"run_pretraining: --output_dir={out}: model.ckpt-2 saved the input's place "
+            "in record files that have changed since", f"{folder}/pretraining-00000-of-00002",
+            f"{folder}/pretraining-00001-of-00002", "bytes then", "pass --restart_input",
+            "a fresh --output_dir")
+    assert snapshot(out) == before  # not even an events file
+    assert (f"Resuming from {restarted}/model.ckpt-2 at step 2, the input started afresh"
+            in succeeded(restarted_run).stderr)
+    assert checkpoint_steps(restarted) == [2, 4]
+
+
+def test_a_records_fingerprint_tells_every_change_apart(tmp_path):
+    """What the refusal above names: a file of another size, one rewritten to the same size,
+    one gone and one new (a change in the middle alone goes unseen: the digest reads the ends,
+    where a regeneration's first and last records differ)."""
+    def flip_byte(path, offset):
+        with open(path, "r+b") as f:
+            f.seek(offset)
+            byte = f.read(1)[0]
+            f.seek(offset)
+            f.write(bytes([byte ^ 0xFF]))
+
+    paths = [str(tmp_path / name) for name in ("a", "b", "c")]
+    for seed, path in enumerate(paths):
+        with open(path, "wb") as f:
+            f.write(np.random.default_rng(seed).bytes(200_000))
+    saved = fingerprint(paths)
+    assert changed_files(saved, paths) == []
+    with open(paths[0], "ab") as f:
+        f.write(b"x")
+    flip_byte(paths[1], 100_000)
+    assert changed_files(saved, paths) == [f"{paths[0]}: 200000 bytes then, 200001 now"]
+    flip_byte(paths[1], 199_999)
+    os.rename(paths[2], str(tmp_path / "d"))
+    assert changed_files(saved, [*paths[:2], str(tmp_path / "d")]) == [
+        f"{paths[0]}: 200000 bytes then, 200001 now", f"{paths[1]}: rewritten, same size",
+        f"{paths[2]}: no longer read", f"{tmp_path / 'd'}: not read then"]
 
 
 def write_records(path, ids_per_record):

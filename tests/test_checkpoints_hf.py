@@ -8,6 +8,7 @@ import pytest
 import safetensors.numpy
 
 from official.checkpoints import converter, hf, tf1
+from official.checkpoints.errors import CheckpointError
 from official.configs import ACTIVATIONS, ConfigError
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
@@ -87,6 +88,31 @@ def test_round_trip_through_export(tiny_config, tmp_path, prefix):
     for name in again:
         np.testing.assert_array_equal(again[name], original[name], err_msg=name)
     assert hf.read(str(exported))[0] == hf.read(str(source))[0]
+
+
+def test_a_written_folder_carries_the_vocab_and_tokenizer_config_transformers_reads(
+        tiny_config, tmp_path):
+    """BertTokenizer(Fast).from_pretrained reads vocab.txt and tokenizer_config.json (without
+    the vocab it builds a tokenizer of a few words that reads every other as [UNK]); a source
+    without a vocab is refused before anything is written."""
+    source = tmp_path / "source"
+    source.mkdir()
+    write_hf_directory(source, tiny_config)
+    converter.convert("hf", str(source), str(tmp_path / "cased"), output_format="hf",
+                      do_lower_case=False)
+    assert (tmp_path / "cased" / "vocab.txt").read_bytes() == (source / "vocab.txt").read_bytes()
+    assert json.loads((tmp_path / "cased" / "tokenizer_config.json").read_text()) == {
+        "tokenizer_class": "BertTokenizer", "do_lower_case": False,
+        "strip_accents": None,  # stripped when lower-cased, as the original's FullTokenizer
+        "tokenize_chinese_chars": True, "unk_token": "[UNK]", "sep_token": "[SEP]",
+        "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]",
+        "model_max_length": tiny_config.max_position_embeddings}
+
+    (source / "vocab.txt").unlink()
+    with pytest.raises(CheckpointError, match=r"source: no vocab.txt beside it, and Hugging Face "
+                                              r"needs one .*: pass --vocab_file"):
+        converter.convert("hf", str(source), str(tmp_path / "no_vocab"), output_format="hf")
+    assert not (tmp_path / "no_vocab").exists()
 
 
 def test_activation_names_keep_the_two_gelus_apart(tiny_config):

@@ -1,6 +1,8 @@
 """The convert_checkpoint command line, run as a user runs it."""
 
+import ast
 import dataclasses
+import importlib.util
 import os
 import subprocess
 import sys
@@ -8,7 +10,7 @@ import sys
 import numpy as np
 
 from official import checkpoints
-from official.checkpoints import hf, tf1
+from official.checkpoints import hf, tf1, tf2
 from tests.checkpoint_helpers import original_weights
 from tests.cli import ENV, REPO, run_modules
 
@@ -67,16 +69,22 @@ def test_bad_inputs_give_one_line_errors_and_no_output(tiny_config, tmp_path):
     (tmp_path / "bad.json").write_text('{"vocab_size": 100,\n "hidden_size": }')
     deeper = dataclasses.replace(tiny_config, num_hidden_layers=3)
     deeper.to_json_file(str(tmp_path / "deeper.json"))
+    # A TF2 checkpoint with its config and no vocab, as a fine-tuning's output_dir.
+    (tmp_path / "finetuned").mkdir()
+    tf2.write(original_weights(tiny_config), str(tmp_path / "finetuned" / "bert_model.ckpt"))
+    tiny_config.to_json_file(str(tmp_path / "finetuned" / "bert_config.json"))
     convert = ["run_scripts.convert_checkpoint", "--input_format=tf1", f"--output_dir={out}"]
-    # The four commands side by side: each is refused, and none writes.
-    missing, bare, bad_json, deeper = run_modules(
+    # The five commands side by side: each is refused, and none writes.
+    missing, bare, bad_json, deeper, no_vocab = run_modules(
         [*convert, f"--input={tmp_path / 'missing'}"],
         [*convert, f"--input={release}"],
         [*convert, f"--input={tmp_path / 'release'}",
          f"--bert_config_file={tmp_path / 'bad.json'}"],
         [*convert, f"--input={tmp_path / 'release'}",
-         f"--bert_config_file={tmp_path / 'deeper.json'}"])
-    for result in (missing, bare, bad_json, deeper):
+         f"--bert_config_file={tmp_path / 'deeper.json'}"],
+        ["run_scripts.convert_checkpoint", "--input_format=tf2", "--output_format=hf",
+         f"--input={tmp_path / 'finetuned'}", f"--output_dir={out}"])
+    for result in (missing, bare, bad_json, deeper, no_vocab):
         assert result.returncode != 0
     # The checkpoint itself is what is missing, and the message says so (not its config).
     assert last_line(missing.stderr) == (
@@ -91,4 +99,39 @@ def test_bad_inputs_give_one_line_errors_and_no_output(tiny_config, tmp_path):
     assert ("does not fit the model: 16 variables missing from the checkpoint "
             "(bert/encoder/layer_2/") in last_line(deeper.stderr)
     assert ", and 13 more)" in last_line(deeper.stderr)
+    # Hugging Face's folder without vocab.txt: transformers' tokenizer would have a few words.
+    assert last_line(no_vocab.stderr) == (
+        f"convert_checkpoint: {tmp_path / 'finetuned'}: no vocab.txt beside it, and Hugging Face "
+        "needs one (transformers' tokenizer would read every word as [UNK]): pass --vocab_file, "
+        "the vocab the model was trained with")
     assert not out.exists() or os.listdir(out) == []
+
+
+def original_activations() -> set[str]:
+    """The hidden_act names the original's modeling.get_activation compares with, read from its
+    source (bert.modeling itself cannot be imported: it needs tf.contrib)."""
+    folder = importlib.util.find_spec("bert").submodule_search_locations[0]
+    with open(os.path.join(folder, "modeling.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    function = next(node for node in ast.walk(tree)
+                    if isinstance(node, ast.FunctionDef) and node.name == "get_activation")
+    return {node.comparators[0].value for node in ast.walk(function)
+            if isinstance(node, ast.Compare) and isinstance(node.comparators[0], ast.Constant)}
+
+
+def test_an_activation_the_original_lacks_is_kept_in_tf1_with_a_warning(tiny_config, tmp_path):
+    """The original refuses "gelu_exact" (its "gelu" is the tanh form): the tf1 output keeps it,
+    since "gelu" would compute another function, and says in one line that the original code
+    cannot run it."""
+    assert original_activations() == set(tf1.ORIGINAL_ACTIVATIONS)
+    exact = dataclasses.replace(tiny_config, hidden_act="gelu_exact")
+    original_release(tmp_path / "release", exact)
+    result = convert("--input_format=tf1", f"--input={tmp_path / 'release'}",
+                     "--output_format=tf1", f"--output_dir={tmp_path / 'tf1'}")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("WARNING: ")]
+    assert warnings == ["WARNING: the tf1 bert_config.json keeps hidden_act 'gelu_exact', which "
+                        "the original code cannot run (its modeling.get_activation knows gelu, "
+                        "relu, tanh, linear; its gelu is the tanh form, so writing that would "
+                        "change the model); this project reads the checkpoint"]
+    assert checkpoints.config_beside(str(tmp_path / "tf1"))[1] == exact

@@ -142,6 +142,29 @@ def test_a_pooling_the_project_does_not_compute_is_one_line(tmp_path):
     assert not (tmp_path / "export").exists()
 
 
+def test_a_length_beyond_the_models_positions_is_blamed_on_the_file_that_says_it(tmp_path):
+    """max_seq_length 4096 in a checkpoint's sentence_encoder.json and in a sentence-transformers
+    folder's sentence_bert_config.json, for a model of 64 positions: refused before TensorFlow
+    loads, naming the file and its key beside the config's limit."""
+    folder, checkpoint = tmp_path / "st", tmp_path / "checkpoint"
+    encoder = write_folder(folder)
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 4096}))
+    checkpoint.mkdir()
+    tf1.write(tf1.weights_of(encoder), str(checkpoint / "bert_model.ckpt"))
+    encoder.config.to_json_file(str(checkpoint / "bert_config.json"))
+    (checkpoint / "vocab.txt").write_bytes((folder / "vocab.txt").read_bytes())
+    (checkpoint / "sentence_encoder.json").write_text(json.dumps({"max_seq_length": 4096}))
+    in_folder, beside_checkpoint = side_by_side((export, folder, tmp_path / "a"),
+                                                (export, checkpoint, tmp_path / "b"))
+    refused(in_folder, f"export_saved_model: {folder / 'sentence_bert_config.json'}: "
+            f"max_seq_length=4096 is more than the max_position_embeddings=64 of "
+            f"{folder / 'config.json'}")
+    refused(beside_checkpoint, f"export_saved_model: {checkpoint / 'sentence_encoder.json'}: "
+            f"max_seq_length=4096 is more than the max_position_embeddings=64 of "
+            f"{checkpoint / 'bert_config.json'}")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 @pytest.mark.parametrize("text, message", [
     ('{"pooling": "median"}', "pooling must be one of mean, cls, max, got 'median'"),
     ('{"pooling": "mean", "normalize": "l2"}', "field normalize must be a bool or null, got 'l2'"),

@@ -21,6 +21,7 @@ import tempfile
 from typing import Callable
 
 import keras
+from absl import logging
 
 from official import checkpoints, records
 from official.checkpoints import extended_vocab, hf, sentence_transformers, tf1, tf2, training
@@ -126,6 +127,17 @@ def write(output_format: str, bundle: Bundle, output_dir: str, source: str = "in
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def check_vocab(output_format: str, bundle: Bundle, source: str) -> None:
+    """Raises CheckpointError when `output_format` is one whose readers tokenize with the vocab
+    beside the weights (transformers, for Hugging Face's: without one its tokenizer reads every
+    word as [UNK]) and `bundle` has none."""
+    if _format(output_format).needs_vocab and not bundle.vocab_file:
+        raise CheckpointError(
+            f"{source}: no {VOCAB_FILE} beside it, and {_format(output_format).title} needs one "
+            f"(transformers' tokenizer would read every word as [UNK]): pass --vocab_file, the "
+            f"vocab the model was trained with")
+
+
 def check_holds(output_format: str, has_adapters: bool, source: str) -> None:
     """Raises CheckpointError when weights with adapters (`has_adapters`) go to a format with
     no place for them (adapters cannot fold into the base's matrices: a GELU sits between
@@ -144,6 +156,12 @@ def _copy_vocab(bundle: Bundle, folder: str) -> None:
 
 def _write_tf1(folder: str, bundle: Bundle, weights: tf1.Weights, do_lower_case: bool) -> None:
     del do_lower_case  # The original release layout records no tokenizer setting.
+    if bundle.config.hidden_act not in tf1.ORIGINAL_ACTIVATIONS:
+        logging.warning("the tf1 %s keeps hidden_act %r, which the original code cannot run (its "
+                        "modeling.get_activation knows %s; its gelu is the tanh form, so writing "
+                        "that would change the model); this project reads the checkpoint",
+                        CONFIG_FILE, bundle.config.hidden_act,
+                        ", ".join(tf1.ORIGINAL_ACTIVATIONS))
     tf1.write(weights, os.path.join(folder, CHECKPOINT_NAME))
     bundle.config.to_json_file(os.path.join(folder, CONFIG_FILE))
     _copy_vocab(bundle, folder)
@@ -157,9 +175,9 @@ def _write_tf2(folder: str, bundle: Bundle, weights: tf1.Weights, do_lower_case:
 
 
 def _write_hf(folder: str, bundle: Bundle, weights: tf1.Weights, do_lower_case: bool) -> None:
-    del do_lower_case  # Hugging Face keeps it in a tokenizer config this does not write.
     hf.write(folder, bundle.config, weights)
-    _copy_vocab(bundle, folder)
+    if bundle.vocab_file:
+        hf.write_tokenizer(folder, bundle.config, bundle.vocab_file, do_lower_case)
 
 
 def _write_keras_hub(folder: str, bundle: Bundle, weights: tf1.Weights,
@@ -181,12 +199,15 @@ class Format:
         folder one (what `--init_checkpoint` recognises); None for checkpoints.
       title: the format's name in messages.
       holds_adapters: it can hold adapter-bert's adapter variables (a name-based format can).
+      needs_vocab: its readers tokenize with the vocab written beside the weights, and read
+        every word as unknown without it (`check_vocab`).
     """
     read: Callable[[str, str | None, str | None], Bundle]
     write: Callable[[str, Bundle, tf1.Weights, bool], None]
     folder_marker: str | None
     title: str
     holds_adapters: bool = False
+    needs_vocab: bool = False
 
 
 # Every format, by its --input_format / --output_format name: adding one is an entry here.
@@ -195,7 +216,7 @@ FORMATS = {
                   holds_adapters=True),
     "tf2": Format(_read_tf2, _write_tf2, None, "this project's TF2 checkpoint",
                   holds_adapters=True),
-    "hf": Format(_read_hf, _write_hf, hf.WEIGHTS_FILE, "Hugging Face"),
+    "hf": Format(_read_hf, _write_hf, hf.WEIGHTS_FILE, "Hugging Face", needs_vocab=True),
     # metadata.json is what keras-hub's save_to_preset writes first.
     "keras_hub": Format(_read_keras_hub, _write_keras_hub, "metadata.json", "keras-hub"),
 }
@@ -231,13 +252,15 @@ def convert(input_format: str, input_path: str, output_dir: str, output_format: 
     (official/checkpoints/extended_vocab.py).
 
     Raises:
-      CheckpointError: unreadable input; ValueError (before anything is written): an
-        `extend_vocab` that does not extend the checkpoint's vocab.
+      CheckpointError: unreadable input, or no vocab for a format that needs one; ValueError
+        (before anything is written): an `extend_vocab` that does not extend the checkpoint's
+        vocab.
     """
     bundle = read(input_format, input_path, bert_config_file, vocab_file)
     extension = None
     if extend_vocab:
         bundle, extension = _extended(bundle, extend_vocab, input_path)
+    check_vocab(output_format, bundle, input_path)
     sentence = sentence_transformers.settings_of(input_path)
     written = write(output_format, bundle, output_dir, source=input_path,
                     do_lower_case=do_lower_case)

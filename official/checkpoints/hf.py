@@ -1,4 +1,5 @@
-"""Hugging Face BERT directories: `config.json`, `model.safetensors`, `vocab.txt`.
+"""Hugging Face BERT directories: `config.json`, `model.safetensors`, `vocab.txt` and
+`tokenizer_config.json`.
 
 Read with the `safetensors` numpy API (no torch). Hugging Face names differ from the original's by
 spelling only, except that its linear weights are stored [out, in] (transposed here) and that a
@@ -8,6 +9,11 @@ is [out, in] in both worlds, so it is not transposed.
 Activation names are translated so the model computes what the weights were trained with:
 Hugging Face's "gelu" is the exact erf GELU (our "gelu_exact"); its "gelu_new" is the tanh one,
 the original's "gelu".
+
+transformers' `BertTokenizer(Fast).from_pretrained` reads vocab.txt and tokenizer_config.json;
+without the vocab it builds a tokenizer of a few words that reads every other as [UNK]. So a
+folder written with a vocab carries both, and a conversion refuses to write one without
+(official/checkpoints/converter.py's check_vocab).
 """
 
 from __future__ import annotations
@@ -15,16 +21,21 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+from typing import TYPE_CHECKING
 
 import numpy as np
 import safetensors.numpy
 from absl import logging
 
-from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig, ConfigError
 
+if TYPE_CHECKING:  # tf1 loads TensorFlow; `read_config` serves checks made before it loads
+    from official.checkpoints import tf1
+
 CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE = "config.json", "model.safetensors", "vocab.txt"
+TOKENIZER_FILE = "tokenizer_config.json"
 
 # Each of our activation names (official/configs.py's ACTIVATIONS) -> Hugging Face's names for the
 # same function: the first is written, all are read. One table for both directions.
@@ -101,23 +112,37 @@ def config_to_hf(config: BertConfig, architecture: str) -> dict:
                 pad_token_id=0, position_embedding_type="absolute")
 
 
-def read(directory: str) -> tuple[BertConfig, tf1.Weights, str | None]:
-    """Reads a Hugging Face BERT directory: (config, original-named weights, vocab path or None).
+def is_folder(path: str) -> bool:
+    """True for a folder with a Hugging Face BERT directory's config and weights files."""
+    return all(os.path.isfile(os.path.join(path, name)) for name in (CONFIG_FILE, WEIGHTS_FILE))
 
-    Weights of other heads (`classifier.*`, `qa_outputs.*`) are skipped with a warning.
-    """
-    config_path = os.path.join(directory, CONFIG_FILE)
-    weights_path = os.path.join(directory, WEIGHTS_FILE)
-    for path in (config_path, weights_path):
-        if not os.path.isfile(path):
-            raise CheckpointError(f"{path}: no such file (a Hugging Face BERT directory has "
-                                  f"{CONFIG_FILE} and {WEIGHTS_FILE})")
+
+def _existing(directory: str, name: str) -> str:
+    path = os.path.join(directory, name)
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{path}: no such file (a Hugging Face BERT directory has "
+                              f"{CONFIG_FILE} and {WEIGHTS_FILE})")
+    return path
+
+
+def read_config(directory: str) -> BertConfig:
+    """A Hugging Face BERT directory's config.json as a `BertConfig` (no weights read)."""
+    config_path = _existing(directory, CONFIG_FILE)
     try:
         with open(config_path, encoding="utf-8") as f:
             values = json.load(f)
     except json.JSONDecodeError as e:
         raise ConfigError(f"{config_path}: line {e.lineno}: invalid JSON ({e.msg})") from None
-    config = config_from_hf(values, config_path)
+    return config_from_hf(values, config_path)
+
+
+def read(directory: str) -> tuple[BertConfig, tf1.Weights, str | None]:
+    """Reads a Hugging Face BERT directory: (config, original-named weights, vocab path or None).
+
+    Weights of other heads (`classifier.*`, `qa_outputs.*`) are skipped with a warning.
+    """
+    config = read_config(directory)
+    weights_path = _existing(directory, WEIGHTS_FILE)
     try:
         tensors = safetensors.numpy.load_file(weights_path)
     except Exception as e:  # safetensors raises its own untyped errors on a corrupt header.
@@ -156,3 +181,22 @@ def write(directory: str, config: BertConfig, weights: tf1.Weights) -> None:
                                 metadata={"format": "pt"})
     with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as f:
         json.dump(config_to_hf(config, architecture), f, indent=2, sort_keys=True)
+
+
+def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
+    """transformers' `tokenizer_config.json` for the vocab.txt beside it, tokenizing as the
+    original's FullTokenizer does: lower-cased or not, accents stripped when lower-cased
+    (`strip_accents` None follows `do_lower_case`, as the original's), CJK characters split,
+    the original's special tokens; rows of at most the model's positions."""
+    return {"tokenizer_class": "BertTokenizer", "do_lower_case": do_lower_case,
+            "strip_accents": None, "tokenize_chinese_chars": True, "unk_token": "[UNK]",
+            "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
+            "mask_token": "[MASK]", "model_max_length": config.max_position_embeddings}
+
+
+def write_tokenizer(directory: str, config: BertConfig, vocab_file: str,
+                    do_lower_case: bool) -> None:
+    """Writes `vocab.txt` (a copy of `vocab_file`) and `tokenizer_config.json`."""
+    shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_FILE))
+    with open(os.path.join(directory, TOKENIZER_FILE), "w", encoding="utf-8") as f:
+        json.dump(tokenizer_config(config, do_lower_case), f, indent=2, sort_keys=True)

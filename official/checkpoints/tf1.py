@@ -43,6 +43,9 @@ MASKED_LM_PREFIX = "cls/predictions/"
 NEXT_SENTENCE_PREFIX = "cls/seq_relationship/"
 # The original's three attention matrices, the column blocks of our fused QKV kernel, in order.
 QKV_NAMES = ("query", "key", "value")
+# The activations the original's modeling.get_activation knows ("gelu" its tanh form); it raises
+# on any other hidden_act, so a config with "gelu_exact" or "swish" builds no model there.
+ORIGINAL_ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
 # Saved by the original's optimiser and training loop, never model weights.
 _TRAINING_STATE_SUFFIXES = ("/adam_m", "/adam_v")
 _TRAINING_STATE_NAMES = ("global_step",)

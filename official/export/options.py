@@ -9,19 +9,23 @@ or a missing file is refused before it loads (official/export/jobs.py builds the
     check_files(options)
                         export_dir writable, the vocab, the weights there, the config (the flag's
                         or the bert_config.json beside the weights) against max_seq_length and
-                        the vocab
+                        the vocab; a sentence encoder's max_seq_length against the config
+                        (a Hugging Face folder's own too), blamed on what says it: the flag, the
+                        file beside the weights (sentence_encoder.json, sentence_bert_config.json)
+                        or the default
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Sequence
 
 from official import checkpoints
 from official.checkpoints import sentence_transformers
 from official.configs import BertConfig
 from official.output_paths import check_output_dir
-from official.sentence_settings import SentenceSettings
+from official.sentence_settings import DEFAULT_SETTINGS, SentenceSettings
 from official.tasks.long_doc_settings import LongDocSettings
 from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
@@ -111,12 +115,15 @@ def check_files(options: ExportOptions) -> None:
     Raises:
       ValueError: an export_dir that cannot be written, a vocab that is not one, weights that
         are not there, a config that does not fit max_seq_length or the vocab, a
-        sentence_encoder.json (or sentence-transformers folder) that says no pooling of ours.
+        sentence_encoder.json (or sentence-transformers folder) that says no pooling of ours
+        or a max_seq_length the config does not fit.
     """
     check_output_dir(options.export_dir, "export_dir")
     vocab.load_vocab(options.vocab_file)
+    sentence = None
     if options.export_type == "sentence_encoder" and options.init_checkpoint:
-        sentence_transformers.settings_of(options.init_checkpoint)  # its record, field by field
+        # What the weights' record or folder says, checked field by field as it is read.
+        sentence = options.sentence.over(sentence_transformers.settings_of(options.init_checkpoint))
     for path in (options.init_checkpoint, options.peft_checkpoint,
                  *(entry.rpartition("=")[2] for entry in options.peft_checkpoints)):
         check_checkpoint_path(path)
@@ -125,6 +132,38 @@ def check_files(options: ExportOptions) -> None:
         checkpoints.beside(weights, checkpoints.CONFIG_FILE) if weights else None)
     if path is not None and options.export_type not in ("multitask", "preprocessor"):
         config = BertConfig.from_json_file(path)
-        if options.export_type != "sentence_encoder":  # its length may come from the weights
+        if sentence is not None:  # its length may come from the weights
+            _check_sentence_length(options, sentence, config, path)
+        elif options.export_type != "sentence_encoder":
             config.check_seq_length(options.max_seq_length, path, flag="max_seq_length")
         vocab.check_fits(options.vocab_file, config.vocab_size, path)
+    elif sentence is not None:
+        from official.checkpoints import hf  # safetensors: loaded only for a sentence encoder
+        if hf.is_folder(options.init_checkpoint):  # a Hugging Face folder has its own config
+            _check_sentence_length(options, sentence, hf.read_config(options.init_checkpoint),
+                                   os.path.join(options.init_checkpoint, hf.CONFIG_FILE))
+
+
+def _check_sentence_length(options: ExportOptions, sentence: SentenceSettings,
+                           config: BertConfig, config_file: str) -> None:
+    """Raises ConfigError when the sentence encoder's max_seq_length (`sentence`'s, else the
+    default) does not fit `config`, naming what said it: the flag, the file beside the weights
+    and its key (sentence_encoder.json, sentence_bert_config.json), or the default."""
+    if options.sentence.max_seq_length is not None:
+        said = "--max_seq_length"
+    elif sentence.max_seq_length is not None:
+        said = f"{_length_file(options.init_checkpoint)}: max_seq_length"
+    else:
+        said = "the default --max_seq_length"
+    config.check_seq_length(sentence.over(DEFAULT_SETTINGS).max_seq_length, config_file,
+                            flag=said)
+
+
+def _length_file(weights: str) -> str:
+    """The file beside `weights` whose max_seq_length `sentence_transformers.settings_of` read:
+    the record a conversion or run left, which it reads first, else the sentence-transformers
+    folder's own settings."""
+    folder = weights if os.path.isdir(weights) else os.path.dirname(weights)
+    name = (sentence_transformers.RECORD_FILE if sentence_transformers.read_record(folder)
+            else sentence_transformers.SETTINGS_FILE)
+    return os.path.join(folder, name)

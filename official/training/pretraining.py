@@ -15,10 +15,17 @@ bert_config.json written beside the checkpoints carries it to fine-tuning and ex
 rerun resumes against it. Records made with create_pretraining_data --objective=none are one
 stretch of text each, as a language model reads; next-sentence or sentence-order records are
 read as they are (half of their second segments are another document's text, or swapped).
+
+Each checkpoint holds, beside the input iterator, the fingerprint of the record files it reads
+(pretraining_input.fingerprint): a rerun into the same output_dir after the records were
+regenerated is refused, naming the files, since the iterator would read them at its saved places;
+`restart_input` (run_pretraining --restart_input) goes on from the checkpoint with the input
+started afresh instead.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import numpy as np
@@ -34,20 +41,23 @@ from official.training import job_setup, output_dir
 from official.training.options import PretrainingOptions, check_dynamic_masking
 from official.training.pretraining_input import (
     DynamicMasking,
+    changed_files,
     check_records,
+    fingerprint,
     pretraining_dataset,
 )
 from official.training.record_errors import naming_bad_records
-from official.training.trainer import FirstSteps, Trainer
+from official.training.trainer import FirstSteps, SavedInput, Trainer
 
 
-def run(options: PretrainingOptions,
-        adaptations: Sequence[Adaptation] = ()) -> dict[str, dict[str, float]]:
+def run(options: PretrainingOptions, adaptations: Sequence[Adaptation] = (),
+        restart_input: bool = False) -> dict[str, dict[str, float]]:
     """Trains and/or evaluates; returns {"train": last logged metrics, "eval": eval metrics}.
 
     `adaptations` are the methods resolved for this run (official/adaptation.py): a general
     distillation's wraps the pretraining task (the student beside its teacher) and may make the
-    config (the student of the teacher's layers).
+    config (the student of the teacher's layers). `restart_input`: a resumed run restores all
+    but the input iterator, whose input starts afresh at the checkpoint's step.
 
     Raises:
       ValueError: bad options or input (one line naming the flag or file); checkpoint errors are
@@ -115,7 +125,8 @@ def run(options: PretrainingOptions,
                          + ("" if options.second_sentence_loss or objective == "none"
                             else ", its second-sentence loss left out"),
                          strategy.num_replicas_in_sync)
-            results["train"] = trainer.train(dataset_fn(True))
+            results["train"] = trainer.train(
+                dataset_fn(True), saved_input=_saved_input(options, input_files, restart_input))
         elif not trainer.restore_model():
             logging.warning("No checkpoint in %s: evaluating the %s weights", options.output_dir,
                             "--init_checkpoint" if options.init_checkpoint else "random")
@@ -123,6 +134,25 @@ def run(options: PretrainingOptions,
             results["eval"] = trainer.evaluate(dataset_fn(False), options.eval_batch_size,
                                                options.max_eval_steps, eval_task)
     return results
+
+
+def _saved_input(options: PretrainingOptions, input_files: Sequence[str],
+                 restart_input: bool) -> SavedInput:
+    """The training records' fingerprint, and the refusal of a checkpoint whose iterator was
+    saved in other ones: resumed, it would read the new files at the old files' places (as
+    damaged records, or silently elsewhere)."""
+    def check(saved: str, checkpoint: str) -> None:
+        changed = changed_files(saved, input_files)
+        if changed:
+            named = "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more"
+                                              if len(changed) > 3 else "")
+            raise ValueError(
+                f"--output_dir={options.output_dir}: {os.path.basename(checkpoint)} saved the "
+                f"input's place in record files that have changed since ({named}); pass "
+                f"--restart_input to go on from it with the input started afresh, or use a "
+                f"fresh --output_dir")
+
+    return SavedInput(fingerprint(input_files), check, restart_input)
 
 
 def _task(objective: str, options: PretrainingOptions) -> PretrainingTask:

@@ -67,6 +67,8 @@ resumes at the same batch):
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import struct
 from typing import Sequence
 
@@ -90,6 +92,9 @@ _SHUFFLE_BUFFER_RECORDS = 1000
 
 # A first record longer than this is a misread length (records are a few KB).
 _MAX_RECORD_BYTES = 1 << 26
+
+# A file's fingerprint digests this many bytes at each end: dozens of records, two reads a file.
+_FINGERPRINT_BYTES = 1 << 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -416,3 +421,44 @@ def _first_record(path: str) -> bytes | None:
     if len(record) < length:
         raise cut_short
     return record
+
+
+def fingerprint(files: Sequence[str]) -> str:
+    """The record files as a saved input iterator finds them: JSON {path: [bytes, digest]},
+    the digest a sha256 of the file's first and last 64 KiB.
+
+    A restored iterator reads on at its saved place in each file (an offset, the records in its
+    shuffle buffer) whatever the file holds now, so records regenerated under a saved iterator
+    read as damaged; the training loop saves this beside the iterator and compares it before
+    restoring one (official/training/trainer.py's SavedInput). Two reads a file keep it cheap
+    for thousands of shards and still tell a regeneration apart (another seed, corpus or
+    dupe_factor changes the first records); the same command rerun writes the same bytes.
+    """
+    described = {}
+    for path in files:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            size = f.size()
+            digest = hashlib.sha256(f.read(_FINGERPRINT_BYTES))
+            if size > _FINGERPRINT_BYTES:
+                f.seek(max(size - _FINGERPRINT_BYTES, _FINGERPRINT_BYTES))
+                digest.update(f.read())
+        described[path] = [size, digest.hexdigest()]
+    return json.dumps(described, sort_keys=True)
+
+
+def changed_files(saved: str, files: Sequence[str]) -> list[str]:
+    """What differs between the `saved` fingerprint and `files` now, one entry a file: "<path>:
+    N bytes then, M now", "<path>: rewritten, same size", "<path>: no longer read" or "<path>:
+    not read then"; [] when they are the same."""
+    then, now = json.loads(saved), json.loads(fingerprint(files))
+    changed = []
+    for path in sorted(then.keys() | now.keys()):
+        if path not in now:
+            changed.append(f"{path}: no longer read")
+        elif path not in then:
+            changed.append(f"{path}: not read then")
+        elif then[path][0] != now[path][0]:
+            changed.append(f"{path}: {then[path][0]} bytes then, {now[path][0]} now")
+        elif then[path][1] != now[path][1]:
+            changed.append(f"{path}: rewritten, same size")
+    return changed
