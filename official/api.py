@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import difflib
 import os
 import shutil
 from typing import Sequence
@@ -352,7 +351,6 @@ class _TextModel(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        _check_encoder_keys(config["model"]["config"]["encoder"]["config"])
         model = cls(keras.layers.deserialize(config["preprocessor"]),
                     keras.layers.deserialize(config["model"]), name=config.get("name"))
         if config.get("peft") is not None:
@@ -374,24 +372,6 @@ class _TextModel(keras.Model):
     def build_from_config(self, config):
         """Nothing to build: the task model is built when made, the preprocessor has no
         weights."""
-
-
-def _check_encoder_keys(config: dict) -> None:
-    """Refuses an encoder config (a .keras file's) with a key this version does not know: a
-    newer version's setting would silently not apply. (A bert_config.json may carry a release's
-    harmless extras, so BertConfig.from_dict refuses only a near-misspelling; this config is
-    the project's own.)
-
-    Raises:
-      ValueError: the key, with the field it may misspell.
-    """
-    fields = [field.name for field in dataclasses.fields(BertConfig)]
-    unknown = sorted(set(config) - set(fields) - set(keras.layers.Layer().get_config()))
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], fields, n=1, cutoff=0.8)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ValueError(f"the .keras file's encoder config: unknown key {unknown[0]}{hint}; a "
-                         "newer version's setting would not apply here")
 
 
 def _check_weight_shapes(model: keras.Model, saved: list[list[int]]) -> None:

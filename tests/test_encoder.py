@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from official import configs
 from official.modeling import activations, models
 from official.modeling.attention import SelfAttention
 from official.modeling.embeddings import BertEmbeddings
@@ -486,3 +487,15 @@ def test_masked_lm_head_gathers_positions(encoder):
     assert every.shape == (2, 6, 100)
     np.testing.assert_allclose(some, every[:, [1, 3]], atol=1e-5)
     assert np.abs(every[:, 1] - every[:, 3]).max() > 1e-3  # the two positions are distinguishable
+
+
+def test_a_config_key_this_version_lacks_is_refused_not_dropped():
+    """A newer version's .keras file (a bare encoder saved on its own) would load here without
+    its setting: refused, with the field a near-miss may mean."""
+    config = configs.BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=16).to_dict()
+    with pytest.raises(ValueError, match="unknown key rotary_embeddings; a newer version"):
+        BertEncoder.from_config(dict(config, rotary_embeddings=True))
+    with pytest.raises(ValueError, match=r"unknown key num_hidden_layer \(did you mean "
+                                         r"num_hidden_layers\?\)"):
+        BertEncoder.from_config(dict(config, num_hidden_layer=1))

@@ -32,6 +32,9 @@ Example (a batch of one sequence of five positions, the last one padding):
     0.0
 """
 
+import dataclasses
+import difflib
+
 import keras
 from keras import ops
 
@@ -207,6 +210,15 @@ class BertEncoder(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        """The encoder a .keras file's config describes; a key this version does not know is
+        refused (a newer version's setting would silently not apply: Keras drops it)."""
+        fields = [field.name for field in dataclasses.fields(BertConfig)]
+        unknown = sorted(set(config) - set(fields) - set(keras.layers.Layer().get_config()))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], fields, n=1, cutoff=0.8)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"the .keras file's encoder config: unknown key {unknown[0]}{hint}; "
+                             "a newer version's setting would not apply here")
         return cls(**config)
 
 
