@@ -378,8 +378,9 @@ def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path
 
     def timed(name, seconds):
         path = tmp_path / name
-        return ["-c", f"import time; start = time.time(); time.sleep({seconds}); "
-                      f"open({str(path)!r}, 'w').write(f'{{start}} {{time.time()}}')"]
+        return ["-c", f"import os, time; start = time.time(); time.sleep({seconds}); "
+                      f"open({str(path)!r}, 'w').write(f'{{start}} {{time.time()}} "
+                      "{os.environ[\"TF_NUM_INTRAOP_THREADS\"]}')"]
 
     stages = [Stage("a", "a", timed("a", 1.0), [str(tmp_path / "a")]),
               Stage("b", "b", timed("b", 1.0), [str(tmp_path / "b")]),
@@ -387,10 +388,12 @@ def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path
     runs = Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), progress=lambda _: None,
                   jobs=2).run(stages)
     assert [run.stage.name for run in runs] == ["a", "b", "c"]
-    (a0, a1), (b0, b1), (c0, _) = (map(float, (tmp_path / n).read_text().split())
-                                   for n in "abc")
+    (a0, a1, threads), (b0, b1, _), (c0, _, _) = (
+        map(float, (tmp_path / n).read_text().split()) for n in "abc")
     assert a0 < b1 and b0 < a1  # a and b ran at the same time
     assert c0 >= max(a1, b1)  # c waited for both
+    # TensorFlow's threads shared among the commands at once, not each taking every core.
+    assert threads == max(1, len(os.sched_getaffinity(0)) // 2)
 
 
 def test_a_changed_command_or_input_reruns_the_stage_and_those_after_it(tmp_path):
