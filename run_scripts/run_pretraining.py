@@ -32,6 +32,7 @@ run_pretraining output_dir, the original's bert_model.ckpt) into a student of it
 """
 
 
+import os
 from typing import Any, NamedTuple
 
 from absl import flags
@@ -153,6 +154,10 @@ def prepare() -> Plan:
     common_flags.check_teacher(adaptations)
     if FLAGS.restart_input and not options.do_train:
         raise ValueError("--restart_input restarts training's input: it needs --do_train")
+    if FLAGS.restart_input and not os.path.isfile(os.path.join(options.output_dir,
+                                                               "checkpoint")):
+        raise ValueError(f"--restart_input: {options.output_dir} holds no checkpoint to go on "
+                         "from (a fresh run starts its input anyway)")
     return Plan(options, adaptations, FLAGS.restart_input)
 
 

@@ -285,6 +285,8 @@ BAD_INPUTS = {
     "uneven_micro_batches": (["--do_train", "--train_batch_size=6",
                               "--gradient_accumulation_steps=4"], "train_batch_size=6"),
     "masking_without_vocab": (["--do_train", "--dynamic_masking"], "needs --vocab_file"),
+    "restart_input_of_nothing": (["--do_train", "--restart_input"],
+                                 "holds no checkpoint to go on from"),
 }
 
 
