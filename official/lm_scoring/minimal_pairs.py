@@ -64,11 +64,20 @@ class MinimalPair:
     field: str
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
+def _json_rows(path: str) -> Iterator[tuple[str, object]]:
+    """("file:line", the line's JSON value) for every non-blank line of a JSON-lines file,
+    gzip-compressed or not; a line that is not JSON is a ValueError naming it."""
     opener = gzip.open if path.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
-            yield from enumerate(f, start=1)
+            for number, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{number}"
+                try:
+                    yield where, json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{where}: not JSON ({e.msg})") from None
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
     except UnicodeDecodeError as e:
@@ -106,14 +115,7 @@ def read_pairs(paths: Sequence[str], per_paradigm: int | None = None) -> list[Mi
     pairs, kept = [], {}
     for path in paths:
         found = 0
-        for number, line in _lines(path):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{where}: not JSON ({e.msg})") from None
+        for where, row in _json_rows(path):
             if not isinstance(row, dict):
                 raise ValueError(f"{where}: not a JSON object")
             found += 1
@@ -147,15 +149,11 @@ def read_published(path: str) -> Published:
       ValueError: "file:line: problem" for a row without its names or a model's figure.
     """
     paradigms, terms, overall = {}, {}, {}
-    for number, line in _lines(path):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
+    for where, row in _json_rows(path):
         try:
-            row = json.loads(line)
             uid, term = row["UID"], row["linguistics_term"]
             figures = {model: float(row[model]) for model in PUBLISHED_MODELS}
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError):
             raise ValueError(f"{where}: not a models_summary row (UID, linguistics_term and "
                              f"{', '.join(PUBLISHED_MODELS)} as numbers)") from None
         if uid != OVERALL:
