@@ -18,8 +18,8 @@ A parameter-efficient run (run_classifier, run_squad or run_ner with --adapter_s
 
 writes its encoder: the base (--input, default the one the run's record names, which must be
 the run's) with LoRA folded into its matrices and the trained LayerNorms and pooler. Adapters
-cannot fold: tf1 and tf2 keep them under adapter-bert's names (for adapter-bert's code and for
-convert_checkpoint; an --init_checkpoint refuses them), hf and keras_hub refuse them.
+cannot fold: tf1 and tf2 keep them under adapter-bert's names (for adapter-bert's code; an
+--init_checkpoint refuses them), hf and keras_hub refuse them.
 The task head is not part of any of these formats; export_saved_model serves the run whole.
 
 For a domain vocab (data_prep/extend_vocab.py), the checkpoint grown to it, in any format:
@@ -72,8 +72,8 @@ def _merge() -> list[str]:
     from official.peft import artifact, merging, methods
 
     _, record = artifact.find_run(FLAGS.peft_checkpoint)
-    converter.check_holds(FLAGS.output_format,
-                          record is not None and methods.method_of(record.settings).fold is None,
+    unfolded = record is not None and methods.method_of(record.settings).fold is None
+    converter.check_holds(FLAGS.output_format, record.settings.method if unfolded else None,
                           FLAGS.peft_checkpoint)
     bundle = merging.merged_bundle(FLAGS.peft_checkpoint, FLAGS.input)
     if FLAGS.vocab_file:

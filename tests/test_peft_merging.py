@@ -52,6 +52,7 @@ def test_a_runs_encoder_written_and_read_back(tiny_config, make_inputs, tmp_path
     converter.write(output_format, bundle, str(tmp_path / "out"))
 
     back = converter.read(output_format, str(tmp_path / "out"))
+    back.inserted = bundle.inserted  # the names alone do not say which method made them
     encoder = converter.build_model(back, "written")
     inputs = make_inputs(2, 7)
     np.testing.assert_allclose(encoder(inputs)["pooled_output"],

@@ -8,8 +8,11 @@ name-based checkpoint), "tf2" (this project's, see tf2.py, and the training chec
 run_pretraining, see training.py), "hf" (Hugging Face directory), "keras_hub" (keras-hub preset).
 Writing loads the weights into a model first (all encoder variables present with the right
 shapes, or an error listing them) and writes only what the source had: a converter never
-invents a head. Houlsby adapters (a parameter-efficient run merged by official/peft/merging.py)
-are kept under adapter-bert's names by the name-based formats and refused by the others.
+invents a head. A parameter-efficient run whose method cannot fold (official/peft/merging.py)
+comes as a bundle that says what its method inserted (`Inserted`): its layers are inserted into
+the model the weights are checked through, their variables kept under the names those layers
+give them by the formats that hold any name (tf1, tf2, `Format.holds_inserted`) and refused by
+the others.
 """
 
 from __future__ import annotations
@@ -27,20 +30,33 @@ from official import checkpoints, records
 from official.checkpoints import extended_vocab, hf, sentence_transformers, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
-from official.modeling.encoder import build_encoder
+from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
 
 CONFIG_FILE, VOCAB_FILE = checkpoints.CONFIG_FILE, checkpoints.VOCAB_FILE
 CHECKPOINT_NAME = "bert_model.ckpt"
-_ADAPTER_WEIGHTS = "/adapters/weights1"  # [hidden, units]
+
+
+@dataclasses.dataclass(frozen=True)
+class Inserted:
+    """What a parameter-efficient method inserted into the encoder, its variables unfolded.
+
+    Attributes:
+      name: what the layers are, in messages (the method's name).
+      insert: inserts the method's layers into a fresh encoder (then the weights fit it).
+    """
+    name: str
+    insert: Callable[[BertEncoder], None]
 
 
 @dataclasses.dataclass
 class Bundle:
-    """What a model directory holds: the config, original-named weights, and the vocab if any."""
+    """What a model directory holds: the config, original-named weights, and the vocab if any;
+    `inserted` when the weights hold a method's unfolded variables (None: plain BERT)."""
     config: BertConfig
     weights: tf1.Weights
     vocab_file: str | None = None
+    inserted: Inserted | None = None
 
 
 def read(input_format: str, path: str, bert_config_file: str | None = None,
@@ -88,21 +104,14 @@ def _read_keras_hub(path: str, bert_config_file: str | None, vocab_file: str | N
     return Bundle(config, weights, vocab_file or found_vocab)
 
 
-def adapter_size(weights: tf1.Weights) -> int:
-    """The units of the Houlsby adapters among `weights` (adapter-bert's names), 0 for none."""
-    return next((value.shape[1] for name, value in weights.items()
-                 if name.endswith(_ADAPTER_WEIGHTS)), 0)
-
-
 def build_model(bundle: Bundle, source: str) -> keras.Model:
-    """The encoder (with pretraining heads when the weights have any, with adapters when they
-    hold adapter-bert's) holding `bundle.weights`."""
+    """The encoder (with pretraining heads when the weights have any, with the layers
+    `bundle.inserted` says a method inserted) holding `bundle.weights`."""
     encoder = build_encoder(bundle.config)
     has_heads = any(name.startswith("cls/") for name in bundle.weights)
     model = BertPretrainer(encoder) if has_heads else encoder
-    if adapter_size(bundle.weights):
-        for block in encoder.transformer_layers:
-            block.add_adapters(adapter_size(bundle.weights))
+    if bundle.inserted is not None:
+        bundle.inserted.insert(encoder)
     tf1.assign(model, bundle.weights, source)
     return model
 
@@ -114,7 +123,7 @@ def write(output_format: str, bundle: Bundle, output_dir: str, source: str = "in
     The files are made in a temporary folder beside `output_dir` and moved in when complete (the
     checkpoint index last), so an interrupted run leaves no half-written model. Returns the paths.
     """
-    check_holds(output_format, bool(adapter_size(bundle.weights)), source)
+    check_holds(output_format, None if bundle.inserted is None else bundle.inserted.name, source)
     writer = _format(output_format).write
     model = build_model(bundle, source)
     weights = {k: v for k, v in tf1.weights_of(model).items() if k in bundle.weights}
@@ -138,15 +147,15 @@ def check_vocab(output_format: str, bundle: Bundle, source: str) -> None:
             f"vocab the model was trained with")
 
 
-def check_holds(output_format: str, has_adapters: bool, source: str) -> None:
-    """Raises CheckpointError when weights with adapters (`has_adapters`) go to a format with
-    no place for them (adapters cannot fold into the base's matrices: a GELU sits between
-    theirs)."""
-    if has_adapters and not _format(output_format).holds_adapters:
+def check_holds(output_format: str, inserted: str | None, source: str) -> None:
+    """Raises CheckpointError when weights that hold a method's unfolded variables (`inserted`
+    names them, the method's name; None: none) go to a format with no place for them: one whose
+    names are a fixed architecture's."""
+    if inserted and not _format(output_format).holds_inserted:
         raise CheckpointError(
-            f"{source} has adapters, and {_format(output_format).title} has no place for them "
-            f"(they cannot be folded into the base's matrices): write tf1 or tf2 (adapter-bert's "
-            f"variable names), or serve the run with export_saved_model")
+            f"{source} has {inserted}, and {_format(output_format).title} has no place for them "
+            f"(they cannot be folded into the base's matrices): write tf1 or tf2 (their "
+            f"variables under their own names), or serve the run with export_saved_model")
 
 
 def _copy_vocab(bundle: Bundle, folder: str) -> None:
@@ -198,7 +207,8 @@ class Format:
       folder_marker: for a format that is a folder with its own config: the file that makes a
         folder one (what `--init_checkpoint` recognises); None for checkpoints.
       title: the format's name in messages.
-      holds_adapters: it can hold adapter-bert's adapter variables (a name-based format can).
+      holds_inserted: it can hold the variables a method inserted, under the names their layers
+        give them (a name-based format can; a fixed architecture's cannot).
       needs_vocab: its readers tokenize with the vocab written beside the weights, and read
         every word as unknown without it (`check_vocab`).
     """
@@ -206,16 +216,16 @@ class Format:
     write: Callable[[str, Bundle, tf1.Weights, bool], None]
     folder_marker: str | None
     title: str
-    holds_adapters: bool = False
+    holds_inserted: bool = False
     needs_vocab: bool = False
 
 
 # Every format, by its --input_format / --output_format name: adding one is an entry here.
 FORMATS = {
     "tf1": Format(_read_tf1, _write_tf1, None, "the original TF1 checkpoint",
-                  holds_adapters=True),
+                  holds_inserted=True),
     "tf2": Format(_read_tf2, _write_tf2, None, "this project's TF2 checkpoint",
-                  holds_adapters=True),
+                  holds_inserted=True),
     "hf": Format(_read_hf, _write_hf, hf.WEIGHTS_FILE, "Hugging Face", needs_vocab=True),
     # metadata.json is what keras-hub's save_to_preset writes first.
     "keras_hub": Format(_read_keras_hub, _write_keras_hub, "metadata.json", "keras-hub"),

@@ -12,10 +12,11 @@ for a config with ALBERT's fields (official/configs.py), google-research/albert'
 differ) and one set per shared block, `bert/encoder/transformer/group_0/inner_group_0/
 attention_1/self/query/kernel`, `.../LayerNorm` (after attention), `.../ffn_1/intermediate/dense`,
 `.../ffn_1/intermediate/output/dense`, `.../LayerNorm_1`; and, in an encoder adapted by
-official/peft, adapter-bert's adapter variables
-(`bert/encoder/layer_0/attention/output/adapters/weights1` ..., `.../output/adapters/...`) and
-LoRA's matrices beside the matrix they adapt (`.../attention/self/query/lora_A` [in, r],
-`lora_B` [r, out]).
+official/peft, the variables its method inserted, under the names their layers give them beside
+the original name of where they sit: a projection's matrix (e.g. `.../attention/self/value`,
+one name per column block of the fused QKV kernel) or the sub-layer after which they run
+(`.../attention/output`, `.../output`). Each inserted layer names its own
+(official/modeling/insertion.py): this table knows the places, never a method.
 
 This module owns the map between that form and our Keras model (`weights_of`, `assign`), and
 reads and writes name-based TF1 checkpoints (`read`, `write`), so a checkpoint made here also loads
@@ -35,6 +36,7 @@ from absl import logging
 
 from official.checkpoints.errors import CheckpointMismatchError
 from official.modeling.encoder import BertEncoder, encoder_of
+from official.modeling.transformer import PLACES
 
 Weights = dict[str, np.ndarray]
 
@@ -58,7 +60,8 @@ class _Entry:
     part: 0, 1 or 2 for the query, key or value slice of the last axis of `variable`; None when
       the original variable is the whole Keras variable.
     transposed: the original stores the matrix as [out, in] (cls/seq_relationship/output_weights).
-    projection: for a projection's kernel, its layer (in the encoder a `LoraDense`: LoRA's place).
+    projection: for a projection's kernel, its layer (in the encoder one that takes inserted
+      layers, official/modeling/insertion.py).
     """
     variable: keras.Variable
     part: int | None = None
@@ -75,28 +78,17 @@ class _Entry:
 
 def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, _Entry]:
     return {f"{prefix}/kernel": _Entry(layer.kernel, projection=layer),
-            f"{prefix}/bias": _Entry(layer.bias), **_lora(layer, {0: prefix})}
+            f"{prefix}/bias": _Entry(layer.bias), **_inserted(layer, [prefix])}
 
 
-def _lora(layer: keras.layers.Dense, prefixes: dict[int, str]) -> dict[str, _Entry]:
-    """A `LoraDense`'s LoRA matrices, `<prefix>/lora_A` [in, r] and `<prefix>/lora_B`
-    [r, out] for the original matrix of each adapted column block (`prefixes`: block -> the
-    matrix's name); none for a layer without LoRA."""
-    if not getattr(layer, "lora_blocks", ()):  # a head's plain Dense, or no LoRA
+def _inserted(layer: keras.layers.Layer, names) -> dict[str, _Entry]:
+    """The variables a method inserted at `layer` (a projection: `names` its column blocks'
+    matrix names; a block: {place: its sub-layer's name}), under the names their layers give
+    them; none for a layer that takes no inserted ones (a head's plain Dense)."""
+    if not hasattr(layer, "inserted_variables"):
         return {}
-    entries = {}
-    for block, a, b in zip(layer.lora_blocks, layer.lora_a, layer.lora_b):
-        entries[f"{prefixes[block]}/lora_A"] = _Entry(a)
-        entries[f"{prefixes[block]}/lora_B"] = _Entry(b)
-    return entries
-
-
-def _adapter(prefix: str, adapter) -> dict[str, _Entry]:
-    """adapter-bert's variables of one `BottleneckAdapter` (none when `adapter` is None)."""
-    if adapter is None:
-        return {}
-    return {f"{prefix}/adapters/{name}": _Entry(getattr(adapter, name))
-            for name in ("weights1", "biases1", "weights2", "biases2")}
+    return {name: _Entry(variable)
+            for name, variable in layer.inserted_variables(names).items()}
 
 
 def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, _Entry]:
@@ -105,16 +97,19 @@ def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str
 
 # Where each part of a TransformerBlock lives under its block's prefix: BERT's names, and
 # google-research/albert's (modeling.py's attention_ffn_block) for a config with ALBERT's fields.
+# "after_attention" and "after_feed_forward" are the block's places for inserted layers
+# (TransformerBlock.PLACES), named as the sub-layer output they follow.
 _BERT_BLOCK = {"attention": "attention/self", "attention_output": "attention/output/dense",
-               "attention_adapter": "attention/output",
+               "after_attention": "attention/output",
                "attention_norm": "attention/output/LayerNorm",
                "intermediate": "intermediate/dense", "output": "output/dense",
-               "output_adapter": "output", "output_norm": "output/LayerNorm"}
+               "after_feed_forward": "output", "output_norm": "output/LayerNorm"}
 _ALBERT_BLOCK = {"attention": "attention_1/self", "attention_output": "attention_1/output/dense",
-                 "attention_adapter": "attention_1/output", "attention_norm": "LayerNorm",
+                 "after_attention": "attention_1/output", "attention_norm": "LayerNorm",
                  "intermediate": "ffn_1/intermediate/dense",
                  "output": "ffn_1/intermediate/output/dense",
-                 "output_adapter": "ffn_1/intermediate/output", "output_norm": "LayerNorm_1"}
+                 "after_feed_forward": "ffn_1/intermediate/output",
+                 "output_norm": "LayerNorm_1"}
 
 
 def _block_prefixes(encoder: BertEncoder) -> list[str]:
@@ -146,16 +141,14 @@ def _encoder_entries(encoder: BertEncoder) -> dict[str, _Entry]:
         for part, name in enumerate(QKV_NAMES):
             entries[f"{attention}/{name}/kernel"] = _Entry(qkv.kernel, part, projection=qkv)
             entries[f"{attention}/{name}/bias"] = _Entry(qkv.bias, part)
-        entries.update(_lora(qkv, {part: f"{attention}/{name}"
-                                   for part, name in enumerate(QKV_NAMES)}))
+        entries.update(_inserted(qkv, [f"{attention}/{name}" for name in QKV_NAMES]))
         entries.update(_dense(f"{p}/{names['attention_output']}", block.attention.output_dense))
-        entries.update(_adapter(f"{p}/{names['attention_adapter']}", block.attention_adapter))
         entries.update(_layer_norm(f"{p}/{names['attention_norm']}",
                                    block.attention_layer_norm))
         entries.update(_dense(f"{p}/{names['intermediate']}", block.intermediate_dense))
         entries.update(_dense(f"{p}/{names['output']}", block.output_dense))
-        entries.update(_adapter(f"{p}/{names['output_adapter']}", block.output_adapter))
         entries.update(_layer_norm(f"{p}/{names['output_norm']}", block.output_layer_norm))
+        entries.update(_inserted(block, {place: f"{p}/{names[place]}" for place in PLACES}))
     entries.update(_dense("bert/pooler/dense", encoder.pooler))
     return entries
 
@@ -163,7 +156,7 @@ def _encoder_entries(encoder: BertEncoder) -> dict[str, _Entry]:
 def projections(encoder: BertEncoder) -> dict[str, tuple[keras.layers.Dense, int | None]]:
     """{original matrix name (its kernel's name without "/kernel"): (its layer, its column block
     of the fused QKV kernel, None for a whole kernel)} for every projection matrix of the encoder:
-    where LoRA can go (official/peft)."""
+    where a method may insert on a projection (official/peft)."""
     return {name.removesuffix("/kernel"): (entry.projection, entry.part)
             for name, entry in _encoder_entries(encoder).items() if entry.projection is not None}
 

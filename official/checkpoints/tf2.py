@@ -3,9 +3,9 @@
 The checkpoint's root holds one dict, `bert_weights`, keyed by the original variable names (see
 tf1.py), so it is independent of how our Keras layers happen to be nested and the same name table
 serves every format. It is what `convert_checkpoint` writes and every entry point's
-`--init_checkpoint` accepts (as it accepts the original's TF1 checkpoints); one that keeps a
-parameter-efficient run's adapters (convert_checkpoint --peft_checkpoint) is read by
-convert_checkpoint, and refused as an `--init_checkpoint` (no model there has adapters).
+`--init_checkpoint` accepts (as it accepts the original's TF1 checkpoints); one that keeps the
+unfolded variables of a parameter-efficient run's method (convert_checkpoint --peft_checkpoint)
+is refused as an `--init_checkpoint` (no model there has the method's layers).
 """
 
 from __future__ import annotations

@@ -9,11 +9,11 @@ The training loop saves the whole state, object-based, under these roots:
                 classifier or span when fine-tuning
     optimizer, step, and the input iterator when it can be saved (see official/training/trainer.py)
 
-An encoder adapted by a parameter-efficient method (adapters or LoRA, official/peft) is saved as
-`encoder_trained` instead: {original name: variable} of its trainable variables alone (adapters or
-LoRA matrices, LayerNorms, the pooler when it trains). Its frozen rest is the base checkpoint the
-run's peft_config.json names, loaded from there on every run, so a PEFT checkpoint is a few
-percent of the model's size.
+An encoder adapted by a parameter-efficient method (official/peft) is saved as
+`encoder_trained` instead: {original name: variable} of its trainable variables alone (the
+method's own, the LayerNorms or biases it trains, the pooler when it trains). Its frozen rest is
+the base checkpoint the run's peft_config.json names, loaded from there on every run, so a PEFT
+checkpoint is a few percent of the model's size.
 
 `model_roots` refuses a model with a trainable variable under neither root (it would be trained
 and never saved), and `check_holds` a checkpoint that lacks one of the model's heads

@@ -9,12 +9,16 @@ and an adapted BERT computes what the pretrained one did: training begins where 
 (the paper found training unstable when the initialisation strays far from the identity).
 `TransformerBlock.add_adapters` places two in every layer.
 
-The variables have adapter-bert's names and shapes (official/checkpoints/tf1.py maps them):
-`adapters/weights1` [hidden, size], `biases1` [1, size], `weights2` [size, hidden],
-`biases2` [1, hidden]; the GELU is the original's tanh form, adapter-bert's.
+The variables have adapter-bert's names and shapes (`original_variables`, the checkpoints' name
+table): beside the sub-layer they follow, `<sub-layer>/adapters/weights1` [hidden, size],
+`biases1` [1, size], `weights2` [size, hidden], `biases2` [1, hidden], e.g.
+bert/encoder/layer_0/attention/output/adapters/weights1; the GELU is the original's tanh form,
+adapter-bert's. An adapter cannot fold into the base's matrices (a GELU sits between its two).
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import keras
 from keras import ops
@@ -57,6 +61,11 @@ class BottleneckAdapter(keras.layers.Layer):
         rows = ops.reshape(x, (-1, x.shape[-1]))
         h = activations.gelu_tanh(ops.matmul(rows, self.weights1) + self.biases1)
         return x + ops.reshape(ops.matmul(h, self.weights2) + self.biases2, ops.shape(x))
+
+    def original_variables(self, names: Sequence[str]) -> dict[str, keras.Variable]:
+        """adapter-bert's names beside the sub-layer `names[0]` (official/modeling/insertion.py)."""
+        return {f"{names[0]}/adapters/{name}": getattr(self, name)
+                for name in ("weights1", "biases1", "weights2", "biases2")}
 
     def compute_output_shape(self, x_shape):
         return x_shape

@@ -1,4 +1,5 @@
-"""`LoraDense`: a dense projection to which LoRA's low-rank updates can be added after it is built.
+"""`LoraDense`: a dense projection to which LoRA's low-rank updates, and the layers of other
+parameter-efficient methods, can be added after it is built.
 
 LoRA (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models") freezes a pretrained
 matrix W [in, out] and trains a low-rank change of it:
@@ -19,10 +20,18 @@ and x A_j B_j lands in block j's columns only.
 The update is computed as (x A) B, never by adding A B to W: a frozen W then needs no gradient of
 its own (x^T dy, as large as W and as costly as the forward matmul), which is where LoRA saves
 training time (bench/finetune_peft.py measures the step).
+
+Other methods change a projection through `insert` (official/modeling/insertion.py says what such
+a layer answers): the projection's pre-activation output becomes the inserted layer's
+`project(inputs, project)`, given the plain x W + b (with LoRA's update) as `project`. Every
+variable on a projection is named by its own layer, relative to the original matrices of the
+kernel's column blocks (`inserted_variables`): LoRA's A_j and B_j are `<matrix j>/lora_A`
+[in, r] and `<matrix j>/lora_B` [r, out / n] beside the matrix they change.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -44,9 +53,10 @@ class LoraDense(keras.layers.Dense):
       lora_blocks: the column blocks that have LoRA, increasing.
       lora_a, lora_b: their A [in, r] and B [r, out / num_blocks] variables, in that order.
       lora_num_blocks, lora_rank, lora_alpha.
+      inserted: the layers `insert` added, in order (each wraps the projection before it).
 
-    `.keras` configs do not carry LoRA: official/peft saves and restores it with the rest of a
-    parameter-efficient run.
+    `.keras` configs do not carry LoRA or inserted layers: official/peft saves and restores them
+    with the rest of a parameter-efficient run.
     """
 
     def __init__(self, units: int, **kwargs):
@@ -57,6 +67,7 @@ class LoraDense(keras.layers.Dense):
         self.lora_num_blocks = 1
         self.lora_rank = 0
         self.lora_alpha = 0.0
+        self.inserted: list[keras.layers.Layer] = []
 
     def add_lora(self, rank: int, alpha: float, blocks: Sequence[int] = (0,),
                  num_blocks: int = 1) -> None:
@@ -100,19 +111,54 @@ class LoraDense(keras.layers.Dense):
         if self.bias is not None:
             self.bias.trainable = False
 
+    def insert(self, layer: keras.layers.Layer) -> None:
+        """Adds a method's built `layer` (official/modeling/insertion.py's `ProjectionInsert`)
+        around the projection: its output before the activation becomes
+        `layer.project(inputs, project)`.
+
+        Raises:
+          ValueError: the projection is not built.
+        """
+        if not self.built:
+            raise ValueError(f"{self.name}: build the layer before inserting into it")
+        self._tracker.unlock()  # a built layer's state is locked, as in add_lora
+        try:
+            self.inserted = [*self.inserted, layer]
+        finally:
+            self._tracker.lock()
+
+    def inserted_variables(self, matrices: Sequence[str]) -> dict[str, keras.Variable]:
+        """{original name: variable} of everything added to the projection (LoRA's matrices,
+        the inserted layers'), named beside `matrices`, the original names of the kernel's
+        column blocks' matrices (one for a whole kernel; without "/kernel")."""
+        names = {}
+        for block, a, b in zip(self.lora_blocks, self.lora_a, self.lora_b):
+            names[f"{matrices[block]}/lora_A"] = a
+            names[f"{matrices[block]}/lora_B"] = b
+        for layer in self.inserted:
+            names.update(layer.original_variables(matrices))
+        return names
+
     @property
     def lora_scale(self) -> float:
         """alpha / r, the factor of x A B."""
         return self.lora_alpha / self.lora_rank
 
     def call(self, inputs, training=None):
-        if not self.lora_blocks:
+        if not (self.lora_blocks or self.inserted):
             return super().call(inputs, training=training)
+        project = self._project
+        for layer in self.inserted:
+            project = functools.partial(layer.project, project=project)
+        x = project(inputs)
+        return x if self.activation is None else self.activation(x)
+
+    def _project(self, inputs):
+        """x W + b, plus LoRA's update when there is one: [rows, out]."""
         x = ops.matmul(inputs, self.kernel)
         if self.bias is not None:
             x = ops.add(x, self.bias)  # kept next to the matmul: TF fuses MatMul + BiasAdd
-        x = x + self._lora_update(inputs)
-        return x if self.activation is None else self.activation(x)
+        return x + self._lora_update(inputs) if self.lora_blocks else x
 
     def get_config(self):
         # Keras's Dense would write these attributes (its own LoRA's), which are ours here.

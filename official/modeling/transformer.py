@@ -11,16 +11,20 @@ from official.modeling.attention import SelfAttention
 from official.modeling.dropout import Dropout
 from official.modeling.lora import LoraDense
 
+# Where a method may insert a layer (see TransformerBlock), in the order the block runs them.
+PLACES = ("after_attention", "after_feed_forward")
+
 
 @keras.saving.register_keras_serializable(package="official")
 class TransformerBlock(keras.layers.Layer):
     """x -> LN(x + Dropout(Attention(x))) -> LN(h + Dropout(W2 act(W1 h))), as in the paper;
     `causal`: the attention looks at no later position (SelfAttention).
 
-    After `add_adapters`, each sub-layer's dropped-out output passes through a Houlsby adapter
-    before its residual sum and LayerNorm, adapter-bert's places:
-    LN(x + Adapter(Dropout(Attention(x)))) and LN(h + Adapter(Dropout(W2 act(W1 h)))).
-    (`.keras` configs do not carry adapters: official/peft saves and restores them.)
+    A method may `insert` a layer at each of `PLACES`, after a sub-layer's dropout and before
+    its residual sum and LayerNorm: LN(x + L(Dropout(Attention(x)))) ("after_attention") and
+    LN(h + L(Dropout(W2 act(W1 h)))) ("after_feed_forward"); `add_adapters` puts a Houlsby
+    adapter at both, adapter-bert's places. (`.keras` configs do not carry inserted layers:
+    official/peft saves and restores them.)
 
     Call args:
       x: [batch, seq_len, hidden].
@@ -45,8 +49,7 @@ class TransformerBlock(keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.attention_adapter: BottleneckAdapter | None = None
-        self.output_adapter: BottleneckAdapter | None = None
+        self.inserted: dict[str, keras.layers.Layer] = {}  # place -> the layer there
 
     def build(self, x_shape, input_mask_shape=None):
         hidden = x_shape[-1]
@@ -74,21 +77,41 @@ class TransformerBlock(keras.layers.Layer):
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
         self.output_layer_norm.build(x_shape)
 
+    def insert(self, place: str, layer: keras.layers.Layer) -> None:
+        """Inserts a method's built `layer` (x -> x, [..., hidden]) at `place`, one of `PLACES`.
+
+        Raises:
+          ValueError: an unknown place, or one that has a layer already.
+        """
+        if place not in PLACES:
+            raise ValueError(f"{self.name}: no place {place!r}; places: {', '.join(PLACES)}")
+        if place in self.inserted:
+            raise ValueError(f"{self.name} already has {self.inserted[place].name} at {place}")
+        self._tracker.unlock()  # a built layer's state is locked; methods insert after
+        try:
+            self.inserted = {**self.inserted, place: layer}
+        finally:
+            self._tracker.lock()
+
+    def inserted_variables(self, names: dict[str, str]) -> dict[str, keras.Variable]:
+        """{original name: variable} of the inserted layers, each named beside its place's
+        original sub-layer name (`names`: place -> that name)."""
+        variables = {}
+        for place, layer in self.inserted.items():
+            variables.update(layer.original_variables([names[place]]))
+        return variables
+
     def add_adapters(self, size: int) -> None:
         """Inserts a `BottleneckAdapter` of `size` units after the attention's and after the
         feed-forward's output dropout (see the class docstring). Near the identity when fresh,
         so the block's output barely changes. Raises ValueError when the block has them."""
-        if self.attention_adapter is not None:
-            raise ValueError(f"{self.name} already has adapters")
+        if self.inserted:
+            raise ValueError(f"{self.name} already has adapters or another method's layers")
         hidden = self.attention_layer_norm.gamma.shape[0]
-        self._tracker.unlock()  # a built layer's state is locked; adapters are added after
-        try:
-            for name in ("attention_adapter", "output_adapter"):
-                adapter = BottleneckAdapter(size, dtype=self.dtype_policy, name=name)
-                adapter.build((None, hidden))
-                setattr(self, name, adapter)
-        finally:
-            self._tracker.lock()
+        for place, name in zip(PLACES, ("attention_adapter", "output_adapter")):
+            adapter = BottleneckAdapter(size, dtype=self.dtype_policy, name=name)
+            adapter.build((None, hidden))
+            self.insert(place, adapter)
 
     def call(self, x, input_mask, training=None, first_token_only=False,
              return_attention_probs=False):
@@ -98,8 +121,8 @@ class TransformerBlock(keras.layers.Layer):
         if first_token_only:
             x = x[:, :1]
         attended = self.attention_dropout(attended, training=training)
-        if self.attention_adapter is not None:
-            attended = self.attention_adapter(attended)
+        if "after_attention" in self.inserted:
+            attended = self.inserted["after_attention"](attended)
         x = self.attention_layer_norm(x + attended)
         # The dense layers run on [batch * seq_len, hidden] rows: on a 2-D input a Dense is a
         # MatMul followed directly by its BiasAdd, which TensorFlow's CPU graph optimiser fuses
@@ -108,8 +131,8 @@ class TransformerBlock(keras.layers.Layer):
         # take 3-D inputs).
         h = self.output_dense(self.intermediate_dense(ops.reshape(x, (-1, x.shape[-1]))))
         h = self.output_dropout(ops.reshape(h, ops.shape(x)), training=training)
-        if self.output_adapter is not None:
-            h = self.output_adapter(h)
+        if "after_feed_forward" in self.inserted:
+            h = self.inserted["after_feed_forward"](h)
         output = self.output_layer_norm(x + h)
         return (output, probs) if return_attention_probs else output
 

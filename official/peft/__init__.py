@@ -2,8 +2,9 @@
 
     method      what a method is (PeftMethod: settings, flags, insert, trains, fold) and the
                 settings every method shares (PeftSettings: train_pooler, the record's fields)
-    adapters    Houlsby adapters         lora    LoRA         bitfit    BitFit (bias terms)
-    frozen      the frozen encoder: the head alone trains (feature-based, linear probe)
+    <method>    one module per method, its settings and its row: adapters (Houlsby), lora,
+                bitfit (bias terms), frozen (the head alone trains: feature-based, linear
+                probe), and every other row of the table
     methods     METHODS, the table (a new method is a module and one line there); from_flags;
                 apply(model, settings): what is inserted, what trains
     artifact    a run's record (peft_config.json: base fingerprint, task), loading its base,
@@ -12,6 +13,7 @@
                 reconciling the flags with an output_dir
     merging     a run folded into the base's matrices (exports, convert_checkpoint)
 
-The layers adapters and LoRA insert are official/modeling/adapter.py and lora.py; the checkpoints
-of a PEFT run (its trained variables alone) are official/checkpoints/training.py's.
+The layers a method inserts are official/modeling/'s (each names its own variables in the
+checkpoints' table: official/modeling/insertion.py); the checkpoints of a PEFT run (its trained
+variables alone) are official/checkpoints/training.py's.
 """

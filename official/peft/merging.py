@@ -6,12 +6,13 @@
     merged_bundle(run, base)
                         a PEFT run's encoder as a checkpoint bundle for convert_checkpoint: the
                         base with the run's trained variables, folded when the method folds
-                        (LoRA: W + (alpha / r) A B; BitFit: the biases as they are), adapters
-                        under adapter-bert's names
+                        (LoRA: W + (alpha / r) A B; BitFit: the biases as they are); else its
+                        inserted variables under the names their layers give them, and the
+                        bundle says what was inserted (`converter.Inserted`)
 
 A folded model runs at the speed of the base (no extra matmuls) and loads anywhere the base
-does. Adapters cannot fold (a GELU sits between their matrices): a model with adapters is served
-with them in the graph, and written only to formats that can hold their variables.
+does. A method that cannot fold (adapters: a GELU sits between their matrices) is served with
+its layers in the graph, and written only to formats that can hold their variables.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ def merged_model(model: keras.Model, plain: keras.Model, settings: PeftSettings)
 
 def merged_bundle(run: str, base: str | None = None) -> converter.Bundle:
     """The encoder of the parameter-efficient run at `run` (its best/ when kept) on `base` (else
-    the base its record names) as original-named weights: folded when its method folds,
-    adapters kept as adapter-bert's variables; the trained LayerNorms and pooler in place. The
+    the base its record names) as original-named weights: folded when its method folds, else
+    the method's variables kept (and the bundle's `inserted` says so); the trained LayerNorms,
+    biases and pooler in place. The
     config is the run's, the vocab the base's when one is beside it. The task head is not part
     of it (no checkpoint format has a place for it): export_saved_model serves the run whole.
 
@@ -63,8 +65,12 @@ def merged_bundle(run: str, base: str | None = None) -> converter.Bundle:
     training.assert_matched(tf.train.Checkpoint(**roots).read(checkpoint.prefix).expect_partial(),
                             checkpoint.prefix)
     weights = tf1.weights_of(encoder)
-    fold = methods.method_of(record.settings).fold
-    if fold is not None:
-        weights = fold(weights, record.settings)
+    method = methods.method_of(record.settings)
+    inserted = None
+    if method.fold is not None:
+        weights = method.fold(weights, record.settings)
+    else:
+        inserted = converter.Inserted(
+            method.name, lambda fresh: method.insert(fresh, record.settings))
     vocab = checkpoints.beside(base or record.base_checkpoint, checkpoints.VOCAB_FILE)
-    return converter.Bundle(checkpoint.config, weights, vocab)
+    return converter.Bundle(checkpoint.config, weights, vocab, inserted)
