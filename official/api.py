@@ -51,10 +51,9 @@ from official.checkpoints import converter, tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
 from official.export import packing, saving
-from official.export.classifier import ClassifierExport
-from official.export.ner import NerExport
+from official.export.kinds import KINDS
+from official.export.options import ExportOptions
 from official.export.sentence_encoder import SentenceEncoderExport
-from official.export.squad import SquadExport
 from official.export.versions import newest_version
 from official.modeling import models
 from official.modeling.encoder import BertEncoder, build_encoder, encoder_of
@@ -369,6 +368,15 @@ class _TextModel(keras.Model):
     def serving_module(self, tokenizer: FullTokenizer, **serving) -> tf.Module:
         raise NotImplementedError(f"{type(self).__name__} names its serving module")
 
+    def _served(self, tokenizer: FullTokenizer, kind: str, **spec) -> tf.Module:
+        """The serving module of the task kind `kind` (official/export/kinds.py) on this
+        model, its serving spec `spec` at this preprocessor's seq_length, and the export's
+        default options: export_saved_model's module of the same weights."""
+        row = KINDS[kind]
+        spec = {"export_type": kind, "max_seq_length": self.preprocessor.seq_length, **spec}
+        return row.serving(self.model, tokenizer, spec,
+                           ExportOptions(kind, export_dir="", vocab_file=tokenizer.vocab_file))
+
     def build_from_config(self, config):
         """Nothing to build: the task model is built when made, the preprocessor has no
         weights."""
@@ -418,8 +426,8 @@ class BertTextClassifier(_TextModel):
     def serving_module(self, tokenizer, labels: Sequence[str] | None = None):
         """labels: the class names in output order (default "0", "1", ...)."""
         labels = labels or [str(i) for i in range(self.model.num_labels)]
-        return ClassifierExport(self.model, tokenizer, labels, self.preprocessor.seq_length,
-                                self.preprocessor.pair)
+        return self._served(tokenizer, "classifier", labels=list(labels),
+                            pair=self.preprocessor.pair)
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -438,7 +446,7 @@ class BertTextTokenClassifier(_TextModel):
 
     def serving_module(self, tokenizer, labels: Sequence[str]):
         """labels: the tags in output order (B-PER, ...): entities are read from them."""
-        return NerExport(self.model, tokenizer, labels, self.preprocessor.seq_length)
+        return self._served(tokenizer, "ner", labels=list(labels))
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -455,8 +463,7 @@ class BertTextSpanLabeler(_TextModel):
 
     def serving_module(self, tokenizer, settings: SquadSettings = SquadSettings()):
         """settings: run_squad's feature and decoding settings (its seq_length is this one's)."""
-        return SquadExport(self.model, tokenizer, dataclasses.replace(
-            settings, max_seq_length=self.preprocessor.seq_length))
+        return self._served(tokenizer, "squad", squad=dataclasses.asdict(settings))
 
 
 @keras.saving.register_keras_serializable(package="official")

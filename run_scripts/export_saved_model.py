@@ -49,9 +49,9 @@ from absl import flags, logging
 
 from data_prep import glue
 from official.export import cpu_units
+from official.export.kinds import KINDS
 from official.export.options import EXPORT_TYPES, ExportOptions, check_files
 from official.sentence_settings import SentenceSettings
-from official.tasks.ner_metrics import CONLL2003_LABELS
 from run_scripts import common_flags, entry_point
 
 flags.DEFINE_enum("export_type", None, EXPORT_TYPES, "What to export.")
@@ -59,15 +59,25 @@ flags.DEFINE_string("export_dir", None,
                     "Versions are written to <export_dir>/<Unix time>/ (TF Serving's layout).")
 common_flags.define_model_flags()
 common_flags.define_tokenizer_flags()
+_DEFAULT_MAX_SEQ_LENGTH = 128
 flags.DEFINE_integer("max_seq_length", None,
                      "The fine-tuning's max_seq_length (the preprocessor's default seq_length). "
-                     "Default 384 for squad, else 128; multitask: each run's own; "
-                     "sentence_encoder: the checkpoint's sentence-transformers setting, else "
-                     "128.")
-flags.DEFINE_string("task_name", None, "classifier: the run_classifier task (its labels).")
-flags.DEFINE_string("data_dir", None,
-                    "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")
-flags.DEFINE_list("ner_labels", list(CONLL2003_LABELS), "ner: the tags, in output order.")
+                     "Default " + ", ".join(f"{kind.name} {kind.max_seq_length}"
+                                            for kind in KINDS.values())
+                     + "; multitask: each run's own; sentence_encoder: the checkpoint's "
+                     f"sentence-transformers setting; else {_DEFAULT_MAX_SEQ_LENGTH}.")
+
+
+def _define_kind_flags() -> None:
+    """Each task kind's own flags, as its row declares them (official/export/kinds.py)."""
+    define = {int: flags.DEFINE_integer, float: flags.DEFINE_float, str: flags.DEFINE_string,
+              bool: flags.DEFINE_bool, list: flags.DEFINE_list}
+    for kind in KINDS.values():
+        for flag in kind.flags:
+            define[flag.kind](flag.name, flag.default, flag.help)
+
+
+_define_kind_flags()
 flags.DEFINE_string("serving_dtype", "float32",
                     "What the model computes in: float32, or bfloat16 (every export with a model: "
                     "matrix products on bfloat16 weights, softmax, LayerNorm statistics and "
@@ -80,54 +90,40 @@ common_flags.define_pooling_flag("sentence_encoder: default the checkpoint's rec
                                  "else mean.")
 flags.DEFINE_bool("normalize", None, "sentence_encoder: unit-length vectors (default: the "
                   "checkpoint's sentence-transformers settings, else false).")
-flags.DEFINE_integer("window_batch_size", 32,
-                     "classifier of a --long_doc=windows run (its long_documents.json): the "
-                     "windows the encoder runs at a time, what bounds the memory a long text "
-                     "takes.")
 flags.DEFINE_string("peft_checkpoint", None,
-                    "classifier, ner, squad: the output_dir of a parameter-efficient run "
+                    f"{', '.join(KINDS)}: the output_dir of a parameter-efficient run "
                     "(--adapter_size, --lora_rank) to export on the base --init_checkpoint.")
 flags.DEFINE_list("peft_checkpoints", [],
                   "multitask: parameter-efficient runs of one base, PATH or NAME=PATH each "
                   "(NAME: the signature; default the run's task name). Their base: "
                   "--init_checkpoint, else the one their records name.")
-common_flags.define_squad_flags()  # squad: run_squad's, for the same features
 FLAGS = flags.FLAGS
 
 
-def _classifier_labels() -> tuple[list[str], bool]:
-    if not FLAGS.task_name:
-        raise ValueError("--export_type=classifier needs --task_name (its labels)")
-    processor = glue.get_processor(FLAGS.task_name, FLAGS.data_dir)
-    labels = processor.get_labels()
-    return labels, processor.is_pair
-
-
-def _ner_labels() -> tuple[list[str], bool]:
-    return FLAGS.ner_labels, False
-
-
-# export_type -> () -> (its labels, whether its texts come in pairs), read from the flags and
-# data_prep; an export type not listed has no labels.
-_LABELS = {"classifier": _classifier_labels, "ner": _ner_labels}
+def _task_labels(task_name: str, data_dir: str | None) -> tuple[list[str] | None, bool]:
+    """The labels of a run_classifier --task_name and whether its texts come in pairs, as its
+    data side reads them (data_prep/glue.py); None labels for a regression."""
+    processor = glue.get_processor(task_name, data_dir)
+    return processor.get_labels(), processor.is_pair
 
 
 def options_from_flags() -> ExportOptions:
-    """The flags as ExportOptions; the task's labels from data_prep."""
-    kind = FLAGS.export_type
-    labels, pair = _LABELS[kind]() if kind in _LABELS else (None, False)
-    max_seq_length = FLAGS.max_seq_length or (384 if kind == "squad" else 128)
+    """The flags as ExportOptions; a task kind's fields from its own flags (its labels from
+    data_prep)."""
+    kind = KINDS.get(FLAGS.export_type)
+    max_seq_length = FLAGS.max_seq_length or (
+        kind.max_seq_length if kind else _DEFAULT_MAX_SEQ_LENGTH)
+    own = {} if kind is None else kind.options(
+        {"max_seq_length": max_seq_length, **{f.name: FLAGS[f.name].value for f in kind.flags}},
+        _task_labels)
     return ExportOptions(
-        export_type=kind, export_dir=FLAGS.export_dir, vocab_file=FLAGS.vocab_file,
+        export_type=FLAGS.export_type, export_dir=FLAGS.export_dir, vocab_file=FLAGS.vocab_file,
         do_lower_case=FLAGS.do_lower_case, max_seq_length=max_seq_length,
         bert_config_file=FLAGS.bert_config_file, init_checkpoint=FLAGS.init_checkpoint,
-        labels=labels, pair=pair, jit_compile=FLAGS.jit_compile,
-        window_batch_size=FLAGS.window_batch_size,
-        peft_checkpoint=FLAGS.peft_checkpoint, peft_checkpoints=FLAGS.peft_checkpoints,
-        squad=common_flags.squad_settings_from_flags(max_seq_length)
-        if kind == "squad" else None,
+        jit_compile=FLAGS.jit_compile, peft_checkpoint=FLAGS.peft_checkpoint,
+        peft_checkpoints=FLAGS.peft_checkpoints,
         sentence=SentenceSettings(FLAGS.pooling, FLAGS.normalize, FLAGS.max_seq_length),
-        serving_dtype=FLAGS.serving_dtype)
+        serving_dtype=FLAGS.serving_dtype, **own)
 
 
 def prepare() -> ExportOptions:

@@ -217,8 +217,8 @@ def test_the_names_flags_list_are_the_registrations_tensorflow_loads():
     build each name (which import TensorFlow)."""
     from official import checkpoints
     from official.checkpoints import converter
-    from official.export import jobs, options
+    from official.export import jobs, kinds, options
 
     assert tuple(jobs.EXPORT_TYPES) == options.EXPORT_TYPES
-    assert tuple(jobs.TASK_SERVING) == options.FINETUNED_TYPES
+    assert tuple(kinds.KINDS) == options.FINETUNED_TYPES
     assert tuple(converter.FORMATS) == checkpoints.FORMAT_NAMES

@@ -9,6 +9,9 @@
     classifier     text (pairs) -> probabilities and label, or a regression score
     ner            sentences -> entities (text, type, character offsets)
     squad          question + context -> the original's best answer, its score and offsets
+    task_kind      what a fine-tuning task kind is to the export: its flags, options, spec,
+                   task and serving module (`TaskKind`)
+    kinds          their table (`KINDS`); classifier_kind, ner_kind, squad_kind its rows
     restoring      the model to export from a config and a checkpoint (fine-tuned heads)
     precision      what the model computes in (--serving_dtype: float32, bfloat16)
     cpu_units      whether this CPU has bfloat16 matrix units (without TensorFlow)

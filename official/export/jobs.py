@@ -10,9 +10,8 @@
     sentence_encoder  BertSentenceEncoder (any checkpoint; its      sentence_encoder.
                   pooling from the flags, else the record or        SentenceEncoderExport
                   sentence-transformers folder beside it)
-    classifier    ClassificationTask's, fine-tuned              classifier.ClassifierExport
-    ner           NerTask's, fine-tuned                         ner.NerExport
-    squad         SquadTask's, fine-tuned                       squad.SquadExport
+    a task kind   its task's model, fine-tuned                  its row's (official/export/
+                  (classifier, ner, squad)                      kinds.py)
     multitask     several parameter-efficient runs of one base  multitask.MultiTaskExport
                   (each task's own model, the base's weights shared)
 
@@ -20,9 +19,10 @@ A parameter-efficient run (official/peft) exports as any other run: `init_checkp
 run (its record names its base), or the base with the run as `peft_checkpoint`.
 
 A fine-tuning task's export is built from its serving spec (the task's `serving_spec()`, which a
-PEFT run records; else the one the flags say) by its entry in `TASK_SERVING`: the model the
-task's `build_model` makes, loaded from the fine-tuning output (best/ when kept), in its serving
-module. The tasks themselves know nothing of serving.
+PEFT run records; else the one the options say) by its kind's row (official/export/kinds.py):
+the model the task's `build_model` makes, loaded from the fine-tuning output (best/ when kept),
+in its serving module. The tasks themselves know nothing of serving, and nothing here names a
+task.
 
 The task's labels come with the options (the entry point reads them from data_prep: the
 library does not import it).
@@ -34,31 +34,21 @@ import dataclasses
 import re
 from typing import Callable, Sequence
 
-import keras
 import tensorflow as tf
 
 from official import checkpoints
 from official.checkpoints import finetuned, sentence_transformers
 from official.configs import BertConfig
 from official.export import multitask, precision, restoring, saving
-from official.export.classifier import ClassifierExport
 from official.export.encoder import HubEncoder
-from official.export.ner import NerExport
+from official.export.kinds import KINDS
 from official.export.options import ExportOptions, check_files
 from official.export.preprocessing import BertPreprocessor
 from official.export.sentence_encoder import SentenceEncoderExport
-from official.export.squad import SquadExport
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertSentenceEncoder
 from official.peft import artifact, merging, methods
 from official.sentence_settings import DEFAULT_SETTINGS
-from official.tasks import ner_settings
-from official.tasks.base import FinetuningTask
-from official.tasks.classification import ClassificationTask
-from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
-from official.tasks.ner import NerTask
-from official.tasks.squad import SquadTask
-from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
 from official.text.tokenizer import FullTokenizer
 
@@ -121,69 +111,11 @@ def _sentence_encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Mo
 
 # ---- the exports of fine-tuning tasks, from their serving specs ----------------------------------
 
-def _long_doc(spec: dict) -> LongDocSettings:
-    return LongDocSettings(**spec.get("long_doc", {}))
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskServing:
-    """How a fine-tuning task's export is built from its serving spec (`serving_spec()` with its
-    max_seq_length: official/tasks/base.py).
-
-    Attributes:
-      task: the task of a spec, whose `build_model` makes the model the run trained.
-      module: (the fine-tuned model, tokenizer, spec, options) -> the module serving raw text.
-    """
-    task: Callable[[dict], FinetuningTask]
-    module: Callable[[keras.Model, FullTokenizer, dict, "ExportOptions"], tf.Module]
-
-
-# A fine-tuning export type -> how its task and serving module are built: adding a task's export
-# is its module in official/export/ and an entry here.
-TASK_SERVING: dict[str, TaskServing] = {
-    "classifier": TaskServing(
-        task=lambda spec: ClassificationTask(spec.get("task_name"), spec["labels"],
-                                             pair=spec.get("pair", False),
-                                             long_doc=_long_doc(spec)),
-        # Text (pairs) -> probabilities and label, documents read as the run read them;
-        # --jit_compile compiles the model's part with XLA.
-        module=lambda model, tokenizer, spec, options: ClassifierExport(
-            model, tokenizer, spec["labels"], spec["max_seq_length"], spec.get("pair", False),
-            options.jit_compile, _long_doc(spec), options.window_batch_size)),
-    "ner": TaskServing(
-        task=lambda spec: NerTask(spec["labels"], ner_settings.from_spec(spec)),
-        # Sentences -> entities with their character offsets.
-        module=lambda model, tokenizer, spec, options: NerExport(
-            model, tokenizer, spec["labels"], spec["max_seq_length"])),
-    "squad": TaskServing(
-        task=lambda spec: SquadTask(SquadSettings(**spec["squad"])),
-        # Question + context -> the best answer, its score and offsets.
-        module=lambda model, tokenizer, spec, options: SquadExport(
-            model, tokenizer, dataclasses.replace(SquadSettings(**spec["squad"]),
-                                                  max_seq_length=spec["max_seq_length"]))),
-}
-
-
 def _spec(options: ExportOptions) -> dict:
-    """The serving spec the flags say, as a fine-tuning task records it (a classifier's reading
-    of long documents from the flags, else from the run's long_documents.json)."""
-    spec: dict = {"export_type": options.export_type, "max_seq_length": options.max_seq_length}
-    if options.export_type == "squad":
-        spec["squad"] = dataclasses.asdict(options.squad or SquadSettings())
-    elif options.export_type == "ner":
-        if not options.labels:
-            raise ValueError("export_type=ner needs the tag set (labels)")
-        spec["labels"] = list(options.labels)
-    else:
-        spec.update(labels=None if options.labels is None else list(options.labels),
-                    pair=options.pair)
-        long_doc = options.long_doc
-        if long_doc is None:
-            run = finetuned.resolve(options.peft_checkpoint or options.init_checkpoint)
-            long_doc = run.record(RECORD_FILE, LongDocSettings)
-        if long_doc is not None:
-            spec["long_doc"] = dataclasses.asdict(long_doc)
-    return spec
+    """The serving spec the options say, as a fine-tuning task records it (its kind's part:
+    official/export/kinds.py)."""
+    return {"export_type": options.export_type, "max_seq_length": options.max_seq_length,
+            **KINDS[options.export_type].spec(options)}
 
 
 def _served(spec: dict, config: BertConfig, run: finetuned.Finetuned, base: str | None,
@@ -195,8 +127,8 @@ def _served(spec: dict, config: BertConfig, run: finetuned.Finetuned, base: str 
     model: the speed of the base; adapters stay in the graph. With `pool` (and `converted`,
     their serving_dtype copies), the frozen weights are shared with the models before it
     (multitask)."""
-    serving = TASK_SERVING[spec["export_type"]]
-    task = serving.task(spec)
+    kind = KINDS[spec["export_type"]]
+    task = kind.task(spec)
     model = task.build_model(build_encoder(config))
     record = artifact.restore(model, run, base)
     if pool is not None:
@@ -205,7 +137,7 @@ def _served(spec: dict, config: BertConfig, run: finetuned.Finetuned, base: str 
         model = merging.merged_model(model, task.build_model(build_encoder(config)),
                                      record.settings)
     precision.in_serving_dtype(model, options.serving_dtype, converted)
-    return serving.module(model, tokenizer, spec, options)
+    return kind.serving(model, tokenizer, spec, options)
 
 
 def _finetuned(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
@@ -237,7 +169,7 @@ def _named_runs(entries: Sequence[str]
         if record is None:
             raise ValueError(f"--peft_checkpoints: {path} is not a parameter-efficient run (no "
                              f"{artifact.PEFT_FILE})")
-        if record.task.get("export_type") not in TASK_SERVING or \
+        if record.task.get("export_type") not in KINDS or \
                 not isinstance(record.task.get("max_seq_length"), int):
             raise ValueError(f"--peft_checkpoints: {path}'s {artifact.PEFT_FILE} says no task "
                              f"an export can rebuild ({record.task}): export it alone, with "
@@ -276,7 +208,7 @@ def _multitask(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
 # export_type -> (options, tokenizer) -> its loaded serving module: adding an export is an entry
 # here and its name in official/export/options.py.
 EXPORT_TYPES: dict[str, Callable[[ExportOptions, FullTokenizer], tf.Module]] = {
-    **{kind: _finetuned for kind in TASK_SERVING},
+    **{kind: _finetuned for kind in KINDS},
     "multitask": _multitask,
     "encoder": _encoder,
     "sentence_encoder": _sentence_encoder,

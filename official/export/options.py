@@ -4,7 +4,8 @@ or a missing file is refused before it loads (official/export/jobs.py builds the
     EXPORT_TYPES        the export types (official/export/jobs.py builds each)
     SERVING_DTYPES      the precisions an export with a model computes in
                         (official/export/precision.py)
-    FINETUNED_TYPES     those of a fine-tuning task, restored from its output_dir
+    FINETUNED_TYPES     those of a fine-tuning task, restored from its output_dir: the task
+                        kinds of official/export/kinds.py
     ExportOptions       one export; its combinations checked when made
     check_files(options)
                         export_dir writable, the vocab, the weights there, the config (the flag's
@@ -24,6 +25,7 @@ from typing import Sequence
 from official import checkpoints
 from official.checkpoints import sentence_transformers
 from official.configs import BertConfig
+from official.export.kinds import KINDS
 from official.output_paths import check_output_dir
 from official.sentence_settings import DEFAULT_SETTINGS, SentenceSettings
 from official.tasks.long_doc_settings import LongDocSettings
@@ -31,7 +33,7 @@ from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
 from official.training.options import check_checkpoint_path
 
-FINETUNED_TYPES = ("classifier", "ner", "squad")
+FINETUNED_TYPES = tuple(KINDS)
 EXPORT_TYPES = (*FINETUNED_TYPES, "multitask", "encoder", "sentence_encoder", "preprocessor")
 SERVING_DTYPES = ("float32", "bfloat16")
 # Asked for, measured, not built: TensorFlow's CPU kernels multiply int8 matrices slower than
