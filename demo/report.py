@@ -29,9 +29,9 @@ from absl import app, flags
 from data_prep import attack_data, glue
 from official import records
 from official.atomic_files import open_atomically
+from official.console import format_seconds
 from official.probing import report as probing_report
 from official.robustness.text_words import WordText
-from official.stages import format_seconds
 from official.tasks import glue_metrics, long_doc_settings
 from official.training.summaries import read_eval_results, read_scalars
 

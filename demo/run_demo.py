@@ -2,8 +2,9 @@ r"""`make demo`: BERT's whole story on data the repository ships, each stage an 
 
     python -m demo.run_demo [--output_dir=demo_output] [--fresh] [--smoke] [--jobs=1]
 
-Stages (each the command a user would type; `demo/stages.py` skips one already done with the
-same flags and inputs, so a rerun reuses them, and --fresh starts over):
+Stages (each the command a user would type; run_scripts/stages.py skips one already done with
+the same flags and inputs, so a rerun reuses them, resumes one stopped, and --fresh starts
+over; demo/stages.py shows them, each stage's log in output_dir/logs/):
   1. data_prep.build_vocab              a WordPiece vocab learned from data/gutenberg/corpus.txt
   2. demo.sized_config                  demo/bert_config.json (BERT-Tiny) sized to that vocab
   3. data_prep.create_pretraining_data  masked-LM + next-sentence TFRecords, in shards; the
@@ -61,16 +62,18 @@ import time
 from absl import app, flags
 
 from data_prep.attack_data import summary_path as attack_summary_file
-from demo.stages import Pipeline, StageFailed
+from demo.stages import Blocks
 from official import output_lock
 from official.atomic_files import open_atomically
-from official.stages import Stage, format_seconds, remove
+from official.console import format_seconds
+from run_scripts.stages import Runner, Stage, StageFailed, remove
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSIFIED_FILE = "classified.jsonl"
 CLASSIFIED_PASSAGES_FILE = "classified_passages.json"
 SPEED_FILE = "serving_speed.json"
 RUN_FILE = "last_run.json"
+REPORT_FILE = "REPORT.md"  # demo/report.py's
 PROBING_DIR = "probing"
 ATTACK_FILE = "attack.jsonl"
 # An export holds the serving code of its day: a change to it exports again (an older export
@@ -351,11 +354,11 @@ def main(argv: list[str]) -> int:
     budget = SMOKE if FLAGS.smoke else FULL
     started = time.perf_counter()
     state_dir = os.path.join(root, "stages")
-    os.makedirs(state_dir, exist_ok=True)
-    pipeline = Pipeline(state_dir, cwd=REPO)
+    runner = Runner(state_dir, os.path.join(root, "logs"), cwd=REPO, view=Blocks(),
+                    jobs=FLAGS.jobs)
     try:
-        runs = pipeline.run(stages(budget, out, corpus, task_dir, passages_dir, sentences,
-                                   treebank_dir, synonyms), jobs=FLAGS.jobs)
+        runs = runner.run(stages(budget, out, corpus, task_dir, passages_dir, sentences,
+                                 treebank_dir, synonyms))
     except StageFailed as e:
         print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
               file=sys.stderr)
@@ -373,11 +376,21 @@ def main(argv: list[str]) -> int:
                    "stages": [{"name": run.stage.name, "command": run.stage.command,
                                "reused": run.reused, "seconds": run.seconds} for run in runs]},
                   f, indent=2)
-    print("\n== Report", flush=True)
-    returncode = pipeline.run_command(["-m", "demo.report", f"--output_dir={out}",
-                                       f"--run_file={run_file}"])
+    # Its own run: the account it reads (its input) changes with every run, so it always runs.
+    try:
+        runner.run([report_stage(out, run_file)])
+    except StageFailed as e:
+        print(f"run_demo: {e}", file=sys.stderr)
+        return e.returncode
     print(f"\nThe demo took {format_seconds(time.perf_counter() - started)}.")
-    return returncode
+    return 0
+
+
+def report_stage(out: str, run_file: str) -> Stage:
+    """demo.report over the run's account (`run_file`)."""
+    return Stage("report", "Write the report: REPORT.md and the plots (demo.report)",
+                 ["-m", "demo.report", f"--output_dir={out}", f"--run_file={run_file}"],
+                 outputs=[os.path.join(out, REPORT_FILE)], inputs=[run_file])
 
 
 if __name__ == "__main__":

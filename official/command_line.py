@@ -40,7 +40,8 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived (see the module docstring): handled wherever ctrl-C is."""
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
+def raise_terminated(signum: int, frame: object) -> None:
+    """SIGTERM's handler once the flags are parsed (a stage runner's while it runs)."""
     raise Terminated()
 
 
@@ -78,7 +79,7 @@ def flags_parser(script: str) -> Callable[[list[str]], list[str]]:
             parsed = flags.FLAGS(argv)
         except flags.Error as e:
             fail(script, " ".join(str(e).split()))
-        signal.signal(signal.SIGTERM, _raise_terminated)
+        signal.signal(signal.SIGTERM, raise_terminated)
         parent_death.stop_with_parent()
         return parsed
 

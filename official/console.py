@@ -8,6 +8,7 @@
     PROGRESS                          `logging.info(..., extra=PROGRESS)`: on a terminal the line
                                       rewrites itself in place; in a log file or CI, plain lines
     quiet_after_error()               nothing more after the entry point's one-line error
+    format_seconds(seconds)           a duration as a reader says it: "42 s", "3 min 05 s"
 
 Only the standard library is imported here, so a data generator's coordinating process, which
 never loads TensorFlow, can use it too. Neither flags nor options are parsed: the one argument
@@ -166,3 +167,13 @@ def quiet_after_error() -> None:
     that a failed run left, e.g. "Value in checkpoint could not be found"), so that the error
     stays the last line on stderr."""
     logging.disable(logging.CRITICAL)
+
+
+def format_seconds(seconds: float) -> str:
+    """"42 s", "3 min 05 s" or "2 h 03 min"."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"

@@ -33,7 +33,7 @@ as such). --dry_run prints the commands and runs none.
 Seeds: --seeds=N runs seeds --first_seed .. --first_seed + N - 1 (1, 2, 3 by default), so a
 larger --seeds later reuses the seeds already run. Rows: --rows=a,b runs some rows only.
 
-A finished stage is reused when its command and inputs are unchanged (official/ablation/
+A finished stage is reused when its command and inputs are unchanged (run_scripts/
 stages.py), so rerunning the command after a change reruns only what it changed, and a study
 stopped by ctrl-C or SIGTERM (exit 130 or 143, one line) resumes where it stopped: the stage
 then running was stopped by the same signal, which its entry point turns into a saved
@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import sys
 from typing import NamedTuple
 
@@ -66,13 +65,13 @@ from absl import app, flags
 from official import command_line, configs, console, output_lock
 from official.ablation import report, results, studies, task_data
 from official.ablation.settings import PRESETS, AblationSettings, corpus_files, settings_of
+from official.console import format_seconds
 from official.pretraining_shards import read_summary
-from official.stages import format_seconds
 from official.text.vocab import load_vocab
 from official.training.options import DTYPE_POLICIES, STRATEGIES
 from run_scripts.ablation.plan import QNLI_DEV_EXAMPLES, make_plan
 from run_scripts.ablation.plan import Plan as StudyPlan
-from run_scripts.ablation.stages import StageFailed, Stages, Stopped
+from run_scripts.stages import ProgressLines, Runner, StageFailed
 
 SCRIPT = "run_ablation_study"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -319,18 +318,15 @@ def job(plan: Plan) -> None:
     os.makedirs(out, exist_ok=True)
     output_lock.hold(out)  # one runner per study folder
     counts = _write_inputs(plan)
-    runner = Stages(os.path.join(out, "stages"), os.path.join(out, "logs"), cwd=REPO,
-                    echo=FLAGS.show_stage_output, jobs=FLAGS.jobs)
+    runner = Runner(os.path.join(out, "stages"), os.path.join(out, "logs"), cwd=REPO,
+                    view=ProgressLines(echo=FLAGS.show_stage_output), jobs=FLAGS.jobs)
     try:
         runs = runner.run(work.stages)
-    except (KeyboardInterrupt, Stopped) as e:
-        signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
-        name = "ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+    except KeyboardInterrupt as e:
         stopped = runner.stopped
-        during = f" during: {'; '.join(stage.title for stage in stopped)}" if stopped else ""
-        command_line.fail(SCRIPT, f"stopped by {name}{during}; what was done is kept, and "
-                                  "rerunning the same command goes on from there",
-                          128 + signum)
+        during = f"during {'; '.join(stage.title for stage in stopped)}: " if stopped else ""
+        command_line.stopped(SCRIPT, e, f"{during}what was done is kept, and rerunning the "
+                                        "same command goes on from there")
     rows, seeds = settings.chosen_rows(study), settings.seed_list()
     measured = study.measured_columns(settings.chosen_tasks(study),
                                       settings.chosen_measures(study),
@@ -371,11 +367,6 @@ def main(argv: list[str]) -> None:
     if FLAGS.jobs < 1:
         command_line.fail(SCRIPT, f"--jobs={FLAGS.jobs}: must be at least 1")
     console.use_plain_lines()
-
-    def stop(signum, frame):
-        raise Stopped(signum)
-
-    signal.signal(signal.SIGTERM, stop)
     try:
         plan = prepare()
         if FLAGS.dry_run:
@@ -384,11 +375,8 @@ def main(argv: list[str]) -> None:
                 print("python " + " ".join(shlex.quote(arg) for arg in stage.command))
             return
         job(plan)
-    except (KeyboardInterrupt, Stopped) as e:
-        signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
-        name = "ctrl-C" if signum == signal.SIGINT else "SIGTERM"
-        command_line.fail(SCRIPT, f"stopped by {name}; nothing half-written was left",
-                          128 + signum)
+    except KeyboardInterrupt as e:
+        command_line.stopped(SCRIPT, e, "nothing half-written was left")
     except StageFailed as e:
         command_line.fail(SCRIPT, str(e))
     except (ValueError, OSError) as e:

@@ -27,10 +27,9 @@ from tests.test_score_minimal_pairs import write_model
 # A runner of one stage, as run_ablation_study runs its stages: argv[1] is the stage's command.
 RUNNER = """
 import json, sys
-from official.stages import Stage
-from run_scripts.ablation.stages import Stages
+from run_scripts.stages import Runner, Stage
 command, out, root = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
-Stages(root + "/stages", root + "/logs").run([Stage("pretrain", "pretrain", command, [out])])
+Runner(root + "/stages", root + "/logs").run([Stage("pretrain", "pretrain", command, [out])])
 """
 
 

@@ -76,3 +76,8 @@ def test_tensorflows_own_info_records_are_held_back():
     handler.handle(inside)
     handler.handle(logging.LogRecord("absl", logging.WARNING, saver, 1, "careful", None, None))
     assert stream.getvalue() == "eval at step 2\nstep 2/3\nWARNING: careful\n"
+
+
+def test_format_seconds():
+    assert [console.format_seconds(s) for s in (0.4, 59.4, 61, 605, 7380)] == [
+        "0 s", "59 s", "1 min 01 s", "10 min 05 s", "2 h 03 min"]

@@ -1,5 +1,5 @@
-"""run_ablation_study as a user runs it, and the stage runner under it (official/ablation/
-stages.py).
+"""run_ablation_study as a user runs it (its stage runner, run_scripts/stages.py, has its own
+tests in test_stages.py).
 
 The study runs end to end at a toy size: the objectives study's BERT and No NSP rows (three
 pretraining data settings, the unigram baseline of the held-out text, two pretrainings from
@@ -8,8 +8,7 @@ sample zero-shot, MRPC fine-tuned from each) on the shipped pretraining sample, 
 vocab and a toy MRPC written here, with one seed and a few steps: every table and file of the
 study is written, and a rerun runs no stage. Then the left-to-right row and the random
 initialisation are added, the study is stopped by SIGTERM and resumed. Bad settings are
-answered in one line each, in processes where TensorFlow cannot be imported. The runner's
-resumption is shown with stand-in commands that a test can stop and finish at will.
+answered in one line each, in processes where TensorFlow cannot be imported.
 """
 
 from __future__ import annotations
@@ -164,8 +163,8 @@ def test_a_study_stopped_by_sigterm_stops_its_stage_and_says_so(study_run):
     stopped = study_run["stopped"]
     assert stopped.returncode == 143, stopped.stderr[-3000:]
     last = stopped.stderr.strip().splitlines()[-1]
-    assert last.startswith("run_ablation_study: stopped by SIGTERM during: row "), last
-    assert last.endswith("; what was done is kept, and rerunning the same command goes on from "
+    assert last.startswith("run_ablation_study: stopped by SIGTERM: during row "), last
+    assert last.endswith(": what was done is kept, and rerunning the same command goes on from "
                          "there")
     stamps = study_run["stamps_when_stopped"]
     assert stamps["data.none.seed1"] == stamps["bert.seed1.mrpc"] == "done"
@@ -262,7 +261,7 @@ def test_the_masking_rows_records_follow_their_mix(tmp_path):
     from official.ablation.studies import study
     from official.ablation.task_data import plain_corpus
     from run_scripts.ablation.plan import make_plan
-    from run_scripts.ablation.stages import Stages
+    from run_scripts.stages import ProgressLines, Runner
 
     settings = AblationSettings(
         study="masking", corpus=(CORPUS,), vocab_file=VOCAB, do_lower_case=False,
@@ -272,8 +271,8 @@ def test_the_masking_rows_records_follow_their_mix(tmp_path):
     plan = make_plan(settings, study("masking", "mini", 3891))
     plain_corpus(settings.corpus, plan.corpus)
     stages = [stage for stage in plan.stages if stage.name.startswith("data.")]
-    Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), cwd=REPO,
-           progress=lambda _: None).run(stages)
+    Runner(str(tmp_path / "stages"), str(tmp_path / "logs"), cwd=REPO,
+           view=ProgressLines(say=lambda _: None)).run(stages)
     splits = {stage.name: json.loads(
         (tmp_path / "data" / stage.name.split(".")[1] / "seed1" / "summary.json").read_text())
         ["masking_split"] for stage in stages}
@@ -289,133 +288,3 @@ def test_a_dry_run_prints_every_command_and_runs_none(tmp_path):
     assert len(commands) == 6  # per seed: the records, the pretraining, MRPC
     assert sum("--objective=ltr" in c for c in commands) == 4
     assert not (tmp_path / "study").exists()
-
-
-# ---- the stage runner ------------------------------------------------------------------------
-
-# A stand-in for an entry point: appends "start" to <out>/trace, then "done" if <out>/../go
-# exists, else waits; stopped by SIGTERM it appends "stopped" and exits 143, as the entry points
-# do once their checkpoint is saved.
-STAND_IN = """
-import os, signal, sys, time
-out = sys.argv[1]
-os.makedirs(out, exist_ok=True)
-trace = open(os.path.join(out, "trace"), "a")
-def stop(signum, frame):
-    trace.write("stopped\\n"); trace.close(); sys.exit(128 + signum)
-signal.signal(signal.SIGTERM, stop)
-trace.write("start\\n"); trace.flush()
-print("started", flush=True)
-while not os.path.exists(os.path.join(out, "..", "go")):
-    time.sleep(0.05)
-trace.write("done\\n")
-"""
-
-# Runs one stage of the stand-in with run_scripts/ablation/stages.py; exit 143 when stopped.
-DRIVER = """
-import sys
-from run_scripts.ablation.stages import Stages, Stopped
-from official.stages import Stage
-root = sys.argv[1]
-stage = Stage("work", "the work", ["-c", {code!r}, root + "/made"], outputs=[root + "/made"])
-try:
-    runs = Stages(root + "/stages", root + "/logs", progress=print).run([stage])
-except Stopped:
-    sys.exit(143)
-"""
-
-
-def drive(root):
-    return subprocess.Popen([sys.executable, "-c", DRIVER.format(code=STAND_IN), str(root)],
-                            cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-
-
-def test_a_stopped_stage_is_resumed_over_its_outputs_then_reused(tmp_path):
-    driver = drive(tmp_path)
-    while not (tmp_path / "made" / "trace").exists():
-        assert driver.poll() is None, driver.communicate()
-        time.sleep(0.05)
-    driver.send_signal(signal.SIGTERM)
-    stdout, stderr = driver.communicate(timeout=60)
-    assert driver.returncode == 143, stderr
-    assert (tmp_path / "made" / "trace").read_text() == "start\nstopped\n"
-    assert json.loads((tmp_path / "stages" / "work.json").read_text())["state"] == "started"
-
-    (tmp_path / "go").write_text("")
-    stdout, stderr = drive(tmp_path).communicate(timeout=60)
-    assert "[1/1] the work: resuming (log: " in stdout, stderr
-    # The stopped run's output was kept for the command to go on from.
-    assert (tmp_path / "made" / "trace").read_text() == "start\nstopped\nstart\ndone\n"
-    log = (tmp_path / "logs" / "work.log").read_text()
-    assert log.splitlines().count("started") == 2 and "--- resumed ---" in log
-    assert json.loads((tmp_path / "stages" / "work.json").read_text())["state"] == "done"
-
-    stdout, _ = drive(tmp_path).communicate(timeout=60)
-    assert stdout.strip() == "[1/1] the work: reused (done before with the same command and " \
-                             "inputs)"
-
-
-def test_a_failed_stage_leaves_neither_outputs_nor_stamp(tmp_path):
-    from official.stages import Stage
-    from run_scripts.ablation.stages import StageFailed, Stages
-
-    made = tmp_path / "made"
-    code = (f"import os, sys; os.makedirs({str(made)!r}); print('half of it'); "
-            "print('ValueError: bad input', file=sys.stderr); sys.exit(3)")
-    stage = Stage("broken", "the broken stage", ["-c", code], outputs=[str(made)])
-    runner = Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), progress=lambda _: None)
-    with pytest.raises(StageFailed) as failure:
-        runner.run([stage])
-    assert str(failure.value) == (f"the broken stage: exit status 3 (log: {tmp_path}/logs/"
-                                  "broken.log); it said: ValueError: bad input")
-    assert not made.exists() and not (tmp_path / "stages" / "broken.json").exists()
-
-
-def test_jobs_run_independent_stages_at_once_and_a_dependent_after_them(tmp_path):
-    from official.stages import Stage
-    from run_scripts.ablation.stages import Stages
-
-    def timed(name, seconds):
-        path = tmp_path / name
-        return ["-c", f"import os, time; start = time.time(); time.sleep({seconds}); "
-                      f"open({str(path)!r}, 'w').write(f'{{start}} {{time.time()}} "
-                      "{os.environ[\"TF_NUM_INTRAOP_THREADS\"]}')"]
-
-    stages = [Stage("a", "a", timed("a", 1.0), [str(tmp_path / "a")]),
-              Stage("b", "b", timed("b", 1.0), [str(tmp_path / "b")]),
-              Stage("c", "c", timed("c", 0.0), [str(tmp_path / "c")], after=["a", "b"])]
-    runs = Stages(str(tmp_path / "stages"), str(tmp_path / "logs"), progress=lambda _: None,
-                  jobs=2).run(stages)
-    assert [run.stage.name for run in runs] == ["a", "b", "c"]
-    (a0, a1, threads), (b0, b1, _), (c0, _, _) = (
-        map(float, (tmp_path / n).read_text().split()) for n in "abc")
-    assert a0 < b1 and b0 < a1  # a and b ran at the same time
-    assert c0 >= max(a1, b1)  # c waited for both
-    # TensorFlow's threads shared among the commands at once, not each taking every core.
-    assert threads == max(1, len(os.sched_getaffinity(0)) // 2)
-
-
-def test_a_changed_command_or_input_reruns_the_stage_and_those_after_it(tmp_path):
-    from official.stages import Stage
-    from run_scripts.ablation.stages import Stages
-
-    source = tmp_path / "source.txt"
-    source.write_text("v1")
-
-    def run(text):
-        first, second = tmp_path / "first", tmp_path / "second"
-        stages = [Stage("first", "first", ["-c", f"open({str(first)!r}, 'w').write({text!r})"],
-                        outputs=[str(first)], inputs=[str(source)]),
-                  Stage("second", "second", ["-c", f"open({str(second)!r}, 'w').write('x')"],
-                        outputs=[str(second)], after=["first"])]
-        runner = Stages(str(tmp_path / "stages"), str(tmp_path / "logs"),
-                        progress=lambda _: None)
-        return [run.reused for run in runner.run(stages)]
-
-    assert run("a") == [False, False]
-    assert run("a") == [True, True]
-    assert run("b") == [False, False]
-    source.write_text("v2")
-    assert run("b") == [False, False]
-    assert run("b") == [True, True]

@@ -59,7 +59,7 @@ from official.ablation.settings import AblationSettings
 from official.ablation.studies import Study
 from official.ablation.summary import Summary, format_summary
 from official.atomic_files import open_atomically
-from official.stages import format_seconds
+from official.console import format_seconds
 
 REPORT_FILE, RESULTS_FILE = "REPORT.md", "results.json"
 NOT_RUN = "—"

@@ -1,4 +1,4 @@
-"""A study's work as entry-point commands (run_scripts/ablation/stages.py runs them), and
+"""A study's work as entry-point commands (run_scripts/stages.py runs them), and
 where each of its numbers will be read.
 
     make_plan(settings, study) -> Plan
@@ -59,7 +59,7 @@ from official.ablation.settings import BLIMP_FILES, TASK_FILES, AblationSettings
 from official.ablation.studies import DataSetting, Row, Study
 from official.configs import BertConfig
 from official.pretraining_shards import shard_path
-from official.stages import Stage
+from run_scripts.stages import Stage
 
 EVAL_RESULTS = "eval_results.txt"
 UNIGRAM_FILE = "unigram.json"
