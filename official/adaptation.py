@@ -1,12 +1,16 @@
-"""The one seam every way of adapting BERT plugs into: what a method does to a training run.
+"""The one seam every way of adapting BERT plugs into: what a method does to a training run, and
+what a kind of method is.
 
-A method (official/peft: adapters, LoRA, BitFit; official/distillation) has settings, built from
-its flags by the settings' own `from_flags` with every check made, and a `resolve(settings,
-options, task)` that reconciles them with the task and with what the output_dir already holds
-(a rerun with other settings is refused there, before any work). It returns the run's options
-(a method may fill one: a PEFT run's base, a student's config file) and an `Adaptation`, whose
-hooks the generic runs (official/training/finetuning.py and pretraining.py) call without naming
-any method:
+A kind of adaptation (the parameter-efficient methods, official/peft; distillation,
+official/distillation) is a row, `AdaptationKind`, of the table in official/adaptation_kinds.py
+(its package holds the row, the table one line): its flags as `Flag` rows, its settings read
+from their values with every check made (no TensorFlow, so an entry point answers before loading
+it), and a `resolve(settings, options, task)` that reconciles them with the task and with what
+the output_dir already holds (a rerun with other settings is refused there, before any work).
+run_scripts/common_flags.py loops over the table and names no kind. `resolve` returns the run's
+options (a method may fill one: a PEFT run's base, a student's config file) and an `Adaptation`,
+whose hooks the generic runs (official/training/finetuning.py and pretraining.py) call without
+naming any method:
 
     config(config, source)
                     the model's config and where it comes from (a distillation's student made
@@ -24,7 +28,8 @@ A task's own records (its `files()`, official/tasks/base.py) go the same way. Th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:
     import keras
@@ -67,3 +72,51 @@ class Leftover(Adaptation):
 
     def files(self) -> dict[str, str | None]:
         return {self._name: None}
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """One flag of an adaptation kind, as data: run_scripts/common_flags.py defines it on the
+    entry points that take the kind, so a new kind or PEFT method needs no entry-point code.
+    `kind` is its type (int, float, str, bool); `default` None means "not given" (the settings
+    pick the default, and a flag given without the one that switches its method on is an
+    error). A PEFT method's first flag switches it on (a positive size, or true)."""
+    name: str
+    kind: type
+    default: Any
+    help: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AdaptationKind:
+    """One kind of adaptation, a row of official/adaptation_kinds.py's table.
+
+    Attributes:
+      name: its key in a run's settings and in its table ("distillation", "peft").
+      flags: its flags on the fine-tuning entry points.
+      pretraining_flags: its flags on run_pretraining; None when a pretraining run does not
+        take it (a PEFT method adapts a pretrained encoder).
+      settings: its settings from its flags' values ({flag name: value}) and whether the run
+        pretrains, every flag checked (one line naming the flag); None when its flags ask for
+        nothing.
+      resolve: `resolve(settings, options, task)` -> (options, Adaptation | None), called on
+        every run that takes the kind, its settings None too (an output_dir's record may hold
+        it); it may load TensorFlow, so a row's function imports its method when called.
+      check: its settings (not None) against the run's options and the other kinds' settings
+        ({name: settings or None}), without TensorFlow (a student's size given once; a
+        distillation with nothing beside it); None: nothing to check.
+      checkpoints: the checkpoints its settings (not None) read (a teacher), each checked to be
+        there without TensorFlow, after every other check of the entry point; None: none.
+    """
+    name: str
+    flags: tuple[Flag, ...]
+    pretraining_flags: tuple[Flag, ...] | None
+    settings: Callable[[Mapping[str, Any], bool], Any]
+    resolve: Callable[[Any, Any, Any], tuple[Any, Adaptation | None]]
+    check: Callable[[Any, Any, Mapping[str, Any]], None] | None = None
+    checkpoints: Callable[[Any], tuple[str, ...]] | None = None
+
+    def flags_of(self, pretraining: bool) -> tuple[Flag, ...] | None:
+        """Its flags on run_pretraining (`pretraining`) or on a fine-tuning entry point; None
+        when that run does not take it."""
+        return self.pretraining_flags if pretraining else self.flags

@@ -3,20 +3,19 @@
 Each entry point calls the `define_*` functions it needs at import, before `app.run`; a flag
 is then read as `flags.FLAGS.vocab_file` and so on.
 
-The adaptation methods (official/adaptation.py) are flags of every training entry point: the
-parameter-efficient methods' come from their table (official/peft/methods.py), so a new method
-needs nothing here; distillation's are defined here once. `adaptations` turns their values into
-the run's resolved adaptations.
+The adaptation kinds (official/adaptation.py: distillation, the parameter-efficient methods)
+give the flags of every training entry point that takes them as the rows of their table
+(official/adaptation_kinds.py), so a new kind or method needs nothing here:
+`define_adaptation_flags` defines them, `adaptation_settings` reads and checks their values, and
+`adaptations` turns those into the run's resolved adaptations, naming no kind.
 """
 
 from typing import Any
 
 from absl import flags
 
-from official.adaptation import Adaptation
-from official.distillation.settings import DistillationSettings
-from official.peft import methods as peft_methods
-from official.peft.method import DEFAULT_TRAIN_POOLER, PeftSettings
+from official.adaptation import Adaptation, AdaptationKind
+from official.adaptation_kinds import KINDS
 from official.sentence_settings import POOLINGS
 from official.tasks.squad_settings import SquadSettings
 from official.training.options import (
@@ -140,7 +139,7 @@ def define_training_flags(defaults) -> None:
     flags.DEFINE_integer("seed", defaults.seed,
                          "Random seed of initialisation, dropout and input order.")
     define_tpu_flags(trains=True)
-    define_distillation_flags(pretraining=defaults is not FinetuningOptions)
+    define_adaptation_flags(pretraining=defaults is not FinetuningOptions)
 
 
 def training_options() -> dict:
@@ -160,8 +159,8 @@ def training_options() -> dict:
 
 def define_finetuning_flags(max_seq_length: int = 128) -> None:
     """Everything run_classifier, run_squad and run_ner share: model, tokenizer, what to do,
-    the schedule in epochs, the training flags (FinetuningOptions' defaults) and the
-    parameter-efficient methods."""
+    the schedule in epochs, the training flags (FinetuningOptions' defaults) and those of the
+    adaptation kinds a fine-tuning takes (`define_training_flags`)."""
     defaults = FinetuningOptions
     define_model_flags()
     define_tokenizer_flags()
@@ -192,135 +191,77 @@ def define_finetuning_flags(max_seq_length: int = 128) -> None:
                       "that holds no fine-tuned checkpoint, with --init_checkpoint's encoder "
                       "and a freshly initialised head (refused otherwise: its outputs are "
                       "random).")
-    define_peft_flags()
 
 
-def define_peft_flags() -> None:
-    """The parameter-efficient methods of every fine-tuning entry point: each method's flags as
-    its row of official/peft/methods.py declares them, and --peft_train_pooler."""
-    define = {int: flags.DEFINE_integer, float: flags.DEFINE_float, str: flags.DEFINE_string,
-              bool: flags.DEFINE_bool}
-    for method in peft_methods.METHODS.values():
-        for flag in method.flags:
-            define[flag.kind](flag.name, flag.default, flag.help)
-    flags.DEFINE_bool(
-        peft_methods.POOLER_FLAG, None,
-        "Whether the pooler trains whole with a parameter-efficient method (under a head that "
-        f"reads it: run_classifier's). Default: {DEFAULT_TRAIN_POOLER} "
-        "(bench/finetune_peft.py measures both).")
+# absl's definition of a flag of each type (official/adaptation.py's Flag.kind).
+_DEFINE = {int: flags.DEFINE_integer, float: flags.DEFINE_float, str: flags.DEFINE_string,
+           bool: flags.DEFINE_bool}
 
 
-def define_distillation_flags(pretraining: bool) -> None:
-    """--teacher_checkpoint and the distillation's settings (official/distillation/settings.py),
-    on every training entry point; run_pretraining's soft and hard weights take DistilBERT's
-    names (--alpha_ce, --alpha_mlm)."""
-    soft, hard = ("alpha_ce", "alpha_mlm") if pretraining else ("alpha_soft", "alpha_hard")
-    flags.DEFINE_string(
-        "teacher_checkpoint", None,
-        "Distil this teacher into the run's model (the student): a fine-tuning output_dir of "
-        "the same task (its best/ when kept) or a checkpoint in one; a sentence encoder's, any "
-        "checkpoint or Hugging Face folder; run_pretraining's, any checkpoint with a masked-LM "
-        "head.")
-    flags.DEFINE_string(
-        "student_layers", None,
-        "With --teacher_checkpoint: the student is these teacher layers (e.g. 0,2,4), with the "
-        "teacher's embeddings, pooler and head; instead of --bert_config_file. In increasing "
-        "order unless --student_layers_any_order.")
-    flags.DEFINE_bool(
-        "student_layers_any_order", False,
-        "--student_layers in the order given even when it is not increasing (a student whose "
-        "layer 0 is a later teacher layer than its layer 1, on purpose).")
-    flags.DEFINE_float("temperature", None, "The softmax temperature of the soft targets "
-                       f"(default {DistillationSettings.temperature:g}).")
-    flags.DEFINE_float(
-        soft, None,
-        "Weight of the soft loss: cross-entropy against the teacher's probabilities at "
-        "--temperature, times its square (squared error to its score for regression, mean "
-        "squared error to its vectors for a sentence encoder). Default "
-        f"{5.0 if pretraining else DistillationSettings.alpha_soft:g}.")
-    flags.DEFINE_float(hard, None, "Weight of the task's own loss on the labels. Default "
-                       f"{2.0 if pretraining else DistillationSettings.alpha_hard:g}.")
-    flags.DEFINE_float("alpha_hidden", None,
-                       "Weight of the MSE between student layers and their teacher layers (real "
-                       "tokens; a learned projection when the widths differ). Default 0.")
-    flags.DEFINE_float("alpha_attention", None,
-                       "Weight of the KL divergence between teacher and student attention of "
-                       "mapped layers (real tokens; the same number of heads). Default 0.")
-    flags.DEFINE_float("alpha_cos", None,
-                       "Weight of 1 - the cosine of the student's and teacher's last layers per "
-                       "real token (DistilBERT; a learned projection when the widths differ). "
-                       "Default 0.")
+def adaptation_kinds(pretraining: bool) -> list[AdaptationKind]:
+    """The adaptation kinds run_pretraining (`pretraining`) or a fine-tuning entry point takes,
+    in the table's order."""
+    return [kind for kind in KINDS.values() if kind.flags_of(pretraining) is not None]
 
 
-def distillation_settings(pretraining: bool = False) -> DistillationSettings | None:
-    """The distillation the flags of `define_distillation_flags` ask for, checked; None when
-    there is no --teacher_checkpoint."""
-    f = flags.FLAGS
-    soft, hard = ("alpha_ce", "alpha_mlm") if pretraining else ("alpha_soft", "alpha_hard")
-    return DistillationSettings.from_flags(
-        f.teacher_checkpoint, f.student_layers, pretraining, f.student_layers_any_order,
-        temperature=f.temperature,
-        alpha_soft=f[soft].value, alpha_hard=f[hard].value, alpha_hidden=f.alpha_hidden,
-        alpha_attention=f.alpha_attention, alpha_cosine=f.alpha_cos)
-
-
-def peft_settings() -> PeftSettings | None:
-    """The method the flags of `define_peft_flags` ask for, checked; None for full
-    fine-tuning."""
-    f = flags.FLAGS
-    values = {flag.name: f[flag.name].value for method in peft_methods.METHODS.values()
-              for flag in method.flags}
-    return peft_methods.from_flags(train_pooler=f[peft_methods.POOLER_FLAG].value, **values)
+def define_adaptation_flags(pretraining: bool) -> None:
+    """The flags of every adaptation kind run_pretraining (`pretraining`) or a fine-tuning entry
+    point takes, as its row declares them; read them back with `adaptation_settings`."""
+    for kind in adaptation_kinds(pretraining):
+        for flag in kind.flags_of(pretraining):
+            _DEFINE[flag.kind](flag.name, flag.default, flag.help)
 
 
 def adaptation_settings(options: Any, pretraining: bool = False) -> dict[str, Any]:
-    """{method: its settings, or None} for the adaptation methods the flags ask for, every
-    flag checked (no TensorFlow): "peft" (fine-tuning entry points) and "distillation"; a
-    distillation's student size against the run's `options` (its teacher: `check_teacher`).
+    """{kind: its settings, or None} for every adaptation kind the entry point takes, read
+    from the flags of `define_adaptation_flags` and checked without TensorFlow: each kind's
+    flags first, then each kind given against the run's `options` and the other kinds (a
+    distillation's student size and its teacher alone: `AdaptationKind.check`).
 
     Raises:
       ValueError: a bad flag, two methods at once, the student's size given twice or not at
         all.
     """
-    settings = {"distillation": distillation_settings(pretraining)}
-    if not pretraining:
-        settings["peft"] = peft_settings()
-        if settings["distillation"] is not None and settings["peft"] is not None:
-            raise ValueError(f"--teacher_checkpoint and {settings['peft'].describe()}: a "
-                             "distillation trains its student whole")
-    if settings["distillation"] is not None:
-        settings["distillation"].check_student(options)
+    f = flags.FLAGS
+    kinds = adaptation_kinds(pretraining)
+    settings = {kind.name: kind.settings({flag.name: f[flag.name].value
+                                          for flag in kind.flags_of(pretraining)}, pretraining)
+                for kind in kinds}
+    for kind in kinds:
+        if kind.check is not None and settings[kind.name] is not None:
+            kind.check(settings[kind.name], options,
+                       {name: other for name, other in settings.items() if name != kind.name})
     return settings
 
 
-def check_teacher(settings: dict[str, Any]) -> None:
-    """A distillation's --teacher_checkpoint there (a file, a folder or a checkpoint prefix),
-    checked without TensorFlow; entry points call it last in their checks, after the flags'
-    combinations (a teacher with a method that cannot take one is said as that).
+def check_adaptation_checkpoints(settings: dict[str, Any]) -> None:
+    """Checks, without TensorFlow, that each checkpoint the adaptations of `settings` read (a
+    distillation's --teacher_checkpoint) is there (a file, a folder or a checkpoint prefix);
+    entry points call it last in their checks, after the flags' combinations (a teacher with a
+    method that cannot take one is said as that).
 
     Raises:
-      ValueError: no such teacher, named as `checkpoints.resolve_checkpoint` names it.
+      ValueError: no such checkpoint, named as `checkpoints.resolve_checkpoint` names it.
     """
-    if settings.get("distillation") is not None:
-        check_checkpoint_path(settings["distillation"].teacher_checkpoint)
+    for name, kind_settings in settings.items():
+        checkpoints = KINDS[name].checkpoints
+        if kind_settings is not None and checkpoints is not None:
+            for path in checkpoints(kind_settings):
+                check_checkpoint_path(path)
 
 
 def adaptations(options: Any, task: Any, settings: dict[str, Any]
                 ) -> tuple[Any, list[Adaptation]]:
-    """(options, adaptations): each method of `adaptation_settings` resolved against the task
-    and the output_dir (official/adaptation.py), those the output_dir's records say included
-    (a predict-only run on a PEFT output_dir needs no flags). Reads checkpoints: TensorFlow.
+    """(options, adaptations): each kind of `adaptation_settings` resolved against the task and
+    the output_dir (official/adaptation.py), those the output_dir's records say included (a
+    predict-only run on a PEFT output_dir needs no flags). Reads checkpoints: TensorFlow.
 
     Raises:
-      ValueError: what a method's resolve refuses.
+      ValueError: what a kind's resolve refuses.
     """
-    from official.distillation import adaptation as distillation
-    from official.peft import adaptation as peft
-
-    resolvers = {"peft": peft.resolve, "distillation": distillation.resolve}
     resolved = []
-    for method, method_settings in settings.items():
-        options, adaptation = resolvers[method](method_settings, options, task)
+    for name, kind_settings in settings.items():
+        options, adaptation = KINDS[name].resolve(kind_settings, options, task)
         if adaptation is not None:
             resolved.append(adaptation)
     return options, resolved

@@ -127,7 +127,7 @@ def prepare() -> Plan:
         FLAGS.long_doc, FLAGS.doc_stride, FLAGS.max_windows, FLAGS.head_tokens,
         FLAGS.window_pool, FLAGS.window_loss, max_seq_length=options.max_seq_length,
         pair=processor.is_pair, gradient_accumulation_steps=options.gradient_accumulation_steps)
-    common_flags.check_teacher(adaptations)
+    common_flags.check_adaptation_checkpoints(adaptations)
     return Plan(options, adaptations, processor, long_doc)
 
 

@@ -137,7 +137,7 @@ def prepare() -> Plan:
                              "(the file's name in --data_dir)")
         if wanted and not os.path.isfile(files[split]):
             raise ValueError(f"{files[split]}: no such file")
-    common_flags.check_teacher(adaptations)
+    common_flags.check_adaptation_checkpoints(adaptations)
     return Plan(options, adaptations, files, features)
 
 

@@ -151,7 +151,7 @@ def prepare() -> Plan:
         extended_vocab.read_record(options.init_checkpoint,
                                    config.vocab_size if config else None,
                                    options.bert_config_file)
-    common_flags.check_teacher(adaptations)
+    common_flags.check_adaptation_checkpoints(adaptations)
     if FLAGS.restart_input and not options.do_train:
         raise ValueError("--restart_input restarts training's input: it needs --do_train")
     if FLAGS.restart_input and not os.path.isfile(os.path.join(options.output_dir,

@@ -70,7 +70,7 @@ def prepare() -> Plan:
         if path and not os.path.isfile(path):
             raise ValueError(f"{path}: no such file")
     settings = SentenceEmbeddingSettings(FLAGS.pooling, FLAGS.scale, options.max_seq_length)
-    common_flags.check_teacher(adaptations)
+    common_flags.check_adaptation_checkpoints(adaptations)
     return Plan(options, adaptations, settings)
 
 

@@ -73,7 +73,7 @@ def prepare() -> Plan:
     """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
     options, adaptations = common_flags.prepare_finetuning()
     check_files(options)
-    common_flags.check_teacher(adaptations)
+    common_flags.check_adaptation_checkpoints(adaptations)
     return Plan(options, adaptations,
                 common_flags.squad_settings_from_flags(options.max_seq_length))
 

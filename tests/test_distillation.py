@@ -18,11 +18,13 @@ from official.distillation.model import copy_teacher_layers, load_teacher
 from official.distillation.settings import DistillationSettings
 from official.distillation.task import DistillationTask
 from official.modeling.encoder import build_encoder
+from official.peft import methods
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
 from official.tasks.pretraining import PretrainingTask
 from official.tasks.squad import SquadTask
 from official.training.optimization import create_optimizer
+from official.training.options import FinetuningOptions
 from official.training.trainer import LoopOptions, Trainer
 
 T = 2.0
@@ -129,6 +131,32 @@ def test_bad_settings_are_one_line_naming_the_flag(flags, message):
 def test_student_layers_in_another_order_on_purpose():
     settings = DistillationSettings.from_flags("t", "3,1,2", any_order=True)
     assert settings.student_layers == (3, 1, 2) and settings.layer_map(3, 4) == [3, 1, 2]
+
+
+def test_flag_values_on_run_pretraining_take_distilberts_names_and_defaults():
+    values = dict.fromkeys(["student_layers", "temperature", "alpha_hidden", "alpha_attention",
+                            "alpha_cos", "alpha_ce", "alpha_mlm"])
+    values |= dict(teacher_checkpoint="t", student_layers_any_order=False)
+    assert DistillationSettings.from_flag_values(values, pretraining=True) == \
+        DistillationSettings("t", alpha_soft=5.0, alpha_hard=2.0)  # DistilBERT's 5 and 2
+    assert DistillationSettings.from_flag_values(
+        values | dict(alpha_ce=1.0, alpha_cos=0.5), pretraining=True) == \
+        DistillationSettings("t", alpha_soft=1.0, alpha_hard=2.0, alpha_cosine=0.5)
+    with pytest.raises(ValueError, match="^--teacher_checkpoint is needed: --alpha_mlm "):
+        DistillationSettings.from_flag_values(values | dict(teacher_checkpoint=None,
+                                                            alpha_mlm=1.0), pretraining=True)
+
+
+def test_a_distillation_trains_its_student_whole_and_sized_once():
+    student = DistillationSettings("t", student_layers=(0, 1))
+    options = FinetuningOptions(bert_config_file=None, output_dir="out", do_train=True)
+    student.check_run(options, {"peft": None})
+    with pytest.raises(ValueError, match="^--teacher_checkpoint and BitFit \\(bias terms\\), "
+                                         "pooler frozen: a distillation trains its student "
+                                         "whole$"):
+        student.check_run(options, {"peft": methods.from_flags(bitfit=True)})
+    with pytest.raises(ValueError, match="^--bert_config_file and --student_layers both give"):
+        student.check_run(dataclasses.replace(options, bert_config_file="c.json"), {})
 
 
 def test_student_config_of_teacher_layers(tiny_config):

@@ -64,6 +64,7 @@ OFFICIAL_ROOMS = (
     ("official.tasks",),      # what each fine-tuning task is: model, loss, metrics, files
     ("official.peft",),       # parameter-efficient methods: one seam, one table
     ("official.distillation",),  # a teacher: may be a PEFT run, so above peft
+    ("official.adaptation_kinds",),  # the table of adaptation kinds: above every kind's row
     ("official.training",),   # the generic runs: ask tasks and adaptations through protocols
     ("official.export",),     # serving: maps a task's serving spec to its builder
     ("official.retrieval", "official.embeddings", "official.probing", "official.lm_scoring",

@@ -1,6 +1,8 @@
 """`DistillationSettings`: what a distillation's flags say, checked before any data or model work.
 
-Every training entry point takes these flags; --teacher_checkpoint makes its run a distillation.
+Every training entry point takes these flags (`flags`, rows that run_scripts/common_flags.py
+defines through the adaptation kinds' table: official/distillation/kind.py); --teacher_checkpoint
+makes its run a distillation.
 
     --teacher_checkpoint       a fine-tuning output_dir of the same task (its best/ when kept) or
                                a checkpoint in one; a parameter-efficient run is read with its
@@ -35,8 +37,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Mapping
 
+from official.adaptation import Flag
 from official.configs import BertConfig
 from official.settings_parsing import int_list
 
@@ -102,14 +105,13 @@ class DistillationSettings:
           ValueError: one line naming the flag (a distillation flag without
             --teacher_checkpoint too).
         """
-        soft, hard = _WEIGHT_FLAGS[pretraining]
+        named = _flag_names(pretraining)
         given = {name: value for name, value in values.items() if value is not None}
         if not teacher_checkpoint:
-            flags = ["--student_layers"] * (student_layers is not None) + [
-                "--" + {"alpha_soft": soft, "alpha_hard": hard, "alpha_cosine": "alpha_cos"}
-                .get(name, name) for name in given]
-            if flags:
-                raise ValueError(f"--teacher_checkpoint is needed: {', '.join(flags)} "
+            stray = ["--student_layers"] * (student_layers is not None) + [
+                "--" + named.get(name, name) for name in given]
+            if stray:
+                raise ValueError(f"--teacher_checkpoint is needed: {', '.join(stray)} "
                                  "distil a teacher into this run's model")
             if teacher_checkpoint is None:
                 return None
@@ -120,6 +122,29 @@ class DistillationSettings:
         defaults = _PRETRAINING_DEFAULTS if pretraining else {}
         return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers,
                    **{**defaults, **given})
+
+    @classmethod
+    def from_flag_values(cls, values: Mapping[str, Any], pretraining: bool = False
+                         ) -> "DistillationSettings | None":
+        """`from_flags` of the values of `flags(pretraining)`, by flag name."""
+        return cls.from_flags(
+            values["teacher_checkpoint"], values["student_layers"], pretraining,
+            values["student_layers_any_order"],
+            **{field: values[flag] for field, flag in _flag_names(pretraining).items()})
+
+    def check_run(self, options: Any, others: Mapping[str, Any]) -> None:
+        """Checks, without TensorFlow, that the student trains whole (no other adaptation in
+        `others`, {kind: its settings or None}: a PEFT method, named by its `describe()`) and
+        that the run's `options` give its size once (`check_student`).
+
+        Raises:
+          ValueError: one line.
+        """
+        for other in others.values():
+            if other is not None:
+                raise ValueError(f"--teacher_checkpoint and {other.describe()}: a distillation "
+                                 "trains its student whole")
+        self.check_student(options)
 
     def check_student(self, options: Any) -> None:
         """Checks that the run's options (FinetuningOptions or PretrainingOptions) give the
@@ -168,6 +193,55 @@ class DistillationSettings:
         step = teacher_layers // student_layers
         return [teacher_layers - 1 - step * (student_layers - 1 - i)
                 for i in range(student_layers)]
+
+
+def flags(pretraining: bool) -> tuple[Flag, ...]:
+    """The flags of a distillation (the first, --teacher_checkpoint, switches it on) on a
+    fine-tuning entry point, or with DistilBERT's names and defaults for the soft and hard
+    weights on run_pretraining (`pretraining`)."""
+    soft, hard = _WEIGHT_FLAGS[pretraining]
+    defaults = _PRETRAINING_DEFAULTS if pretraining else {
+        "alpha_soft": DistillationSettings.alpha_soft,
+        "alpha_hard": DistillationSettings.alpha_hard}
+    return (
+        Flag("teacher_checkpoint", str, None,
+             "Distil this teacher into the run's model (the student): a fine-tuning output_dir "
+             "of the same task (its best/ when kept) or a checkpoint in one; a sentence "
+             "encoder's, any checkpoint or Hugging Face folder; run_pretraining's, any "
+             "checkpoint with a masked-LM head."),
+        Flag("student_layers", str, None,
+             "With --teacher_checkpoint: the student is these teacher layers (e.g. 0,2,4), with "
+             "the teacher's embeddings, pooler and head; instead of --bert_config_file. In "
+             "increasing order unless --student_layers_any_order."),
+        Flag("student_layers_any_order", bool, False,
+             "--student_layers in the order given even when it is not increasing (a student "
+             "whose layer 0 is a later teacher layer than its layer 1, on purpose)."),
+        Flag("temperature", float, None, "The softmax temperature of the soft targets "
+             f"(default {DistillationSettings.temperature:g})."),
+        Flag(soft, float, None,
+             "Weight of the soft loss: cross-entropy against the teacher's probabilities at "
+             "--temperature, times its square (squared error to its score for regression, mean "
+             "squared error to its vectors for a sentence encoder). Default "
+             f"{defaults['alpha_soft']:g}."),
+        Flag(hard, float, None,
+             f"Weight of the task's own loss on the labels. Default {defaults['alpha_hard']:g}."),
+        Flag("alpha_hidden", float, None,
+             "Weight of the MSE between student layers and their teacher layers (real tokens; a "
+             "learned projection when the widths differ). Default 0."),
+        Flag("alpha_attention", float, None,
+             "Weight of the KL divergence between teacher and student attention of mapped "
+             "layers (real tokens; the same number of heads). Default 0."),
+        Flag("alpha_cos", float, None,
+             "Weight of 1 - the cosine of the student's and teacher's last layers per real "
+             "token (DistilBERT; a learned projection when the widths differ). Default 0."))
+
+
+def _flag_names(pretraining: bool) -> dict[str, str]:
+    """{field: the flag that sets it} for the settings of `from_flags`' `values`."""
+    soft, hard = _WEIGHT_FLAGS[pretraining]
+    return {"temperature": "temperature", "alpha_soft": soft, "alpha_hard": hard,
+            "alpha_hidden": "alpha_hidden", "alpha_attention": "alpha_attention",
+            "alpha_cosine": "alpha_cos"}
 
 
 def _listed(layers) -> str:

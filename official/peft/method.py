@@ -5,8 +5,8 @@
                     BERT weights (None: they cannot)
     PeftSettings    what every method's settings share: train_pooler, the record's dict,
                     differences, a one-line description
-    Flag            one flag of a method, as data: run_scripts/common_flags.py defines it on
-                    every fine-tuning entry point, so a new method needs no entry-point code
+    Flag            one flag of a method, as data (official/adaptation.py): defined on every
+                    fine-tuning entry point, so a new method needs no entry-point code
 
 A method is one module (official/peft/adapters.py, lora.py, bitfit.py, frozen.py) holding its
 settings dataclass and its `METHOD` row, and one line of registration in `methods.METHODS`.
@@ -17,7 +17,9 @@ trained, the record naming the base, exports, merging) is the same for every met
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
+
+from official.adaptation import Flag
 
 if TYPE_CHECKING:
     from official.checkpoints.tf1 import Weights
@@ -32,17 +34,6 @@ if TYPE_CHECKING:
 # parameters to every task's artifact (3x LoRA's at rank 8), and a frozen one is shared by every
 # task of a multi-task export.
 DEFAULT_TRAIN_POOLER = False
-
-
-@dataclasses.dataclass(frozen=True)
-class Flag:
-    """A method's flag. `kind` is its type (int, float, str, bool); `default` None means "not
-    given" (the method's settings pick the default, and a flag given without its method is an
-    error). A method's first flag switches it on (a positive size, or true)."""
-    name: str
-    kind: type
-    default: Any
-    help: str
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
