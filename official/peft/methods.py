@@ -14,6 +14,8 @@
 | adapters | two bottleneck adapters per layer   | adapters, every LayerNorm         | no    |
 | lora     | A, B beside each targeted matrix    | the LoRA matrices                 | yes   |
 | bitfit   | nothing                             | every bias and LayerNorm beta     | yes   |
+| ia3      | vectors scaling keys, values and    | the vectors                       | yes   |
+|          | the feed-forward activation         |                                   |       |
 | frozen   | nothing                             | nothing (the feature-based and    | yes   |
 |          |                                     | linear-probe baseline)            |       |
 
@@ -33,14 +35,14 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from official import records
-from official.peft import adapters, bitfit, frozen, lora
+from official.peft import adapters, bitfit, frozen, ia3, lora
 from official.peft.method import PeftMethod, PeftSettings
 
 if TYPE_CHECKING:
     import keras
 
 METHODS: dict[str, PeftMethod] = {m.name: m for m in (adapters.METHOD, lora.METHOD,
-                                                       bitfit.METHOD, frozen.METHOD)}
+                                                       bitfit.METHOD, ia3.METHOD, frozen.METHOD)}
 _POOLER = "bert/pooler/"
 POOLER_FLAG = "peft_train_pooler"  # the flag of PeftSettings.train_pooler, shared by all
 
