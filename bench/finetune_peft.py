@@ -25,7 +25,8 @@ Each method trains with its usual recipe (`METHODS`): full fine-tuning the origi
 epochs; and 5 epochs, the PEFT runs' budget); adapters of 64 units adapter-bert's MRPC command (lr
 3e-4, 5 epochs); LoRA of rank 8 (alpha 8, query and value) Hu et al.'s learning rate for
 RoBERTa-base (5e-4), 5 epochs; BitFit the largest of Ben Zaken et al.'s searched learning rates
-(1e-3; bias terms move little at small ones), 5 epochs. Each PEFT method runs with the pooler
+(1e-3; bias terms move little at small ones), 5 epochs; IA3 Liu et al.'s T-Few learning rate
+(3e-3, with Adafactor there; Adam here), 5 epochs. Each PEFT method runs with the pooler
 trained and frozen, the measurement behind official/peft/method.DEFAULT_TRAIN_POOLER. The
 issue's targets: each PEFT method within 1.0 point of full fine-tuning's dev accuracy, at most 4%
 of the parameters trained, an artifact of at most 5% of the base checkpoint, a step time of at
@@ -107,6 +108,9 @@ METHODS = {
                      ("--bitfit=true", "--peft_train_pooler=true"), 1e-3, 5.0),
     "bitfit_frozen_pooler": Method("BitFit, pooler frozen",
                                    ("--bitfit=true", "--peft_train_pooler=false"), 1e-3, 5.0),
+    "ia3": Method("IA3, pooler trained", ("--ia3=true", "--peft_train_pooler=true"), 3e-3, 5.0),
+    "ia3_frozen_pooler": Method("IA3, pooler frozen",
+                                ("--ia3=true", "--peft_train_pooler=false"), 3e-3, 5.0),
 }
 FULL_RUNS = ("full", "full_5_epochs")
 DEFAULT_SEED = TrainingOptions.seed  # run_classifier's --seed default
