@@ -12,6 +12,8 @@
     adaptation  the seam (official/adaptation.py): the run's adapt hook and record, and
                 reconciling the flags with an output_dir
     merging     a run folded into the base's matrices (exports, convert_checkpoint)
+    kind        PEFT's row of the adaptation kinds' table (official/adaptation_kinds.py): every
+                method's flags and --peft_train_pooler, the settings they ask for, resolve
 
 The layers a method inserts are official/modeling/'s (each names its own variables in the
 checkpoints' table: official/modeling/insertion.py); the checkpoints of a PEFT run (its trained
