@@ -1,15 +1,23 @@
-"""Running an entry point as a user does, in a subprocess, and reading what it leaves behind.
+"""Running an entry point as a user does, in a process of its own, and reading what it leaves
+behind.
 
 Each run is a process of its own: the training entry points turn on TensorFlow's op determinism
-for the whole process, and a fresh process is what a user's command line gets.
+for the whole process, and a fresh process is what a user's command line gets. An entry point of
+run_scripts/ is forked from tests/fork_server.py, which has imported TensorFlow once for the
+pytest process (the child is still the fresh `python -m` process a user starts, its own pid,
+environment and signals); any other module, or a run in another environment, is a real process.
+BERT_TESTS_FORK=0 makes every run a real process (to compare both ways).
 """
 
+import atexit
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from tests import fork_server
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The environment of the processes started here: TensorFlow's C++ notes hidden, and the packages
@@ -18,26 +26,48 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME_ONLY = os.path.join(REPO, "tests", "runtime_only")
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
     filter(None, [RUNTIME_ONLY, os.environ.get("PYTHONPATH")])))
+# How long a test waits for a run or an event before calling it hung: a bound for a hang, never
+# for slowness (a loaded 2-core machine runs a command ten times slower than a quiet one).
+PATIENCE = 3600
+# The entry points whose fresh process imports TensorFlow, so forking them from the server
+# changes nothing they see (data_prep's commands never load it and choose how to start their
+# workers by whether it is loaded).
+FORKED_PACKAGES = ("run_scripts.",)
+FORK = os.environ.get("BERT_TESTS_FORK") != "0"
+_FORK_SERVERS = fork_server.Servers(ENV, REPO)
+atexit.register(_FORK_SERVERS.stop)
+
+
+def start(module: str, *flags, env: dict | None = None, stdout=subprocess.PIPE,
+          stderr=subprocess.PIPE, new_session: bool = False):
+    """`python -m module flags...` started from the repository root, as a `subprocess.Popen` or,
+    for an entry point the fork server serves, a `ForkedProcess` that behaves as one. `stdout`
+    and `stderr`: PIPE (read them with `outputs`), DEVNULL or an open file."""
+    env = ENV if env is None else env
+    if _FORK_SERVERS.env == env and module.startswith(FORKED_PACKAGES) and FORK:
+        return _FORK_SERVERS.start(module, [str(flag) for flag in flags], stdout, stderr,
+                                   new_session)
+    return subprocess.Popen([sys.executable, "-m", module, *map(str, flags)], cwd=REPO, env=env,
+                            stdout=stdout, stderr=stderr, text=True,
+                            start_new_session=new_session)
+
+
+def outputs(process) -> subprocess.CompletedProcess:
+    """Waits for a process `start` made with its output in pipes; its exit and output as text."""
+    stdout, stderr = process.communicate(timeout=PATIENCE)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def run_module(module: str, *flags) -> subprocess.CompletedProcess:
     """`python -m module flags...` from the repository root; output captured as text."""
-    return subprocess.run([sys.executable, "-m", module, *map(str, flags)], cwd=REPO,
-                          capture_output=True, text=True, env=ENV)
+    return outputs(start(module, *flags))
 
 
 def run_modules(*commands: list, env: dict | None = None) -> list[subprocess.CompletedProcess]:
     """Each `[module, *flags]` as `run_module` runs it, all side by side (each a process of its
     own); their results in order."""
-    processes = [subprocess.Popen([sys.executable, "-m", *map(str, command)], cwd=REPO,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env=env or ENV) for command in commands]
-    results = []
-    for process in processes:
-        stdout, stderr = process.communicate(timeout=600)
-        results.append(subprocess.CompletedProcess(process.args, process.returncode, stdout,
-                                                   stderr))
-    return results
+    processes = [start(*command, env=env) for command in commands]
+    return [outputs(process) for process in processes]
 
 
 def succeeded(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
@@ -65,7 +95,7 @@ def serve_requests(requests: list[dict], folder) -> dict:
         json.dump(requests, f)
     succeeded(subprocess.run([sys.executable, os.path.join(REPO, "tests", "export_client.py"),
                               request_file, result_file], cwd=folder, env=ENV,
-                             capture_output=True, text=True, timeout=600))
+                             capture_output=True, text=True, timeout=PATIENCE))
     with open(result_file, encoding="utf-8") as f:
         return json.load(f)
 
@@ -118,9 +148,8 @@ class BackgroundRun:
     def __init__(self, module, folder, *flags):
         self.stderr_path = os.path.join(folder, "stderr.txt")
         with open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", module, *map(str, flags)], cwd=REPO, env=ENV,
-                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            self.process = start(module, *flags, stdout=subprocess.DEVNULL, stderr=stderr,
+                                 new_session=True)
         self.pid = self.process.pid
         BackgroundRun.started.append(self)
 
@@ -132,7 +161,7 @@ class BackgroundRun:
                 run.process.wait()
         cls.started.clear()
 
-    def wait_until(self, condition, timeout=180):
+    def wait_until(self, condition, timeout=PATIENCE):
         deadline = time.monotonic() + timeout
         while not condition():
             assert self.process.poll() is None, self.stderr()[-3000:]
@@ -143,7 +172,7 @@ class BackgroundRun:
         with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
             return f.read()
 
-    def finish(self, timeout=180) -> subprocess.CompletedProcess:
+    def finish(self, timeout=PATIENCE) -> subprocess.CompletedProcess:
         self.process.wait(timeout)
         return subprocess.CompletedProcess(self.process.args, self.process.returncode, "",
                                            self.stderr())

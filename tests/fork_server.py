@@ -1,0 +1,346 @@
+"""A process that imports TensorFlow once and forks a child per command (tests/cli.py's runs).
+
+    python -m tests.fork_server SOCKET      serves until its parent (a pytest process) ends
+
+A command started by tests/cli.py would spend most of its life importing TensorFlow, Keras and
+the library (~5 s each time on 2 cores). This server pays that once: it imports them, touching
+no op (TensorFlow makes its thread pools at the first op, so a child forked afterwards makes its
+own), and imports nothing of run_scripts/, data_prep/ or demo/, so each child imports its entry
+module fresh and defines its own absl flags. A child is what `python -m module args...` would
+be: its own pid (the test signals it by pid or, with a session of its own, by group), its own
+cwd, environment, stdin, stdout and stderr (passed as file descriptors), default signal
+dispositions, and an exit code or killing signal reported as the interpreter's would be.
+
+One request per connection, on a Unix socket: a JSON line {"module", "args", "env", "cwd",
+"new_session"} with three file descriptors (stdin, stdout, stderr); the server answers the
+child's pid as a line, then, when the child ends, its raw wait status as a line. Variables read
+when TensorFlow or Python start (PYTHONPATH, TF_CPP_MIN_LOG_LEVEL, ...) are the server's own:
+tests/cli.py forks only commands whose environment is the server's, and starts real processes
+for the others. Python's hash seed is the server's too: cli.py keeps two servers with different
+seeds and alternates between them, so two commands in a row never share one. And its
+/proc/<pid>/cmdline is the server's: a test that reads another process's command line (as
+official/output_lock.py names a folder's writer) starts that process for real.
+"""
+
+import io
+import json
+import locale
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+# What every forked command imports; imported here once. TensorFlow defines absl flags of its own
+# when imported (absltest's, the TPU client's), after a command has parsed its flags; so the
+# flags the preloading defines are removed from each child, which parses its own as a fresh
+# process would (the same --helpfull, the same unknown flags refused).
+PRELOADED = ("numpy", "tensorflow", "keras")
+
+
+def main(socket_path: str) -> None:
+    _stop_with_parent()
+    # absl's own flags (app's, logging's), which every command has.
+    import absl.app  # noqa: F401
+    from absl import flags
+    own_flags = set(flags.FLAGS)
+    for module in PRELOADED:
+        __import__(module)
+    preloaded_flags = set(flags.FLAGS) - own_flags
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(64)
+    # A child's end wakes the loop through this pipe (signal.set_wakeup_fd).
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    waiting: dict[int, socket.socket] = {}  # child pid -> the connection awaiting its status
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(wake_read, selectors.EVENT_READ)
+    while True:
+        for key, _ in selector.select():
+            if key.fileobj is listener:
+                connection, _ = listener.accept()
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = _start(connection, [selector.fileno(), listener.fileno(), wake_read,
+                                          wake_write, *(c.fileno() for c in waiting.values())],
+                             preloaded_flags)
+                if pid is not None:
+                    waiting[pid] = connection
+            else:
+                while os.read(wake_read, 512) == 512:
+                    pass
+        _report_ended(waiting)
+
+
+def _start(connection: socket.socket, server_fds: list[int],
+           preloaded_flags: set[str]) -> int | None:
+    """Forks the child a request asks for; returns its pid (None for a broken request)."""
+    message, fds, _, _ = socket.recv_fds(connection, 1 << 16, 3)
+    size, _, message = message.partition(b"\n")
+    while len(message) < int(size or 0):
+        more = connection.recv(1 << 16)
+        if not more:
+            break
+        message += more
+    if len(fds) != 3 or not size or len(message) != int(size):
+        for fd in fds:
+            os.close(fd)
+        connection.close()
+        return None
+    request = json.loads(message)
+    pid = os.fork()
+    if pid == 0:
+        for fd in [*server_fds, connection.fileno()]:
+            os.close(fd)
+        _run_child(request, fds, preloaded_flags)  # never returns
+    for fd in fds:
+        os.close(fd)
+    connection.sendall(f"{pid}\n".encode())
+    return pid
+
+
+def _report_ended(waiting: dict[int, socket.socket]) -> None:
+    """Sends each ended child's wait status to its connection."""
+    while waiting:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            return
+        connection = waiting.pop(pid, None)
+        if connection is not None:
+            try:
+                connection.sendall(f"{status}\n".encode())
+            except OSError:
+                pass  # the test gave up on it
+            connection.close()
+
+
+def _run_child(request: dict, fds: list[int], preloaded_flags: set[str]) -> None:
+    """In the forked child: becomes `python -m module args...` as a fresh process would be, runs
+    it, and exits as the interpreter would."""
+    from absl import flags
+    for name in preloaded_flags:
+        delattr(flags.FLAGS, name)
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    if request["new_session"]:
+        os.setsid()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[0] = request["cwd"]
+    sys.argv = ["-m", *request["args"]]
+    import runpy
+    import threading
+    import traceback
+
+    code = 0
+    interrupted = False
+    try:
+        runpy._run_module_as_main(request["module"])
+    except SystemExit as stop:
+        code = _exit_code(stop)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        interrupted = True
+    except BaseException:  # the interpreter prints any uncaught exception, as here
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    # The interpreter's ending: non-daemon threads joined, exit handlers, streams flushed.
+    threading._shutdown()
+    import atexit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if interrupted:  # as Python itself ends on an uncaught KeyboardInterrupt: killed by SIGINT
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(code)
+
+
+def _exit_code(stop: SystemExit) -> int:
+    """The interpreter's exit code for an uncaught SystemExit (its message printed)."""
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code
+    print(stop.code, file=sys.stderr)
+    return 1
+
+
+def _stop_with_parent() -> None:
+    """SIGKILL to this server when the pytest process that started it ends."""
+    import ctypes
+    ctypes.CDLL(None).prctl(1, ctypes.c_ulong(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:
+        os._exit(1)
+
+
+# The client side, in the pytest process.
+
+class Servers:
+    """Two fork servers started with `env` (lazily, at the first command), taking turns: each
+    command gets a hash seed other than the previous command's, as fresh processes would."""
+
+    def __init__(self, env: dict, cwd: str):
+        self.env = env
+        self.cwd = cwd
+        self.servers: list[_Server] = []
+        self.turn = 0
+
+    def start(self, module: str, args: list[str], stdout, stderr,
+              new_session: bool) -> "ForkedProcess":
+        """`python -m module args...` forked by the next server in turn."""
+        if not self.servers:
+            self.servers = [_Server(self.env, self.cwd) for _ in range(2)]
+        self.turn = (self.turn + 1) % len(self.servers)
+        if not self.servers[self.turn].alive():  # died with the thread that started it
+            self.servers[self.turn] = _Server(self.env, self.cwd)
+        return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd, stdout,
+                             stderr, new_session)
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
+        self.servers = []
+
+
+class _Server:
+    """One `python -m tests.fork_server` process and its socket, in a temporary folder."""
+
+    def __init__(self, env: dict, cwd: str):
+        self.folder = tempfile.mkdtemp(prefix="fork_server")
+        self.socket_path = os.path.join(self.folder, "socket")
+        self.log_path = os.path.join(self.folder, "log.txt")
+        with open(self.log_path, "w") as log:
+            # PR_SET_PDEATHSIG watches the thread that starts it; the server is made in the
+            # pytest process's main thread in practice, and remade if it has died.
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.fork_server", self.socket_path], cwd=cwd, env=env,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def connect(self, patience: float) -> socket.socket:
+        """A connection, once the server listens (its imports take seconds, minutes on a
+        loaded machine)."""
+        deadline = time.monotonic() + patience
+        while not os.path.exists(self.socket_path):
+            if not self.alive():
+                with open(self.log_path, encoding="utf-8", errors="replace") as log:
+                    raise RuntimeError(f"the fork server ended: {log.read()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("the fork server never listened")
+            time.sleep(0.05)
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(self.socket_path)
+        return connection
+
+    def stop(self) -> None:
+        if self.alive():
+            self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ForkedProcess:
+    """A command a fork server forked, seen as the `subprocess.Popen` (text mode) it stands for:
+    `pid`, `args`, `returncode`, `poll`, `wait`, `communicate`, `send_signal`, `terminate`,
+    `kill`. Output asked for as PIPE goes to a temporary file, read by `communicate`."""
+
+    def __init__(self, server: _Server, module: str, args: list[str], env: dict, cwd: str,
+                 stdout, stderr, new_session: bool):
+        self.args = [sys.executable, "-m", module, *args]
+        self.returncode: int | None = None
+        self._captured: dict[str, object] = {}
+        self._received = b""
+        opened = []
+        fds = [0]
+        for name, target in (("stdout", stdout), ("stderr", stderr)):
+            if target == subprocess.PIPE:
+                self._captured[name] = tempfile.TemporaryFile()
+                fds.append(self._captured[name].fileno())
+            elif target == subprocess.DEVNULL:
+                opened.append(os.open(os.devnull, os.O_WRONLY))
+                fds.append(opened[-1])
+            elif target is None:
+                fds.append(len(fds))  # inherited, as Popen's None
+            else:
+                fds.append(target.fileno())
+        request = json.dumps({"module": module, "args": args, "env": env, "cwd": cwd,
+                              "new_session": new_session}).encode()
+        self._connection = server.connect(patience=3600)
+        try:
+            socket.send_fds(self._connection, [f"{len(request)}\n".encode() + request], fds)
+        finally:
+            for fd in opened:
+                os.close(fd)
+        self.pid = int(self._line(timeout=None))
+
+    def _line(self, timeout: float | None) -> bytes:
+        self._connection.settimeout(timeout)
+        while b"\n" not in self._received:
+            try:
+                more = self._connection.recv(64)
+            except (socket.timeout, BlockingIOError):
+                raise subprocess.TimeoutExpired(self.args, timeout) from None
+            if not more:
+                raise RuntimeError(f"the fork server ended before {self.args} did")
+            self._received += more
+        line, _, self._received = self._received.partition(b"\n")
+        return line
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            status = int(self._line(timeout))
+            self.returncode = os.waitstatus_to_exitcode(status)
+            self._connection.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        try:
+            return self.wait(timeout=0)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def communicate(self, timeout: float | None = None) -> tuple[str | None, str | None]:
+        self.wait(timeout)
+        return self._text("stdout"), self._text("stderr")
+
+    def _text(self, name: str) -> str | None:
+        """What the command wrote to a PIPE, decoded as Popen's text mode decodes it."""
+        file = self._captured.get(name)
+        if file is None:
+            return None
+        file.seek(0)
+        with io.TextIOWrapper(file, encoding=locale.getpreferredencoding(False)) as text:
+            return text.read()
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
