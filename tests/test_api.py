@@ -42,7 +42,7 @@ from official.peft import methods
 from official.tasks.classification import example_losses
 from official.text.tokenizer import FullTokenizer
 from official.text.vocab import VocabError
-from tests.cli import ENV, REPO, run_module, succeeded
+from tests.cli import ENV, PATIENCE, REPO, run_module, succeeded
 
 SEQ = 16
 TEXTS = ["The cat sat on the mat.", "Zoë lives in Zürich, near the lake.", "a", ""]
@@ -377,7 +377,7 @@ def test_a_keras_file_loads_after_import_keras_official(saved_classifier):
     TensorFlow."""
     def python(code):
         return subprocess.run([sys.executable, "-c", code, saved_classifier], cwd=REPO, env=ENV,
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=PATIENCE)
     alone = python("import sys, official; print('tensorflow' in sys.modules)")
     assert alone.returncode == 0 and alone.stdout.strip() == "False", alone.stderr[-2000:]
     loaded = python("import sys, keras, official; "

@@ -28,7 +28,17 @@ from data_prep.pretraining_options import PretrainingDataOptions
 from official import checkpoints
 from official.configs import BertConfig
 from official.training.pretraining_input import changed_files, fingerprint
-from tests.cli import ENV, REPO, refused, run_module, run_modules, snapshot, succeeded
+from tests.cli import (
+    ENV,
+    PATIENCE,
+    REPO,
+    refused,
+    run_module,
+    run_modules,
+    snapshot,
+    start,
+    succeeded,
+)
 
 SEQ, PREDICTIONS = 32, 5
 # The environment of a user's shell: no TF_CPP_MIN_LOG_LEVEL (tests/cli.py's ENV sets one).
@@ -143,16 +153,15 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
     """A SIGKILL loses only the steps after the last whole checkpoint, and what it cut short
     (TensorFlow's model.ckpt-N_temp/ folder) is removed by the rerun."""
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "run_scripts.run_pretraining",
-               *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=30",
-                               "--save_checkpoints_steps=1", "--iterations_per_loop=1")]
+    flags = pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=30",
+                           "--save_checkpoints_steps=1", "--iterations_per_loop=1")
     # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*: kill the run
     # the moment such a folder is seen (a save happens at every step, so one is soon caught).
     for _ in range(5):
         shutil.rmtree(out, ignore_errors=True)
-        process = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
+        process = start("run_scripts.run_pretraining", *flags, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL)
+        deadline = time.time() + PATIENCE
         while process.poll() is None and time.time() < deadline:
             names = os.listdir(out) if os.path.isdir(out) else []
             # After the first whole checkpoint, so that there is one to resume from.
@@ -160,7 +169,7 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
                 process.kill()
                 break
             time.sleep(0.002)
-        process.wait(timeout=60)
+        process.wait(timeout=PATIENCE)
         left = [name for name in os.listdir(out) if name.endswith("_temp")]
         if process.returncode == -signal.SIGKILL and left and checkpoint_steps(out):
             break
@@ -185,13 +194,13 @@ def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_pa
                          "--save_checkpoints_steps=100000", "--iterations_per_loop=1",
                          "--log_steps=1")],
         cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
+    deadline = time.time() + PATIENCE
     while not (out / "train").exists():
         assert process.poll() is None and time.time() < deadline, process.stderr.read()[-3000:]
         time.sleep(0.1)
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=PATIENCE)
     result = subprocess.CompletedProcess(process.args, process.returncode, "", stderr)
     line = refused(result, "stopped by SIGINT at step", "the checkpoint is saved", code=130)
     step = int(re.search(r"at step (\d+)", line).group(1))

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from official import output_lock
-from tests.cli import ENV, REPO, BackgroundRun, refused, run_module, snapshot
+from tests.cli import ENV, PATIENCE, REPO, BackgroundRun, refused, run_module, snapshot
 from tests.test_bad_inputs_pretraining import checkpoint_steps, pretrain_flags
 from tests.test_score_minimal_pairs import command as scoring_command
 from tests.test_score_minimal_pairs import write_model
@@ -43,9 +43,11 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _wait_for(condition, what: str, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
+def _wait_for(condition, what: str, process=None) -> None:
+    """Until `condition()` holds; fails once `process` (if given) has ended without it."""
+    deadline = time.monotonic() + PATIENCE
     while not condition():
+        assert process is None or process.poll() is None, f"{what}: the process ended"
         assert time.monotonic() < deadline, what
         time.sleep(0.1)
 
@@ -61,7 +63,7 @@ def test_a_killed_runner_takes_its_stage_with_it_and_a_second_writer_is_refused(
          str(out), str(tmp_path)], cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        _wait_for(lambda: (out / "train").is_dir(), "the stage never started training")
+        _wait_for(lambda: (out / "train").is_dir(), "the stage never started training", runner)
         stage = output_lock.holder(str(out))
         assert stage is not None and stage != runner.pid and _alive(stage)
 
@@ -73,11 +75,11 @@ def test_a_killed_runner_takes_its_stage_with_it_and_a_second_writer_is_refused(
         assert snapshot(out / "bert_config.json") == before and _alive(stage)
 
         runner.kill()
-        runner.wait(timeout=60)
+        runner.wait(timeout=PATIENCE)
         # Dead, and every thread of it gone (a leader can be a zombie while a thread that is
         # still writing keeps the folder's lock).
         _wait_for(lambda: not _alive(stage) and output_lock.holder(str(out)) is None,
-                  "the stage outlived its killed runner", 120)
+                  "the stage outlived its killed runner")
     finally:
         if runner.poll() is None:
             os.killpg(runner.pid, signal.SIGKILL)

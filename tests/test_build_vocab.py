@@ -10,7 +10,7 @@ import pytest
 from data_prep import wordpiece_vocab
 from data_prep.input_errors import InputError
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV
+from tests.cli import ENV, PATIENCE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -58,7 +58,7 @@ def cli_runs(text_file, tmp_path_factory):
     }
     results = {}
     for name, run in runs.items():
-        stdout, stderr = run.communicate(timeout=300)
+        stdout, stderr = run.communicate(timeout=PATIENCE)
         results[name] = (run.returncode, stdout, stderr)
     return tmp, results
 

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from data_prep.pretraining_options import PretrainingDataOptions
-from tests.cli import ENV
+from tests.cli import ENV, PATIENCE
 from tests.test_original_instances import REPO, VOCAB, assert_same_records, run_original
 
 A_TEXT = "The cat sat on the mat.\nIt was a sunny day.\nEveryone was outside.\n\n"
@@ -70,7 +70,7 @@ def runs(tmp_path_factory):
     }
     results = {}
     for case, (process, out) in cases.items():
-        _, stderr = process.communicate(timeout=120)
+        _, stderr = process.communicate(timeout=PATIENCE)
         results[case] = (process.returncode, stderr.strip().splitlines(), out)
     results["root"] = root
     return results

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from tests.cli import ENV
+from tests.cli import ENV, PATIENCE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,7 +37,7 @@ def start(args, tf_config=None):
 
 
 def finish(process):
-    _, stderr = process.communicate(timeout=600)
+    _, stderr = process.communicate(timeout=PATIENCE)
     assert process.returncode == 0, stderr[-3000:]
 
 

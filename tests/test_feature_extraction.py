@@ -13,7 +13,7 @@ from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.tasks import feature_extraction as fe
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV
+from tests.cli import ENV, PATIENCE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -267,7 +267,7 @@ def test_doc_stride_refuses_pairs(tmp_path, tokenizer, config):
 def run_cli(*flags):
     env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([sys.executable, "-m", "run_scripts.extract_features", *flags],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=PATIENCE)
 
 
 @pytest.fixture

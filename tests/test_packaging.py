@@ -16,6 +16,8 @@ import subprocess
 import sys
 import zipfile
 
+from tests.cli import PATIENCE
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join("official", "uncased_vocab.txt")
 
@@ -31,7 +33,8 @@ def _copy_of_checkout(folder):
 
 def _pip(*args):
     done = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check",
-                           "--no-input", *args], capture_output=True, text=True, timeout=300)
+                           "--no-input", *args], capture_output=True, text=True,
+                          timeout=PATIENCE)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done
 
@@ -42,7 +45,7 @@ def _python_elsewhere(folder, code, *args):
     folder.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=folder,
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=PATIENCE,
                           env=dict(env, TF_CPP_MIN_LOG_LEVEL="3"))
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip()

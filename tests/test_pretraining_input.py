@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from data_prep import pretraining_examples as pe
 from official.training import pretraining_input as pi
-from tests.cli import ENV
+from tests.cli import ENV, PATIENCE
 from tests.reference_bert import original_parse_spec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -260,7 +260,7 @@ def test_same_seed_same_batches_in_separate_runs(tmp_path):
     runs = [subprocess.Popen([sys.executable, "-c", DIGEST_OF_BATCHES, *files], cwd=REPO,
                              stdout=subprocess.PIPE, env=env)
             for _ in range(2)]  # side by side: two cores
-    digests = [run.communicate(timeout=120)[0].decode().strip() for run in runs]
+    digests = [run.communicate(timeout=PATIENCE)[0].decode().strip() for run in runs]
     assert [run.returncode for run in runs] == [0, 0]
     assert len(digests[0]) == 64 and digests[0] == digests[1]
 

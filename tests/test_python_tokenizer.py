@@ -15,7 +15,7 @@ import pytest
 from official.text import python_tokenizer
 from official.text.python_tokenizer import PythonTokenizer
 from official.text.vocab import VocabError
-from tests.cli import ENV, REPO
+from tests.cli import ENV, PATIENCE, REPO
 from tests.reference_bert import import_original
 from tests.test_basic_tokenizer import _sweep_lines
 from tests.test_startup import BLOCKED
@@ -114,6 +114,6 @@ def test_it_needs_no_tensorflow():
             "print(t.tokenize_batch_ids(['Héllo, wörld!'])[0].tolist())")
     env = dict(ENV, PYTHONPATH=f"{BLOCKED}:{ENV['PYTHONPATH']}")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[7592, 1010, 2088, 999]"

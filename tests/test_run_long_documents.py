@@ -20,6 +20,7 @@ import pytest
 from official.configs import BertConfig
 from tests.cli import (
     ENV,
+    PATIENCE,
     eval_results,
     refused,
     run_module,
@@ -212,7 +213,7 @@ def test_serving_memory_does_not_grow_with_the_text(tmp_path):
                                 env=ENV) for words in (1000, 100_000)]
     peaks = []
     for client in clients:
-        stdout, stderr = client.communicate(timeout=600)
+        stdout, stderr = client.communicate(timeout=PATIENCE)
         succeeded(subprocess.CompletedProcess(client.args, client.returncode, stdout, stderr))
         peaks.append(tuple(map(int, stdout.split())))  # windows, kilobytes
     (short_windows, short), (long_windows, long) = peaks

@@ -19,7 +19,7 @@ from official.checkpoints import tf1
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, REPO
+from tests.cli import ENV, PATIENCE, REPO
 
 
 def command(data, output_dir, *flags):
@@ -128,7 +128,7 @@ def _start_until(data, output_dir, ready, *flags):
                                        "--iterations_per_loop=1", *flags),
                                cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
+    deadline = time.time() + PATIENCE
     while not ready():
         assert process.poll() is None, process.stderr.read()[-3000:]
         assert time.time() < deadline, "the run did not get going"
@@ -142,7 +142,7 @@ def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
                            "--save_checkpoints_steps=100000", "--log_steps=1")
     time.sleep(1.0)
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=PATIENCE)
     assert process.returncode == 143, stderr[-3000:]
     assert "Traceback" not in stderr
     assert "SIGTERM" in stderr.strip().splitlines()[-1]
@@ -270,7 +270,7 @@ def side_by_side(data, root, flags: dict) -> dict:
                  for name in flags}
     results = {}
     for name, process in processes.items():
-        stdout, stderr = process.communicate(timeout=600)
+        stdout, stderr = process.communicate(timeout=PATIENCE)
         results[name] = (root / name, subprocess.CompletedProcess(
             process.args, process.returncode, stdout, stderr))
     return results

@@ -18,7 +18,7 @@ import pytest
 
 from data_prep import fast_generation
 from data_prep.pretraining_options import PretrainingDataOptions
-from tests.cli import ENV
+from tests.cli import ENV, PATIENCE
 from tests.test_startup import BLOCKED
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -115,7 +115,7 @@ def test_worker_processes_without_tensorflow_write_the_same_bytes(corpus, tmp_pa
         [sys.executable, "-m", "data_prep.create_pretraining_data", f"--input_file={corpus}",
          f"--output_dir={tmp_path / 'workers'}", f"--vocab_file={vocab_for(cased)}",
          "--do_lower_case=false", f"--num_shards={num_shards}", "--num_workers=2", *flags],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 0, result.stderr[-3000:]
     for shard in range(num_shards):
         name = f"pretraining-{shard:05d}-of-{num_shards:05d}.tfrecord"
