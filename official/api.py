@@ -81,21 +81,12 @@ def load_encoder(path: str, config: BertConfig | str | None = None) -> BertEncod
 
 
 def _read(path: str, config: BertConfig | str | None) -> tuple[BertConfig, tf1.Weights]:
-    """(config, weights) of the checkpoint at `path`, each read once: `config` if given, else a
-    folder format's (Hugging Face, keras-hub) own config, else the bert_config.json beside the
-    checkpoint."""
+    """(config, weights) of the checkpoint at `path` (`checkpoints.read`: `config` if given,
+    else a folder format's own, else the bert_config.json beside it), once it is named for what
+    it is when it is clearly no checkpoint."""
     _check_is_checkpoint(path)
-    if isinstance(config, str):
-        config = BertConfig.from_json_file(config)
-    if checkpoints.folder_format(path) is not None:
-        if config is None:
-            return checkpoints.read_config_and_weights(path)
-        return config, checkpoints.weights_for(path, config)
-    checkpoints.resolve_checkpoint(path)  # no checkpoint there is named before a config
-    if config is None:
-        config = checkpoints.config_beside(
-            path, "pass config= (a BertConfig or its bert_config.json)")[1]
-    return config, checkpoints.read_weights(path, config)
+    return checkpoints.read(path, config, remedy="pass config= (a BertConfig or its "
+                                                 "bert_config.json)")
 
 
 def _check_is_checkpoint(path: str) -> None:

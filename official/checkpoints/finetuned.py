@@ -15,7 +15,8 @@ and its weights restored into the model that made them.
     resolve_source(path) -> Source
                            any --init_checkpoint resolved the same way: a training output (best/
                            when kept), any checkpoint with the bert_config.json beside it, or a
-                           folder with its own config (Hugging Face, keras-hub)
+                           folder with its own config (Hugging Face, keras-hub), the config by
+                           the one rule of official/checkpoints/reading.py
     check_record(dir, name, text)
                            refuses a rerun whose record differs from the one the checkpoints in
                            `dir` were made with
@@ -176,8 +177,7 @@ def resolve_source(path: str) -> Source:
       CheckpointError: no checkpoint there (no config beside it: when `config` is read).
     """
     if checkpoints.folder_format(path) is not None:
-        config, _ = checkpoints.read_config_and_weights(path)
-        return Source(path, None, config)
+        return Source(path, None, checkpoints.config_of(path)[1])
     return Source(path, resolve(path))
 
 

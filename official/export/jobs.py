@@ -54,18 +54,13 @@ from official.text.tokenizer import FullTokenizer
 
 
 def _config(options: ExportOptions, weights: str | None = None) -> BertConfig:
-    """options.bert_config_file, else the bert_config.json beside `weights` (default the run
-    exported: peft_checkpoint or init_checkpoint), checked against max_seq_length and the vocab."""
-    path = options.bert_config_file
+    """The config of the weights (default the run exported: peft_checkpoint or init_checkpoint)
+    by the one rule (`checkpoints.config_of`: options.bert_config_file, else a folder's own,
+    else the bert_config.json beside them), checked against max_seq_length and the vocab."""
     weights = weights or options.peft_checkpoint or options.init_checkpoint
-    if path is None and weights:
-        path = checkpoints.beside(weights, checkpoints.CONFIG_FILE)
-        if path is None:
-            raise ValueError(f"no --bert_config_file given and no {checkpoints.CONFIG_FILE} "
-                             f"beside {weights}")
-    if path is None:
+    if options.bert_config_file is None and not weights:
         raise ValueError(f"export_type={options.export_type} needs --bert_config_file")
-    config = BertConfig.from_json_file(path)
+    path, config = checkpoints.config_of(weights, options.bert_config_file)
     config.check_seq_length(options.max_seq_length, path, flag="max_seq_length")
     vocab.check_fits(options.vocab_file, config.vocab_size, path)
     return config
@@ -91,18 +86,13 @@ def _encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
 
 
 def _sentence_encoder(options: ExportOptions, tokenizer: FullTokenizer) -> tf.Module:
-    """Any checkpoint's encoder pooled into sentence vectors; a Hugging Face folder's own
-    config.json is its config."""
+    """Any checkpoint's encoder pooled into sentence vectors (a Hugging Face folder's own
+    config.json is its config, as any folder format's)."""
     if not options.init_checkpoint:
         raise ValueError("export_type=sentence_encoder needs --init_checkpoint")
     settings = options.sentence.over(sentence_transformers.settings_of(options.init_checkpoint))
     settings = settings.over(DEFAULT_SETTINGS)
-    config = checkpoints.read_config_and_weights(options.init_checkpoint)[0]
-    if config is None:
-        config = _config(dataclasses.replace(options, max_seq_length=settings.max_seq_length))
-    else:
-        config.check_seq_length(settings.max_seq_length, options.init_checkpoint,
-                                flag="max_seq_length")
+    config = _config(dataclasses.replace(options, max_seq_length=settings.max_seq_length))
     encoder, _ = restoring.pretrained_encoder(config, options.init_checkpoint)
     model = BertSentenceEncoder(encoder, settings.pooling, settings.normalize)
     precision.in_serving_dtype(model, options.serving_dtype)
