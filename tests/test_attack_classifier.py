@@ -5,7 +5,6 @@ by hand; and data_prep/attack_data (the input TSV, the output read back for --au
 
 import json
 import subprocess
-import sys
 import time
 
 import pytest
@@ -165,12 +164,11 @@ def test_a_killed_attack_goes_on_from_the_last_whole_line(files, tmp_path):
     dev.write_text("label\tsentence\n" + "".join(f"{a}\t{b}\n" for a, b in rows))
     output = tmp_path / "attack.jsonl"
     progress = tmp_path / "attack.progress.jsonl"
-    command = [sys.executable, "-m", "run_scripts.attack_classifier",
+    command = ["run_scripts.attack_classifier",
                f"--export_dir={files['classifier']}", f"--input_file={dev}",
                f"--synonyms_file={files['synonyms']}", f"--output_file={output}"]
-    process = subprocess.Popen(command, cwd=cli.REPO, env=cli.ENV, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
+    process = cli.start(*command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + cli.PATIENCE
     while time.monotonic() < deadline and process.poll() is None and (
             not progress.exists() or progress.read_text().count("\n") < 4):
         time.sleep(0.01)
@@ -180,7 +178,7 @@ def test_a_killed_attack_goes_on_from_the_last_whole_line(files, tmp_path):
     done = progress.read_text().count("\n") - 1
     with open(progress, "a", encoding="utf-8") as f:
         f.write('{"status": "succ')  # a line cut by the kill
-    result = cli.succeeded(cli.run_module(*command[2:]))
+    result = cli.succeeded(cli.run_module(*command))
     assert f"Going on after the {done} texts an interrupted run attacked" in result.stderr
     records = read_lines(output)
     assert [r["original"] for r in records] == [text for _, text in rows]

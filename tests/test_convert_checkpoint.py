@@ -4,15 +4,13 @@ import ast
 import dataclasses
 import importlib.util
 import os
-import subprocess
-import sys
 
 import numpy as np
 
 from official import checkpoints
 from official.checkpoints import hf, tf1, tf2
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, REPO, run_modules
+from tests.cli import run_module, run_modules
 
 
 def last_line(stderr: str) -> str:
@@ -22,9 +20,7 @@ def last_line(stderr: str) -> str:
 
 
 def convert(*args):
-    return subprocess.run([sys.executable, "-m", "run_scripts.convert_checkpoint", *args],
-                          cwd=REPO, capture_output=True, text=True,
-                          env=ENV)
+    return run_module("run_scripts.convert_checkpoint", *args)
 
 
 def original_release(directory, config):
