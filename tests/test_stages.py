@@ -165,9 +165,10 @@ trace.write("done\\n")
 
 # Runs one stage of the stand-in; exits as the runner's stop says (130 ctrl-C, 143 SIGTERM).
 DRIVER = """
-import sys
+import signal, sys
 from official.command_line import Terminated
 from run_scripts.stages import ProgressLines, Runner, Stage
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not an `&` job's)
 root = sys.argv[1]
 stage = Stage("work", "the work", ["-c", {code!r}, root + "/made"], outputs=[root + "/made"])
 try:
