@@ -3,7 +3,7 @@ r"""How fast every entry point answers --help, a misspelt flag and a missing fil
     .venv/bin/python -m bench.startup [--rounds=5]
 
 Each entry point checks its flags, files and settings before it loads TensorFlow
-(run_scripts/entry_point.py), so these answers cost an interpreter and absl, not TensorFlow's
+(official/command_line.py), so these answers cost an interpreter and absl, not TensorFlow's
 seconds. Every case is a fresh process, timed wall-clock; the cases run in rounds
 (bench/rounds.py), each round timing every case once, beside the peer: `python -c "import
 tensorflow"`, what each answer cost before. Printed: the median seconds of each case, each entry

@@ -12,15 +12,12 @@ The last line says how many tokens were written, and, when fewer than --vocab_si
 corpus has too few pieces seen --min_piece_count times or more (wordpiece_vocab.py).
 """
 
-import sys
-from typing import NoReturn
-
-from absl import app, flags, logging
+from absl import flags, logging
 
 from data_prep.corpus_shards import expand_input_files
 from data_prep.input_errors import InputError
-from official import command_line, console
-from official.output_paths import OutputPathError, check_output_file
+from official import command_line
+from official.output_paths import check_output_file
 
 # The learner's default; repeated here so that --help loads no TensorFlow (the module that
 # defines it does). A test checks that the two agree.
@@ -40,41 +37,28 @@ flags.DEFINE_integer("min_piece_count", _DEFAULT_MIN_PIECE_COUNT,
 FLAGS = flags.FLAGS
 
 
-def main(argv: list[str]) -> int:
-    console.use_plain_lines()
-    try:
-        if len(argv) > 1:
-            raise InputError(f"{argv[1]}: unexpected argument")
-        for name in ("input_file", "output_file"):
-            if not FLAGS[name].value:
-                raise InputError(f"--{name}: required")
-        if FLAGS.min_piece_count < 1:
-            raise InputError(f"--min_piece_count={FLAGS.min_piece_count}: must be at least 1")
-        check_output_file(FLAGS.output_file, "output_file")
-        input_files = expand_input_files(FLAGS.input_file)
-        # TensorFlow (the tokenizer's word splits) loads only once the flags are known to be
-        # usable, its C++ start-up notes held back.
-        console.import_tensorflow_quietly(sys.argv)
-        from data_prep.wordpiece_vocab import build_vocab
-        learned = build_vocab(input_files, FLAGS.output_file, FLAGS.vocab_size,
-                              FLAGS.do_lower_case, FLAGS.min_piece_count)
-    except (InputError, OutputPathError) as e:
-        return _fail(str(e), 1)
-    except OSError as e:  # An input that cannot be read, an output that failed while writing.
-        return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
-    except KeyboardInterrupt as e:
-        command_line.stopped("build_vocab", e, f"{FLAGS.output_file} not written; rerunning "
-                             "the same command finishes the job")
+def prepare() -> list[str]:
+    """The flags and the output place checked; the input files."""
+    for name in ("input_file", "output_file"):
+        if not FLAGS[name].value:
+            raise InputError(f"--{name}: required")
+    if FLAGS.min_piece_count < 1:
+        raise InputError(f"--min_piece_count={FLAGS.min_piece_count}: must be at least 1")
+    check_output_file(FLAGS.output_file, "output_file")
+    return expand_input_files(FLAGS.input_file)
+
+
+def job(input_files: list[str]) -> None:
+    from data_prep.wordpiece_vocab import build_vocab
+    learned = build_vocab(input_files, FLAGS.output_file, FLAGS.vocab_size,
+                          FLAGS.do_lower_case, FLAGS.min_piece_count)
     why = learned.shortfall(FLAGS.vocab_size, FLAGS.min_piece_count)
     logging.info("wrote %d tokens to %s%s", len(learned.tokens), FLAGS.output_file,
                  f", fewer than --vocab_size={FLAGS.vocab_size}: {why}" if why else "")
-    return 0
-
-
-def _fail(message: str, status: int) -> NoReturn:
-    """The one-line error, last on stderr; the process ends with `status`."""
-    command_line.fail("build_vocab", message, status)
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=command_line.flags_parser("build_vocab"))
+    # TensorFlow (the tokenizer's word splits) loads only once the flags are known to be usable,
+    # its C++ start-up notes held back.
+    command_line.main("build_vocab", prepare, job, left=lambda: f"{FLAGS.output_file} not "
+                      "written; rerunning the same command finishes the job")

@@ -50,13 +50,13 @@ import pickletools
 import re
 import tarfile
 import zlib
-from typing import Any, NoReturn
+from typing import Any
 
-from absl import app, flags, logging
+from absl import flags, logging
 
-from official import command_line, console
+from official import command_line
 from official.atomic_files import open_atomically
-from official.output_paths import OutputPathError, check_output_file
+from official.output_paths import check_output_file
 
 FLAGS = flags.FLAGS
 
@@ -415,37 +415,26 @@ def convert(path: str, classes: list[str]) -> list[dict]:
     return converted
 
 
-def main(argv: list[str]) -> int:
-    console.use_plain_lines()
-    try:
-        if len(argv) > 1:
-            raise SuiteError(f"{argv[1]}: unexpected argument")
-        for name in ("input_file", "output_file"):
-            if not FLAGS[name].value:
-                raise SuiteError(f"--{name}: required")
-        if len(FLAGS.classes) < 2 or len(set(FLAGS.classes)) != len(FLAGS.classes):
-            raise SuiteError(f"--classes={','.join(FLAGS.classes)}: at least two distinct names")
-        check_output_file(FLAGS.output_file, "output_file")
-        tests = convert(FLAGS.input_file, FLAGS.classes)
-        with open_atomically(FLAGS.output_file) as f:
-            for test in tests:
-                f.write(json.dumps(test, ensure_ascii=False) + "\n")
-    except (SuiteError, OutputPathError) as e:
-        return _fail(str(e), 1)
-    except OSError as e:
-        return _fail(command_line.describe(e), 1)
-    except KeyboardInterrupt as e:
-        command_line.stopped("checklist_suite", e, f"{FLAGS.output_file} not written")
+def prepare() -> None:
+    """The flags and the output place checked."""
+    for name in ("input_file", "output_file"):
+        if not FLAGS[name].value:
+            raise SuiteError(f"--{name}: required")
+    if len(FLAGS.classes) < 2 or len(set(FLAGS.classes)) != len(FLAGS.classes):
+        raise SuiteError(f"--classes={','.join(FLAGS.classes)}: at least two distinct names")
+    check_output_file(FLAGS.output_file, "output_file")
+
+
+def job(_: None) -> None:
+    tests = convert(FLAGS.input_file, FLAGS.classes)
+    with open_atomically(FLAGS.output_file) as f:
+        for test in tests:
+            f.write(json.dumps(test, ensure_ascii=False) + "\n")
     cases = sum(len(test["cases"]) for test in tests)
     logging.info("wrote %d tests (%d cases) to %s", len(tests), cases, FLAGS.output_file)
-    return 0
-
-
-def _fail(message: str, status: int) -> NoReturn:
-    """The one-line error, last on stderr; the process ends with `status`."""
-    command_line.fail("checklist_suite", message, status)
 
 
 if __name__ == "__main__":
     define_flags()
-    app.run(main, flags_parser=command_line.flags_parser("checklist_suite"))
+    command_line.main("checklist_suite", prepare, job, tensorflow=False,
+                      left=lambda: f"{FLAGS.output_file} not written")

@@ -32,17 +32,15 @@ import os
 import re
 import signal
 import sys
-from typing import Callable, NoReturn
+from typing import Callable, NamedTuple
 
-from absl import app, flags, logging
+from absl import flags, logging
 
-from data_prep.input_errors import InputError
-from data_prep.pretraining_options import OptionsError, PretrainingDataOptions
+from data_prep.pretraining_options import PretrainingDataOptions
 from official import command_line, console, settings_parsing
 from official.atomic_files import TEMP_SUFFIX
-from official.output_paths import OutputPathError, check_output_dir, check_output_file
+from official.output_paths import check_output_dir, check_output_file
 from official.pretraining_shards import SUMMARY_FILE
-from official.text.vocab import VocabError
 
 _DEFAULTS = PretrainingDataOptions()
 
@@ -152,52 +150,52 @@ def _remove_temp_files_of(paths: list[str]) -> None:
                     os.unlink(os.path.join(folder, found))
 
 
-def main(argv: list[str]) -> int:
-    console.use_plain_lines()
+class Plan(NamedTuple):
+    """What the flags say, checked."""
+    options: PretrainingDataOptions
+    output_files: list[str]  # --reproduce_original's
+
+
+def prepare() -> Plan:
+    """Every flag checked, and where the output goes, before any input is read: a place that
+    cannot be written would otherwise fail at the first write, after all the work."""
     output_files = [path for path in (FLAGS.output_file or "").split(",") if path]
+    options = _options_from_flags()
+    if FLAGS.reproduce_original:
+        options.check_original()
+    for name, given in (("input_file", FLAGS.input_file), ("vocab_file", FLAGS.vocab_file),
+                        ("output_file", output_files) if FLAGS.reproduce_original
+                        else ("output_dir", FLAGS.output_dir)):
+        if not given:
+            raise _FlagError(f"--{name}: required")
+    for name in ("num_shards", "num_workers"):
+        if FLAGS[name].value < 1:
+            raise _FlagError(f"--{name}={FLAGS[name].value}: must be at least 1")
+    if FLAGS.reproduce_original:
+        for path in output_files:
+            check_output_file(path, "output_file")
+    else:
+        check_output_dir(FLAGS.output_dir, "output_dir")
+    return Plan(options, output_files)
+
+
+def job(plan: Plan) -> None:
+    """Generates; a stop by SIGTERM or ctrl-C ends here in its own line (`_StopOnSignals`)."""
 
     def stopped_message(signum: int) -> str:
-        where = (f"{', '.join(output_files)} not written" if FLAGS.reproduce_original else
-                 f"{FLAGS.output_dir} is incomplete (no {SUMMARY_FILE})")
+        where = (f"{', '.join(plan.output_files)} not written" if FLAGS.reproduce_original
+                 else f"{FLAGS.output_dir} is incomplete (no {SUMMARY_FILE})")
         return (f"stopped by {signal.Signals(signum).name}: {where}; rerunning the same command "
                 f"finishes the job")
 
     stop = _StopOnSignals(stopped_message)
     try:
-        if len(argv) > 1:
-            raise _FlagError(f"{argv[1]}: unexpected argument")
-        options = _options_from_flags()
-        if FLAGS.reproduce_original:
-            options.check_original()
-        for name, given in (("input_file", FLAGS.input_file), ("vocab_file", FLAGS.vocab_file),
-                            ("output_file", output_files) if FLAGS.reproduce_original
-                            else ("output_dir", FLAGS.output_dir)):
-            if not given:
-                raise _FlagError(f"--{name}: required")
-        for name in ("num_shards", "num_workers"):
-            if FLAGS[name].value < 1:
-                raise _FlagError(f"--{name}={FLAGS[name].value}: must be at least 1")
-        # Where the output goes is checked before any input is read: a place that cannot be
-        # written would otherwise fail at the first write, after all the work.
-        if FLAGS.reproduce_original:
-            for path in output_files:
-                check_output_file(path, "output_file")
-        else:
-            check_output_dir(FLAGS.output_dir, "output_dir")
-    except (_FlagError, OptionsError, OutputPathError) as e:
-        return _fail(e)
-
-    try:
-        _generate(options, output_files, stop)
-    except BaseException as e:
+        _generate(plan.options, plan.output_files, stop)
+    except BaseException:
         if stop.signum is not None:  # Whatever the stop became on its way up.
-            return _fail(stopped_message(stop.signum), status=128 + stop.signum)
-        if isinstance(e, (InputError, OptionsError, VocabError)):
-            return _fail(e)
-        if isinstance(e, OSError) and e.filename and e.strerror:  # A file that failed in work.
-            return _fail(f"{e.filename}: {e.strerror}")
+            command_line.fail("create_pretraining_data", stopped_message(stop.signum),
+                              128 + stop.signum)
         raise
-    return 0
 
 
 def _generate(options: PretrainingDataOptions, output_files: list[str],
@@ -254,10 +252,6 @@ def _options_from_flags() -> PretrainingDataOptions:
         masking_mix=masking_mix)
 
 
-def _fail(error: Exception | str, status: int = 1) -> NoReturn:
-    """The one-line error, last on stderr; the process ends with `status`."""
-    command_line.fail("create_pretraining_data", str(error), status)
-
-
 if __name__ == "__main__":
-    app.run(main, flags_parser=command_line.flags_parser("create_pretraining_data"))
+    # The fast generator's coordinating process never loads TensorFlow (_generate).
+    command_line.main("create_pretraining_data", prepare, job, tensorflow=False)

@@ -20,20 +20,17 @@ before the text is read; the files appear only when complete.
 import hashlib
 import json
 import os
-import sys
-from typing import NoReturn
 
-from absl import app, flags, logging
+from absl import flags, logging
 
 from data_prep.corpus_shards import expand_input_files
 from data_prep.domain_text import read_texts
 from data_prep.input_errors import InputError
 from data_prep.vocab_extension import STRATEGIES, layout, unused_slots
-from official import command_line, console
+from official import command_line
 from official.atomic_files import open_atomically
-from official.output_paths import OutputPathError, check_output_dir
+from official.output_paths import check_output_dir
 from official.text.python_tokenizer import PythonTokenizer
-from official.text.vocab import VocabError
 
 VOCAB_FILE, RECORD_FILE = "vocab.txt", "vocab_extension.json"
 
@@ -70,29 +67,20 @@ def _checked_base() -> list[str]:
     return tokens
 
 
-def main(argv: list[str]) -> int:
-    console.use_plain_lines()
-    try:
-        if len(argv) > 1:
-            raise InputError(f"{argv[1]}: unexpected argument")
-        for name in ("vocab_file", "input_file", "output_dir"):
-            if not FLAGS[name].value:
-                raise InputError(f"--{name}: required")
-        base_tokens = _checked_base()
-        files = expand_input_files(FLAGS.input_file)
-        # TensorFlow (under the learner's package) loads once the flags are known to be usable.
-        console.import_tensorflow_quietly(sys.argv)
-        record, fits = _extend(base_tokens, files)
-    except (InputError, OutputPathError, VocabError) as e:
-        return _fail(str(e), 1)
-    except OSError as e:
-        return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
-    except KeyboardInterrupt as e:
-        command_line.stopped("extend_vocab", e, f"nothing written to {FLAGS.output_dir}")
+def prepare() -> tuple[list[str], list[str]]:
+    """The flags, the base vocab and the output place checked; (the base's tokens, the input
+    files)."""
+    for name in ("vocab_file", "input_file", "output_dir"):
+        if not FLAGS[name].value:
+            raise InputError(f"--{name}: required")
+    return _checked_base(), expand_input_files(FLAGS.input_file)
+
+
+def job(plan: tuple[list[str], list[str]]) -> None:
+    record, fits = _extend(*plan)
     print("\n".join(fit.table() for fit in fits))
     logging.info("added %d tokens (%s): %s", len(record["tokens"]), FLAGS.strategy,
                  os.path.join(FLAGS.output_dir, VOCAB_FILE))
-    return 0
 
 
 def _extend(base_tokens: list[str], files: list[str]) -> tuple[dict, list]:
@@ -133,10 +121,7 @@ def _extend(base_tokens: list[str], files: list[str]) -> tuple[dict, list]:
     return record, fits
 
 
-def _fail(message: str, status: int) -> NoReturn:
-    """The one-line error, last on stderr; the process ends with `status`."""
-    command_line.fail("extend_vocab", message, status)
-
-
 if __name__ == "__main__":
-    app.run(main, flags_parser=command_line.flags_parser("extend_vocab"))
+    # TensorFlow (under the learner's package) loads once the flags are known to be usable.
+    command_line.main("extend_vocab", prepare, job,
+                      left=lambda: f"nothing written to {FLAGS.output_dir}")

@@ -50,11 +50,11 @@ import dataclasses
 import os
 import random
 import re
-import sys
 
-from absl import app, flags
+from absl import flags
 
 from data_prep.input_errors import InputError
+from official import command_line
 from official.atomic_files import open_atomically
 
 flags.DEFINE_string("sentences_file", None, "The corpus: one sentence per line, documents "
@@ -284,23 +284,19 @@ def make(documents: list[Document], settings: Settings, output_dir: str) -> dict
             **{f"{split} passages": len(r) for split, r in passage_rows.items()}}
 
 
-def main(argv: list[str]) -> int:
-    del argv  # Unused.
-    settings = Settings(tuple(FLAGS.authors), FLAGS.corpus_bytes_per_author,
-                        FLAGS.train_per_author, FLAGS.eval_per_author, FLAGS.min_words,
-                        FLAGS.max_words, FLAGS.seed, FLAGS.train_passages_per_author,
-                        FLAGS.eval_passages_per_author, FLAGS.passage_min_words,
-                        FLAGS.passage_max_words)
-    try:
-        counts = make(read_documents(FLAGS.sentences_file, read_books(FLAGS.books_dir)),
-                      settings, FLAGS.output_dir)
-    except InputError as e:
-        print(f"gutenberg_demo_data: {e}", file=sys.stderr)
-        return 1
+def prepare() -> Settings:
+    return Settings(tuple(FLAGS.authors), FLAGS.corpus_bytes_per_author, FLAGS.train_per_author,
+                    FLAGS.eval_per_author, FLAGS.min_words, FLAGS.max_words, FLAGS.seed,
+                    FLAGS.train_passages_per_author, FLAGS.eval_passages_per_author,
+                    FLAGS.passage_min_words, FLAGS.passage_max_words)
+
+
+def job(settings: Settings) -> None:
+    counts = make(read_documents(FLAGS.sentences_file, read_books(FLAGS.books_dir)), settings,
+                  FLAGS.output_dir)
     print("gutenberg_demo_data: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
-    return 0
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["sentences_file", "books_dir", "output_dir"])
-    app.run(main)
+    command_line.main("gutenberg_demo_data", prepare, job,
+                      required=["sentences_file", "books_dir", "output_dir"], tensorflow=False)

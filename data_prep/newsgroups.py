@@ -36,12 +36,12 @@ import os
 import random
 import re
 import shutil
-import sys
 
-from absl import app, flags
+from absl import flags
 
 from data_prep import glue
 from data_prep.input_errors import InputError
+from official import command_line
 from official.atomic_files import atomic_path, open_atomically
 
 SPLITS = ("train", "test")
@@ -170,20 +170,17 @@ def make_sample(input_dir: str, output_dir: str, settings: Settings = Settings()
             for split, examples in samples.items()}
 
 
-def main(argv: list[str]) -> int:
-    del argv  # Unused.
-    settings = Settings(FLAGS.train_per_label, FLAGS.test_per_label, FLAGS.long_train_per_label,
-                        FLAGS.long_test_per_label, FLAGS.long_words, FLAGS.max_words, FLAGS.seed)
-    try:
-        counts = make_sample(FLAGS.input_dir, FLAGS.output_dir, settings)
-    except ValueError as e:  # InputError too
-        print(f"newsgroups: {e}", file=sys.stderr)
-        return 1
+def prepare() -> Settings:
+    return Settings(FLAGS.train_per_label, FLAGS.test_per_label, FLAGS.long_train_per_label,
+                    FLAGS.long_test_per_label, FLAGS.long_words, FLAGS.max_words, FLAGS.seed)
+
+
+def job(settings: Settings) -> None:
+    counts = make_sample(FLAGS.input_dir, FLAGS.output_dir, settings)
     print("newsgroups: " + ", ".join(f"{split} {c['posts']} posts ({c['long']} long)"
                                      for split, c in counts.items()))
-    return 0
 
 
 if __name__ == "__main__":
     define_flags()
-    app.run(main)
+    command_line.main("newsgroups", prepare, job, tensorflow=False)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 
-from absl import app, flags
+from absl import flags
 
 from data_prep.input_errors import utf8_lines
+from official import command_line
 from official.atomic_files import open_atomically
-from official.command_line import flags_parser
 from official.robustness.candidates import read_word_pairs
 
 FLAGS = flags.FLAGS
@@ -45,8 +45,7 @@ def sample(synonyms: list[tuple[str, str]], antonyms: set[frozenset], words: set
                    if a in words and a != b and frozenset((a, b)) not in antonyms})
 
 
-def main(argv) -> None:
-    del argv
+def job(_: None) -> None:
     words = {word for _, line in utf8_lines(FLAGS.texts_file)
              for word in re.findall(r"[a-z]+", line.lower())}
     antonyms = {frozenset(pair) for path in FLAGS.antonyms_files for pair in read_word_pairs(path)}
@@ -59,4 +58,4 @@ def main(argv) -> None:
 
 if __name__ == "__main__":
     define_flags()
-    app.run(main, flags_parser=flags_parser("synonyms_sample"))
+    command_line.main("synonyms_sample", lambda: None, job, tensorflow=False)

@@ -32,9 +32,9 @@ import sys
 from typing import Iterator
 
 import numpy as np
-from absl import app, flags
+from absl import flags
 
-from official import command_line, console
+from official import command_line
 from official.atomic_files import open_atomically
 from official.output_paths import check_output_file
 from official.pretraining_shards import expand_input_files
@@ -113,29 +113,25 @@ def baseline(train_files: list[str], eval_files: list[str],
             "vocab_size": size, "smoothing": "add-one"}
 
 
-def main(argv: list[str]) -> None:
-    console.use_plain_lines()
-    try:
-        if len(argv) > 1:
-            raise ValueError(f"{argv[1]}: unexpected argument")
-        for name in ("train_file", "eval_file", "output_file"):
-            if not FLAGS[name].value:
-                raise ValueError(f"--{name}: required")
-        if FLAGS.vocab_size is not None and FLAGS.vocab_size < 1:
-            raise ValueError(f"--vocab_size={FLAGS.vocab_size}: must be at least 1")
-        train = expand_input_files(FLAGS.train_file, "--train_file")
-        held_out = expand_input_files(FLAGS.eval_file, "--eval_file")
-        check_output_file(FLAGS.output_file, "output_file")
-        console.import_tensorflow_quietly(sys.argv)
-        figures = baseline(train, held_out, FLAGS.vocab_size)
-        with open_atomically(FLAGS.output_file) as f:
-            json.dump({"train_file": FLAGS.train_file, "eval_file": FLAGS.eval_file, **figures},
-                      f, indent=2)
-            f.write("\n")
-    except KeyboardInterrupt as e:
-        command_line.stopped(SCRIPT, e, "nothing half-written was left")
-    except (ValueError, OSError) as e:
-        command_line.fail(SCRIPT, command_line.describe(e))
+def prepare() -> tuple[list[str], list[str]]:
+    """The flags, the record files and the output place checked; (training, held-out) files."""
+    for name in ("train_file", "eval_file", "output_file"):
+        if not FLAGS[name].value:
+            raise ValueError(f"--{name}: required")
+    if FLAGS.vocab_size is not None and FLAGS.vocab_size < 1:
+        raise ValueError(f"--vocab_size={FLAGS.vocab_size}: must be at least 1")
+    train = expand_input_files(FLAGS.train_file, "--train_file")
+    held_out = expand_input_files(FLAGS.eval_file, "--eval_file")
+    check_output_file(FLAGS.output_file, "output_file")
+    return train, held_out
+
+
+def job(files: tuple[list[str], list[str]]) -> None:
+    figures = baseline(*files, FLAGS.vocab_size)
+    with open_atomically(FLAGS.output_file) as f:
+        json.dump({"train_file": FLAGS.train_file, "eval_file": FLAGS.eval_file, **figures},
+                  f, indent=2)
+        f.write("\n")
     print(f"unigram baseline on {FLAGS.eval_file}: masked_lm_loss "
           f"{figures['masked_lm_loss']:.4f}, masked_lm_accuracy "
           f"{figures['masked_lm_accuracy']:.4f}", file=sys.stderr)
@@ -143,4 +139,4 @@ def main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     define_flags()
-    app.run(main, flags_parser=command_line.flags_parser(SCRIPT))
+    command_line.main(SCRIPT, prepare, job)

@@ -11,19 +11,17 @@ stderr naming the file (and line), exit status 1, nothing written.
 """
 
 import json
-from typing import NoReturn
 
-from absl import app, flags
+from absl import flags
 
 from data_prep.corpus_shards import expand_input_files
 from data_prep.domain_text import read_texts
 from data_prep.input_errors import InputError
 from data_prep.vocab_fit import measure, word_counts
-from official import command_line, console
+from official import command_line
 from official.atomic_files import open_atomically
-from official.output_paths import OutputPathError, check_output_file
+from official.output_paths import check_output_file
 from official.text.python_tokenizer import PythonTokenizer
-from official.text.vocab import VocabError
 
 flags.DEFINE_string("vocab_file", None, "The WordPiece vocab to measure.")
 flags.DEFINE_string("input_file", None, "Text files, a comma-separated list of files and globs: "
@@ -36,41 +34,29 @@ flags.DEFINE_string("output_file", None, "Also write the figures as JSON here.")
 FLAGS = flags.FLAGS
 
 
-def main(argv: list[str]) -> int:
-    console.use_plain_lines()
-    try:
-        if len(argv) > 1:
-            raise InputError(f"{argv[1]}: unexpected argument")
-        for name in ("vocab_file", "input_file"):
-            if not FLAGS[name].value:
-                raise InputError(f"--{name}: required")
-        if FLAGS.top_k < 0:
-            raise InputError(f"--top_k={FLAGS.top_k}: must be at least 0")
-        if FLAGS.output_file:
-            check_output_file(FLAGS.output_file, "output_file")
-        files = expand_input_files(FLAGS.input_file)
-        tokenizer = PythonTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-        counts = word_counts(tokenizer, read_texts(files, FLAGS.text_field))
-        if not counts:
-            raise InputError(f"{FLAGS.input_file}: no words")
-        fit = measure(tokenizer, counts, FLAGS.top_k)
-        if FLAGS.output_file:
-            with open_atomically(FLAGS.output_file, "w") as f:
-                json.dump(fit.to_json(), f, indent=1, ensure_ascii=False)
-    except (InputError, OutputPathError, VocabError) as e:
-        return _fail(str(e), 1)
-    except OSError as e:
-        return _fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e), 1)
-    except KeyboardInterrupt as e:
-        command_line.stopped("vocab_report", e, "nothing written")
+def prepare() -> None:
+    """The flags checked, the output place writable, before any text is read."""
+    for name in ("vocab_file", "input_file"):
+        if not FLAGS[name].value:
+            raise InputError(f"--{name}: required")
+    if FLAGS.top_k < 0:
+        raise InputError(f"--top_k={FLAGS.top_k}: must be at least 0")
+    if FLAGS.output_file:
+        check_output_file(FLAGS.output_file, "output_file")
+
+
+def job(_: None) -> None:
+    files = expand_input_files(FLAGS.input_file)
+    tokenizer = PythonTokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
+    counts = word_counts(tokenizer, read_texts(files, FLAGS.text_field))
+    if not counts:
+        raise InputError(f"{FLAGS.input_file}: no words")
+    fit = measure(tokenizer, counts, FLAGS.top_k)
+    if FLAGS.output_file:
+        with open_atomically(FLAGS.output_file, "w") as f:
+            json.dump(fit.to_json(), f, indent=1, ensure_ascii=False)
     print(fit.table())
-    return 0
-
-
-def _fail(message: str, status: int) -> NoReturn:
-    """The one-line error, last on stderr; the process ends with `status`."""
-    command_line.fail("vocab_report", message, status)
 
 
 if __name__ == "__main__":
-    app.run(main, flags_parser=command_line.flags_parser("vocab_report"))
+    command_line.main("vocab_report", prepare, job, tensorflow=False, left="nothing written")

@@ -19,15 +19,14 @@ import math
 import os
 import platform
 import statistics
-import sys
 import time
 from typing import Sequence
 
 import numpy as np
-from absl import app, flags
+from absl import flags
 
 from data_prep import attack_data, glue
-from official import records
+from official import command_line, records
 from official.atomic_files import open_atomically
 from official.console import format_seconds
 from official.probing import report as probing_report
@@ -441,20 +440,21 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     return [path, *plots], headline
 
 
-def main(argv: list[str]) -> int:
-    del argv  # Unused.
+def prepare() -> dict:
+    """The run's account."""
+    with open(FLAGS.run_file, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def job(run: dict) -> None:
     try:
-        with open(FLAGS.run_file, encoding="utf-8") as f:
-            run = json.load(f)
         written, headline = write(FLAGS.output_dir, run)
-    except (OSError, KeyError, ValueError) as e:
-        print(f"report: {e}", file=sys.stderr)
-        return 1
+    except KeyError as e:  # an account without a field the report reads
+        raise ValueError(f"{FLAGS.run_file}: no {e}") from None
     print("\n".join("   " + line for line in headline))
     print("   " + ", ".join(written))
-    return 0
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["output_dir", "run_file"])
-    app.run(main)
+    command_line.main("report", prepare, job, required=["output_dir", "run_file"],
+                      tensorflow=False)

@@ -56,18 +56,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 import time
+from typing import NamedTuple
 
-from absl import app, flags
+from absl import flags
 
 from data_prep.attack_data import summary_path as attack_summary_file
 from demo.stages import Blocks
-from official import output_lock
+from official import command_line, output_lock
 from official.atomic_files import open_atomically
 from official.console import format_seconds
 from run_scripts.stages import Runner, Stage, StageFailed, remove
 
+SCRIPT = "run_demo"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSIFIED_FILE = "classified.jsonl"
 CLASSIFIED_PASSAGES_FILE = "classified_passages.json"
@@ -336,37 +337,46 @@ def _from_repo(path: str) -> str:
     return os.path.relpath(absolute, REPO) if inside else absolute
 
 
-def main(argv: list[str]) -> int:
-    del argv  # Unused.
-    out, corpus, task_dir, passages_dir, sentences, treebank_dir, synonyms = (
-        _from_repo(path) for path in (FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir,
-                                      FLAGS.passages_dir, FLAGS.sentences, FLAGS.treebank_dir,
-                                      FLAGS.synonyms))
+class Paths(NamedTuple):
+    """The flags' paths as the stages see them (`_from_repo`)."""
+    out: str
+    corpus: str
+    task_dir: str
+    passages_dir: str
+    sentences: str
+    treebank_dir: str
+    synonyms: str
+
+
+def prepare() -> Paths:
+    return Paths(*(_from_repo(path) for path in (
+        FLAGS.output_dir, FLAGS.corpus, FLAGS.task_dir, FLAGS.passages_dir, FLAGS.sentences,
+        FLAGS.treebank_dir, FLAGS.synonyms)))
+
+
+def job(paths: Paths) -> None:
+    """Runs the stages, writes the run's account, then the report."""
+    out = paths.out
     root = os.path.join(REPO, out)
     os.makedirs(root, exist_ok=True)
-    try:
-        output_lock.hold(root)  # one demo per output_dir, and --fresh never empties a live one's
-    except output_lock.FolderBusy as e:
-        print(f"run_demo: {e}", file=sys.stderr)
-        return 1
+    output_lock.hold(root)  # one demo per output_dir, and --fresh never empties a live one's
     if FLAGS.fresh:
         remove([os.path.join(root, name) for name in os.listdir(root)])
     budget = SMOKE if FLAGS.smoke else FULL
     started = time.perf_counter()
-    state_dir = os.path.join(root, "stages")
-    runner = Runner(state_dir, os.path.join(root, "logs"), cwd=REPO, view=Blocks(),
-                    jobs=FLAGS.jobs)
+    runner = Runner(os.path.join(root, "stages"), os.path.join(root, "logs"), cwd=REPO,
+                    view=Blocks(), jobs=FLAGS.jobs)
     try:
-        runs = runner.run(stages(budget, out, corpus, task_dir, passages_dir, sentences,
-                                 treebank_dir, synonyms))
+        runs = runner.run(stages(budget, out, paths.corpus, paths.task_dir,
+                                 paths.passages_dir, paths.sentences, paths.treebank_dir,
+                                 paths.synonyms))
     except StageFailed as e:
-        print(f"run_demo: {e}; its output is above. Rerun `make demo` to retry from there.",
-              file=sys.stderr)
-        return e.returncode
+        command_line.fail(SCRIPT, f"{e}; its output is above. Rerun `make demo` to retry from "
+                                  "there.")
     run_file = os.path.join(out, "stages", RUN_FILE)
     with open_atomically(os.path.join(REPO, run_file)) as f:
-        json.dump({"budget": dataclasses.asdict(budget), "corpus": corpus, "task_dir": task_dir,
-                   "passages_dir": passages_dir,
+        json.dump({"budget": dataclasses.asdict(budget), "corpus": paths.corpus,
+                   "task_dir": paths.task_dir, "passages_dir": paths.passages_dir,
                    "classified": os.path.join(out, CLASSIFIED_FILE),
                    "classified_passages": os.path.join(out, CLASSIFIED_PASSAGES_FILE),
                    "serving_speed": os.path.join(out, SPEED_FILE),
@@ -380,10 +390,8 @@ def main(argv: list[str]) -> int:
     try:
         runner.run([report_stage(out, run_file)])
     except StageFailed as e:
-        print(f"run_demo: {e}", file=sys.stderr)
-        return e.returncode
+        command_line.fail(SCRIPT, str(e))
     print(f"\nThe demo took {format_seconds(time.perf_counter() - started)}.")
-    return 0
 
 
 def report_stage(out: str, run_file: str) -> Stage:
@@ -394,4 +402,7 @@ def report_stage(out: str, run_file: str) -> Stage:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    # The stages load TensorFlow, this process never does; a stop by ctrl-C or SIGTERM stops
+    # the running stages, which a rerun resumes.
+    command_line.main(SCRIPT, prepare, job, tensorflow=False,
+                      left="what was done is kept, and `make demo` goes on from there")

@@ -6,12 +6,12 @@ the learner may stop short of the size asked for).
 """
 
 import dataclasses
-import sys
 
-from absl import app, flags
+from absl import flags
 
+from official import command_line
 from official.configs import BertConfig
-from official.text.vocab import VocabError, load_vocab
+from official.text.vocab import load_vocab
 
 flags.DEFINE_string("template", None, "The architecture (its vocab_size is replaced).")
 flags.DEFINE_string("vocab_file", None, "The vocab the model will read.")
@@ -19,20 +19,17 @@ flags.DEFINE_string("output_file", None, "The bert_config.json to write.")
 FLAGS = flags.FLAGS
 
 
-def main(argv: list[str]) -> int:
-    del argv  # Unused.
-    try:
-        vocab_size = len(load_vocab(FLAGS.vocab_file))
-        config = dataclasses.replace(BertConfig.from_json_file(FLAGS.template),
-                                     vocab_size=vocab_size)
-    except (VocabError, ValueError) as e:
-        print(f"sized_config: {e}", file=sys.stderr)
-        return 1
+def prepare() -> BertConfig:
+    """The template with the vocab's size."""
+    return dataclasses.replace(BertConfig.from_json_file(FLAGS.template),
+                               vocab_size=len(load_vocab(FLAGS.vocab_file)))
+
+
+def job(config: BertConfig) -> None:
     config.to_json_file(FLAGS.output_file)
-    print(f"   {FLAGS.output_file}: {FLAGS.template} with vocab_size={vocab_size}")
-    return 0
+    print(f"   {FLAGS.output_file}: {FLAGS.template} with vocab_size={config.vocab_size}")
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["template", "vocab_file", "output_file"])
-    app.run(main)
+    command_line.main("sized_config", prepare, job,
+                      required=["template", "vocab_file", "output_file"], tensorflow=False)

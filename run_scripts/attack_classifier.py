@@ -51,13 +51,14 @@ from data_prep.attack_data import (
     summary_path,
 )
 from data_prep.record_cache import sha256_of_file
+from official import command_line
 from official.atomic_files import open_atomically
 from official.embeddings.word2vec_files import read_word2vec
 from official.output_paths import check_output_file
 from official.robustness.attack import SIMILARITY_THRESHOLD, AttackSettings
 from official.robustness.candidates import read_word_pairs
 from official.training.options import check_checkpoint_path
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 RECIPES = ("textfooler", "bae")
 
@@ -140,7 +141,7 @@ def _check_recipe() -> None:
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, the
+    """Every check that needs no TensorFlow (official/command_line.py): the flags, the
     candidates' files and the texts read and checked, the output writable."""
     settings = AttackSettings(FLAGS.max_candidates, FLAGS.max_queries,
                               FLAGS.similarity_threshold,
@@ -281,5 +282,5 @@ def job(plan: Plan) -> dict:
 
 
 if __name__ == "__main__":
-    entry_point.main("attack_classifier", prepare, job,
-                     required=["export_dir", "input_file", "output_file"])
+    command_line.main("attack_classifier", prepare, job,
+                       required=["export_dir", "input_file", "output_file"])

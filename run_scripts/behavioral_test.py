@@ -26,12 +26,12 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
+from official import command_line
 from official.atomic_files import open_atomically
 from official.export.versions import newest_version
 from official.output_paths import check_output_dir
 from official.robustness import behavioral
 from official.robustness.suite import SuiteTest, read_suite
-from run_scripts import entry_point
 
 RESULTS_JSON, RESULTS_MD = "behavioral_results.json", "behavioral_results.md"
 
@@ -57,7 +57,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, the suite
+    """Every check that needs no TensorFlow (official/command_line.py): the flags, the suite
     read and checked, the label map against the suite's classes, the export's SavedModel
     there, the output folder writable."""
     if FLAGS.seed < 0:
@@ -120,5 +120,5 @@ def job(plan: Plan) -> dict:
 
 
 if __name__ == "__main__":
-    entry_point.main("behavioral_test", prepare, job,
-                     required=["export_dir", "suite", "output_dir"])
+    command_line.main("behavioral_test", prepare, job,
+                       required=["export_dir", "suite", "output_dir"])

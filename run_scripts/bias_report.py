@@ -33,11 +33,12 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
+from official import command_line
 from official.atomic_files import open_atomically
 from official.lm_scoring.checkpoint_files import language_model_files
 from official.output_paths import check_output_dir
 from official.robustness import crows_pairs, seat
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 RESULTS_FILE, TABLE_FILE = "bias_results.json", "bias_results.md"
 
@@ -127,7 +128,7 @@ def _prepare_crows_pairs() -> Plan:
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, the test files
+    """Every check that needs no TensorFlow (official/command_line.py): flags, the test files
     or the CSV read whole, the config and vocab, the output_dir."""
     _refuse_the_other_tests_flags()
     if FLAGS.seed < 0:
@@ -192,4 +193,4 @@ def job(plan: Plan) -> dict:
 
 
 if __name__ == "__main__":
-    entry_point.main("bias_report", prepare, job, required=["test", "output_dir"])
+    command_line.main("bias_report", prepare, job, required=["test", "output_dir"])

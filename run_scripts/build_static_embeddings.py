@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from official import checkpoints
+from official import checkpoints, command_line
 from official.atomic_files import open_atomically
 from official.configs import BertConfig
 from official.embeddings import static_settings, word_similarity
@@ -28,7 +28,7 @@ from official.output_paths import check_output_dir
 from official.settings_parsing import int_list
 from official.text import vocab
 from official.training.options import check_checkpoint_path
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_string("corpus_file", None, "Text, one sentence (or text) a line, read as a stream.")
 flags.DEFINE_string("words_file", None,
@@ -67,7 +67,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, files, config,
+    """Every check that needs no TensorFlow (official/command_line.py): flags, files, config,
     vocab, benchmarks; the words and the weights are checked in `job`, before any work."""
     if not os.path.isfile(FLAGS.corpus_file):
         raise ValueError(f"--corpus_file: {FLAGS.corpus_file}: no such file")
@@ -149,5 +149,5 @@ def job(plan: Plan) -> None:
 
 
 if __name__ == "__main__":
-    entry_point.main("build_static_embeddings", prepare, job,
-                     required=["init_checkpoint", "corpus_file", "output_dir"])
+    command_line.main("build_static_embeddings", prepare, job,
+                       required=["init_checkpoint", "corpus_file", "output_dir"])

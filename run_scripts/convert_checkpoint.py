@@ -36,11 +36,12 @@ run_pretraining --train_only_new_embeddings_steps) are written beside the weight
 
 from absl import flags
 
+from official import command_line
 from official.checkpoints import FORMAT_NAMES
 from official.output_paths import check_output_dir
 from official.text import vocab
 from official.training.options import check_checkpoint_path
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_enum("input_format", None, FORMAT_NAMES, "Format of --input.")
 flags.DEFINE_string("input", None, "Checkpoint prefix or directory (tf1, tf2), Hugging Face "
@@ -84,7 +85,7 @@ def _merge() -> list[str]:
 
 
 def prepare() -> None:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     check_output_dir(FLAGS.output_dir)
     if not FLAGS.peft_checkpoint and not (FLAGS.input and FLAGS.input_format):
         raise ValueError("--input and --input_format are needed (or --peft_checkpoint)")
@@ -113,4 +114,4 @@ def job(_) -> None:
 
 
 if __name__ == "__main__":
-    entry_point.main("convert_checkpoint", prepare, job, required=["output_dir"])
+    command_line.main("convert_checkpoint", prepare, job, required=["output_dir"])

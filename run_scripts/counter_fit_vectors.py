@@ -22,12 +22,12 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
+from official import command_line
 from official.embeddings import word_similarity
 from official.embeddings.counter_fitting_settings import CounterFitting, pair_rows
 from official.embeddings.word2vec_files import read_word2vec
 from official.output_paths import check_output_file
 from official.robustness.candidates import read_word_pairs
-from run_scripts import entry_point
 
 flags.DEFINE_string("vectors_file", None, "Word vectors, word2vec text format.")
 flags.DEFINE_string("synonyms_file", None, "Synonym pairs, `word1 word2` a line.")
@@ -50,7 +50,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     settings = CounterFitting(epochs=FLAGS.epochs, learning_rate=FLAGS.learning_rate)
     settings.check()
     vectors = read_word2vec(FLAGS.vectors_file)
@@ -101,5 +101,5 @@ def job(plan: Plan) -> dict:
 
 
 if __name__ == "__main__":
-    entry_point.main("counter_fit_vectors", prepare, job,
-                     required=["vectors_file", "synonyms_file", "output_file"])
+    command_line.main("counter_fit_vectors", prepare, job,
+                       required=["vectors_file", "synonyms_file", "output_file"])

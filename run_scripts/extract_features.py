@@ -19,12 +19,13 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
+from official import command_line
 from official.configs import BertConfig
 from official.output_paths import check_output_file
 from official.settings_parsing import int_list
 from official.text import vocab
 from official.training.options import check_checkpoint_path
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_string("input_file", None, "Text, one example per line; `a ||| b` for a pair.")
 flags.DEFINE_string("output_file", None, "Where to write the JSON lines.")
@@ -61,7 +62,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     layers = list(int_list(FLAGS.layers, "--layers"))
     check_output_file(FLAGS.output_file)
     if not os.path.isfile(FLAGS.input_file):
@@ -105,5 +106,5 @@ def job(plan: Plan) -> None:
 
 
 if __name__ == "__main__":
-    entry_point.main("extract_features", prepare, job,
-                     required=["input_file", "output_file", "vocab_file"])
+    command_line.main("extract_features", prepare, job,
+                       required=["input_file", "output_file", "vocab_file"])

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from official import checkpoints
+from official import checkpoints, command_line
 from official.configs import BertConfig
 from official.export.versions import is_saved_model, newest_version
 from official.output_paths import check_output_dir
@@ -39,7 +39,7 @@ from official.probing import settings as probing
 from official.settings_parsing import int_list
 from official.text import vocab
 from official.training.options import check_checkpoint_path
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_enum("task", None, list(probing.TASKS), "What the probes predict of each word.")
 flags.DEFINE_string("train_file", None, "The split probes train on (CoNLL-U; CoNLL-2003 for "
@@ -144,7 +144,7 @@ def _export_vocab(export: str) -> str | None:
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): flags, files, the
+    """Every check that needs no TensorFlow (official/command_line.py): flags, files, the
     config and its layers, the vocab, and CoNLL-U treebanks read whole."""
     from data_prep.conllu import read_conllu
 
@@ -248,6 +248,6 @@ def job(plan: Plan) -> dict:
 
 
 if __name__ == "__main__":
-    entry_point.main("probe_layers", prepare, job,
-                     required=["task", "train_file", "dev_file", "test_file", "init_checkpoint",
-                               "output_dir"])
+    command_line.main("probe_layers", prepare, job,
+                       required=["task", "train_file", "dev_file", "test_file", "init_checkpoint",
+                                 "output_dir"])

@@ -60,9 +60,9 @@ import shlex
 import sys
 from typing import NamedTuple
 
-from absl import app, flags
+from absl import flags
 
-from official import command_line, configs, console, output_lock
+from official import command_line, configs, output_lock
 from official.ablation import report, results, studies, task_data
 from official.ablation.settings import PRESETS, AblationSettings, corpus_files, settings_of
 from official.console import format_seconds
@@ -215,6 +215,8 @@ def _given() -> dict:
 
 def prepare() -> Plan:
     """Every check, before any work: one ValueError naming the flag."""
+    if FLAGS.jobs < 1:
+        raise ValueError(f"--jobs={FLAGS.jobs}: must be at least 1")
     if not FLAGS.corpus:
         raise ValueError("--corpus: required (no default corpus under ../shared/data here)")
     feature_based = None if FLAGS.feature_based in ("", "none") else FLAGS.feature_based
@@ -312,8 +314,14 @@ def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
 
 
 def job(plan: Plan) -> None:
-    """Runs the stages, reads their numbers, writes the report."""
+    """Runs the stages, reads their numbers, writes the report (with --dry_run, prints the
+    stages' commands only)."""
     settings, study, work = plan.settings, plan.study, plan.work
+    if FLAGS.dry_run:
+        for stage in work.stages:
+            print(f"# {stage.name}: {stage.title}")
+            print("python " + shlex.join(stage.command))
+        return
     out = settings.output_dir
     os.makedirs(out, exist_ok=True)
     output_lock.hold(out)  # one runner per study folder
@@ -327,6 +335,8 @@ def job(plan: Plan) -> None:
         during = f"during {'; '.join(stage.title for stage in stopped)}: " if stopped else ""
         command_line.stopped(SCRIPT, e, f"{during}what was done is kept, and rerunning the "
                                         "same command goes on from there")
+    except StageFailed as e:
+        command_line.fail(SCRIPT, str(e))
     rows, seeds = settings.chosen_rows(study), settings.seed_list()
     measured = study.measured_columns(settings.chosen_tasks(study),
                                       settings.chosen_measures(study),
@@ -360,29 +370,5 @@ def job(plan: Plan) -> None:
     print(f"{SCRIPT}: wrote {report_file} and {results_file}", file=sys.stderr)
 
 
-def main(argv: list[str]) -> None:
-    """Like run_scripts/entry_point.py's ending, without loading TensorFlow: the stages do."""
-    if len(argv) > 1:
-        command_line.fail(SCRIPT, f"{argv[1]}: unexpected argument")
-    if FLAGS.jobs < 1:
-        command_line.fail(SCRIPT, f"--jobs={FLAGS.jobs}: must be at least 1")
-    console.use_plain_lines()
-    try:
-        plan = prepare()
-        if FLAGS.dry_run:
-            for stage in plan.work.stages:
-                print(f"# {stage.name}: {stage.title}")
-                print("python " + " ".join(shlex.quote(arg) for arg in stage.command))
-            return
-        job(plan)
-    except KeyboardInterrupt as e:
-        command_line.stopped(SCRIPT, e, "nothing half-written was left")
-    except StageFailed as e:
-        command_line.fail(SCRIPT, str(e))
-    except (ValueError, OSError) as e:
-        command_line.fail(SCRIPT, command_line.describe(e))
-
-
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["study", "output_dir"])
-    app.run(main, flags_parser=command_line.flags_parser(SCRIPT))
+    command_line.main(SCRIPT, prepare, job, required=["study", "output_dir"], tensorflow=False)

@@ -54,9 +54,10 @@ from absl import flags
 
 from data_prep import glue
 from data_prep.attack_data import read_adversarial_examples
+from official import command_line
 from official.tasks import long_doc_settings
 from official.training.options import FinetuningOptions
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_string("data_dir", None,
                     "The input data dir. Should contain the .tsv files (or other data files) "
@@ -105,7 +106,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     options, adaptations = common_flags.prepare_finetuning()
     if FLAGS.data_dir is None and FLAGS.tfds_data_dir is None:
         raise ValueError("one of --data_dir or --tfds_data_dir is needed")
@@ -148,5 +149,5 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    entry_point.main("run_classifier", prepare, job,
-                     required=["task_name", "vocab_file", "output_dir"])
+    command_line.main("run_classifier", prepare, job,
+                       required=["task_name", "vocab_file", "output_dir"])

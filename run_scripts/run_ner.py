@@ -49,13 +49,14 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
+from official import command_line
 from official.configs import BertConfig
 from official.modeling.feature_layers import CHOICES
 from official.peft import methods as peft_methods
 from official.tasks.ner_metrics import CONLL2003_LABELS, UPOS_LABELS
 from official.tasks.ner_settings import DEFAULT_LSTM_UNITS, FeatureBasedSettings
 from official.training.options import FinetuningOptions
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 # Each --data_format's tag set, scheme (official/tasks/ner.py) and default files.
 FORMATS = {"conll2003": (CONLL2003_LABELS, "entities"), "conllu": (UPOS_LABELS, "tags")}
@@ -123,7 +124,7 @@ def feature_based(options: FinetuningOptions,
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     options, adaptations = common_flags.prepare_finetuning()
     features = feature_based(options, adaptations)
     defaults = DEFAULT_FILES[FLAGS.data_format]
@@ -162,4 +163,4 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    entry_point.main("run_ner", prepare, job, required=["data_dir", "vocab_file", "output_dir"])
+    command_line.main("run_ner", prepare, job, required=["data_dir", "vocab_file", "output_dir"])

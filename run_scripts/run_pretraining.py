@@ -37,12 +37,13 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
+from official import command_line
 from official.checkpoints import extended_vocab
 from official.pretraining_records import ORIGINAL_MASKING_MIX
 from official.pretraining_shards import expand_input_files
 from official.settings_parsing import shares
 from official.training.options import PretrainingOptions, check_files
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 _D = PretrainingOptions  # the defaults live with the options
 
@@ -131,7 +132,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     options = options_from_flags()
     config = check_files(options)
     expand_input_files(options.input_file)
@@ -172,4 +173,4 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    entry_point.main("run_pretraining", prepare, job, required=["input_file", "output_dir"])
+    command_line.main("run_pretraining", prepare, job, required=["input_file", "output_dir"])

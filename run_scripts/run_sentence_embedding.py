@@ -32,9 +32,10 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
+from official import command_line
 from official.tasks.sentence_embedding_settings import DEFAULT_SCALE, SentenceEmbeddingSettings
 from official.training.options import FinetuningOptions
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_string("train_file", None,
                     "anchor<TAB>positive[<TAB>hard negative] lines to train on (--do_train).")
@@ -59,7 +60,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     options, adaptations = common_flags.prepare_finetuning()
     if options.do_train and not FLAGS.train_file:
         raise ValueError("--do_train needs --train_file")
@@ -88,4 +89,4 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    entry_point.main("run_sentence_embedding", prepare, job, required=["vocab_file", "output_dir"])
+    command_line.main("run_sentence_embedding", prepare, job, required=["vocab_file", "output_dir"])

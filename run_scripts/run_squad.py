@@ -30,9 +30,10 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
+from official import command_line
 from official.tasks.squad_settings import SquadSettings
 from official.training.options import FinetuningOptions
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_string("train_file", None, "SQuAD json for training. E.g., train-v1.1.json")
 flags.DEFINE_string(
@@ -70,7 +71,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     options, adaptations = common_flags.prepare_finetuning()
     check_files(options)
     common_flags.check_adaptation_checkpoints(adaptations)
@@ -90,4 +91,4 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    entry_point.main("run_squad", prepare, job, required=["vocab_file", "output_dir"])
+    command_line.main("run_squad", prepare, job, required=["vocab_file", "output_dir"])

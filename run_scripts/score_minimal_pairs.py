@@ -33,13 +33,13 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
-from official import console
+from official import command_line, console
 from official.atomic_files import open_atomically
 from official.lm_scoring import minimal_pairs, pair_report
 from official.lm_scoring.checkpoint_files import language_model_files
 from official.output_paths import check_output_dir
 from official.pretraining_shards import expand_input_files
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 RESULTS_FILE, TABLE_FILE, SCORES_FILE = "minimal_pairs.json", "minimal_pairs.md", "pair_scores.tsv"
 
@@ -75,7 +75,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): the pairs and the
+    """Every check that needs no TensorFlow (official/command_line.py): the pairs and the
     published files read whole, the checkpoint there with its masked-LM head, its config and
     vocab, the output_dir."""
     if FLAGS.batch_size < 1:
@@ -157,5 +157,5 @@ def job(plan: Plan) -> dict:
 
 
 if __name__ == "__main__":
-    entry_point.main("score_minimal_pairs", prepare, job,
-                     required=["input_file", "init_checkpoint", "output_dir"])
+    command_line.main("score_minimal_pairs", prepare, job,
+                       required=["input_file", "init_checkpoint", "output_dir"])

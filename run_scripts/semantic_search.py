@@ -24,11 +24,11 @@ from typing import NamedTuple
 
 from absl import flags, logging
 
+from official import command_line
 from official.atomic_files import open_atomically
 from official.output_paths import check_output_dir, check_output_file
 from official.retrieval import index as retrieval_index
 from official.retrieval.search import top_k
-from run_scripts import entry_point
 
 flags.DEFINE_string("export_dir", None, "A sentence_encoder export (export_saved_model "
                     "--export_type=sentence_encoder): its export_dir or one version folder.")
@@ -51,7 +51,7 @@ class Plan(NamedTuple):
 
 
 def prepare() -> Plan:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py): the flags, both texts
+    """Every check that needs no TensorFlow (official/command_line.py): the flags, both texts
     files read and checked, the places written."""
     for flag in ("top_k", "batch_size"):
         if FLAGS[flag].value < 1:
@@ -103,5 +103,5 @@ def job(plan: Plan) -> list[dict]:
 
 
 if __name__ == "__main__":
-    entry_point.main("semantic_search", prepare, job,
-                     required=["export_dir", "corpus_file", "queries_file"])
+    command_line.main("semantic_search", prepare, job,
+                       required=["export_dir", "corpus_file", "queries_file"])

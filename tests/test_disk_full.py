@@ -14,7 +14,6 @@ import tensorflow as tf
 
 from official import command_line
 from official.atomic_files import atomic_folder, atomic_path, disk_full, open_atomically
-from run_scripts import entry_point
 from tests import distributed_worker
 
 # What SaveV2 raised on a full 3 MB tmpfs (the first line of its message).
@@ -105,13 +104,12 @@ def test_a_checkpoint_save_on_a_full_disk_removes_its_partial_folder(tmp_path, m
 
 
 def test_the_entry_point_says_it_in_one_line(tmp_path, capsys, monkeypatch):
-    """run_scripts/entry_point.py's ending, in this process: console's set-up for a command's
+    """official/command_line.py's ending, in this process: console's set-up for a command's
     process (its logging handlers, TensorFlow's import) is left out."""
     class NoConsole:
         def __getattr__(self, name):
             return lambda *args: None
 
-    monkeypatch.setattr(entry_point, "console", NoConsole())
     monkeypatch.setattr(command_line, "console", NoConsole())
 
     def job(_):
@@ -119,7 +117,7 @@ def test_the_entry_point_says_it_in_one_line(tmp_path, capsys, monkeypatch):
             None, None, f"{tmp_path}/events.tmp123; No space left on device [Op:WriteFile]")
 
     with pytest.raises(SystemExit) as exited:
-        entry_point._run("run_classifier", lambda: None, job)
+        command_line._run("run_classifier", lambda: None, job, [], False, "")
     assert exited.value.code == 1
     assert capsys.readouterr().err.strip().splitlines()[-1] == \
         f"run_classifier: {tmp_path}: no space left on device"

@@ -33,7 +33,7 @@ DATA_PREP_MAY_IMPORT = (
     "official.atomic_files",         # files that appear only when complete
     "official.output_paths",         # output places checked before any work
     "official.console",              # what a user reads on stderr
-    "official.command_line",         # the flags parsed; the one-line error
+    "official.command_line",         # how every command ends (`main`), before TensorFlow loads
     "official.parent_death",         # a worker dies with its coordinator
     "official.pretraining_shards",   # the generator's folder: shard names, summary.json
     "official.pretraining_records",  # the pretraining TFRecord format the input pipeline reads

@@ -13,7 +13,7 @@
 
 Names and defaults are the original scripts'. Options are checked when made (one-line
 ValueErrors naming the flag), so an entry point refuses a bad combination before it loads
-TensorFlow (run_scripts/entry_point.py); official/training/job_setup.py turns them into a job.
+TensorFlow (official/command_line.py); official/training/job_setup.py turns them into a job.
 """
 
 from __future__ import annotations

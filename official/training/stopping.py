@@ -1,6 +1,7 @@
 """How a training run stops before its end, as exceptions the entry points turn into exit codes.
 
-    Preempted   SIGTERM or ctrl-C: the state was saved; exit 128 + the signal's number
+    Preempted   SIGTERM or ctrl-C: the state was saved; exit 128 + the signal's number (its class
+                is official/command_line.py's, which ends every command)
     Diverged    a loss or gradient turned nan or inf: nothing saved after it; one line, exit 1
 
 No TensorFlow here: an entry point names these before it has loaded TensorFlow.
@@ -8,18 +9,7 @@ No TensorFlow here: an entry point names these before it has loaded TensorFlow.
 
 from __future__ import annotations
 
-import signal
-
-
-class Preempted(Exception):
-    """SIGTERM or SIGINT arrived; the state at `step` was saved and the loop stopped."""
-
-    def __init__(self, step: int, signum: int):
-        name = signal.Signals(signum).name
-        super().__init__(f"stopped by {name} at step {step}; the checkpoint is saved, and "
-                         f"rerunning the same command resumes from it")
-        self.step = step
-        self.signum = signum
+from official.command_line import Preempted as Preempted  # where a command ends with it
 
 
 class Diverged(ValueError):
