@@ -48,11 +48,12 @@ needs `import tensorflow_text` (its ops); saved_model_cli's `run` too, e.g.
 from absl import flags, logging
 
 from data_prep import glue
+from official import command_line
 from official.export import cpu_units
 from official.export.kinds import KINDS
 from official.export.options import EXPORT_TYPES, ExportOptions, check_files
 from official.sentence_settings import SentenceSettings
-from run_scripts import common_flags, entry_point
+from run_scripts import common_flags
 
 flags.DEFINE_enum("export_type", None, EXPORT_TYPES, "What to export.")
 flags.DEFINE_string("export_dir", None,
@@ -145,5 +146,5 @@ def job(options: ExportOptions) -> None:
 
 
 if __name__ == "__main__":
-    entry_point.main("export_saved_model", prepare, job,
-                     required=["export_type", "export_dir", "vocab_file"])
+    command_line.main("export_saved_model", prepare, job,
+                       required=["export_type", "export_dir", "vocab_file"])
