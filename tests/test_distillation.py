@@ -145,6 +145,11 @@ def test_flag_values_on_run_pretraining_take_distilberts_names_and_defaults():
     with pytest.raises(ValueError, match="^--teacher_checkpoint is needed: --alpha_mlm "):
         DistillationSettings.from_flag_values(values | dict(teacher_checkpoint=None,
                                                             alpha_mlm=1.0), pretraining=True)
+    with pytest.raises(ValueError, match="^--alpha_ce=-1.0: a loss weight must be 0 or more$"):
+        DistillationSettings.from_flag_values(values | dict(alpha_ce=-1.0), pretraining=True)
+    with pytest.raises(ValueError, match=r"^every loss weight \(--alpha_ce, --alpha_mlm, "):
+        DistillationSettings.from_flag_values(values | dict(alpha_ce=0.0, alpha_mlm=0.0),
+                                              pretraining=True)
 
 
 def test_a_distillation_trains_its_student_whole_and_sized_once():

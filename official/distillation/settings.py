@@ -59,6 +59,8 @@ class DistillationSettings:
         keep their size as it changes (Hinton et al. 2015).
       alpha_soft, alpha_hard, alpha_hidden, alpha_attention, alpha_cosine: the weight of
         each loss.
+      pretraining: (not kept) messages name the soft and hard weights by run_pretraining's
+        flags, --alpha_ce and --alpha_mlm.
     """
     teacher_checkpoint: str
     student_layers: tuple[int, ...] | None = None
@@ -68,23 +70,24 @@ class DistillationSettings:
     alpha_hidden: float = 0.0
     alpha_attention: float = 0.0
     alpha_cosine: float = 0.0
+    pretraining: dataclasses.InitVar[bool] = False
 
-    def __post_init__(self):
+    def __post_init__(self, pretraining: bool):
         if not self.teacher_checkpoint:
             raise ValueError("--teacher_checkpoint is needed: the fine-tuned model to distil")
         if not (self.temperature > 0 and math.isfinite(self.temperature)):
             raise ValueError(f"--temperature must be positive, got {self.temperature}")
-        weights = {name: getattr(self, name) for name in
+        named = _flag_names(pretraining)
+        weights = {named[name]: getattr(self, name) for name in
                    ("alpha_soft", "alpha_hard", "alpha_hidden", "alpha_attention",
                     "alpha_cosine")}
-        negative = [f"--{name.replace('cosine', 'cos')}={value}"
-                    for name, value in weights.items()
+        negative = [f"--{flag}={value}" for flag, value in weights.items()
                     if not (value >= 0 and math.isfinite(value))]
         if negative:
             raise ValueError(f"{', '.join(negative)}: a loss weight must be 0 or more")
         if not any(weights.values()):
-            raise ValueError("every loss weight (--alpha_soft, --alpha_hard, --alpha_hidden, "
-                             "--alpha_attention, --alpha_cos) is 0: nothing would train")
+            raise ValueError(f"every loss weight ({', '.join('--' + f for f in weights)}) is 0: "
+                             "nothing would train")
         if self.student_layers is not None and not self.student_layers:
             raise ValueError("--student_layers names no layer")
         layers = self.student_layers or ()
@@ -121,7 +124,7 @@ class DistillationSettings:
                              "give --student_layers_any_order if the order is meant")
         defaults = _PRETRAINING_DEFAULTS if pretraining else {}
         return cls(teacher_checkpoint=teacher_checkpoint or "", student_layers=layers,
-                   **{**defaults, **given})
+                   pretraining=pretraining, **{**defaults, **given})
 
     @classmethod
     def from_flag_values(cls, values: Mapping[str, Any], pretraining: bool = False
