@@ -128,7 +128,7 @@ def options_from_flags() -> ExportOptions:
 
 
 def prepare() -> ExportOptions:
-    """Every check that needs no TensorFlow (run_scripts/entry_point.py)."""
+    """Every check that needs no TensorFlow (official/command_line.py)."""
     options = options_from_flags()
     check_files(options)
     if options.serving_dtype == "bfloat16" and (note := cpu_units.bfloat16_note()):
