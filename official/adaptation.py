@@ -31,6 +31,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from official.flag_rows import Flag
+
 if TYPE_CHECKING:
     import keras
 
@@ -75,25 +77,14 @@ class Leftover(Adaptation):
 
 
 @dataclasses.dataclass(frozen=True)
-class Flag:
-    """One flag of an adaptation kind, as data: run_scripts/common_flags.py defines it on the
-    entry points that take the kind, so a new kind or PEFT method needs no entry-point code.
-    `kind` is its type (int, float, str, bool); `default` None means "not given" (the settings
-    pick the default, and a flag given without the one that switches its method on is an
-    error). A PEFT method's first flag switches it on (a positive size, or true)."""
-    name: str
-    kind: type
-    default: Any
-    help: str
-
-
-@dataclasses.dataclass(frozen=True)
 class AdaptationKind:
     """One kind of adaptation, a row of official/adaptation_kinds.py's table.
 
     Attributes:
       name: its key in a run's settings and in its table ("distillation", "peft").
-      flags: its flags on the fine-tuning entry points.
+      flags: its flags on the fine-tuning entry points (official/flag_rows.py); a default of
+        None means "not given": the settings pick the default, and a flag given without the one
+        that switches its method on is an error.
       pretraining_flags: its flags on run_pretraining; None when a pretraining run does not
         take it (a PEFT method adapts a pretrained encoder).
       settings: its settings from its flags' values ({flag name: value}) and whether the run

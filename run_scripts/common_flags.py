@@ -10,12 +10,13 @@ give the flags of every training entry point that takes them as the rows of thei
 `adaptations` turns those into the run's resolved adaptations, naming no kind.
 """
 
-from typing import Any
+from typing import Any, Sequence
 
 from absl import flags
 
 from official.adaptation import Adaptation, AdaptationKind
 from official.adaptation_kinds import KINDS
+from official.flag_rows import Flag
 from official.sentence_settings import POOLINGS
 from official.tasks.squad_settings import SquadSettings
 from official.training.options import (
@@ -193,9 +194,15 @@ def define_finetuning_flags(max_seq_length: int = 128) -> None:
                       "random).")
 
 
-# absl's definition of a flag of each type (official/adaptation.py's Flag.kind).
+# absl's definition of a flag of each type (official/flag_rows.py's Flag.kind).
 _DEFINE = {int: flags.DEFINE_integer, float: flags.DEFINE_float, str: flags.DEFINE_string,
-           bool: flags.DEFINE_bool}
+           bool: flags.DEFINE_bool, list: flags.DEFINE_list}
+
+
+def define_flag_rows(rows: Sequence[Flag]) -> None:
+    """Defines each flag of a table's rows (official/flag_rows.py) as absl does."""
+    for flag in rows:
+        _DEFINE[flag.kind](flag.name, flag.default, flag.help)
 
 
 def adaptation_kinds(pretraining: bool) -> list[AdaptationKind]:
@@ -208,8 +215,7 @@ def define_adaptation_flags(pretraining: bool) -> None:
     """The flags of every adaptation kind run_pretraining (`pretraining`) or a fine-tuning entry
     point takes, as its row declares them; read them back with `adaptation_settings`."""
     for kind in adaptation_kinds(pretraining):
-        for flag in kind.flags_of(pretraining):
-            _DEFINE[flag.kind](flag.name, flag.default, flag.help)
+        define_flag_rows(kind.flags_of(pretraining))
 
 
 def adaptation_settings(options: Any, pretraining: bool = False) -> dict[str, Any]:

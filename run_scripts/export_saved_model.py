@@ -71,11 +71,8 @@ flags.DEFINE_integer("max_seq_length", None,
 
 def _define_kind_flags() -> None:
     """Each task kind's own flags, as its row declares them (official/export/kinds.py)."""
-    define = {int: flags.DEFINE_integer, float: flags.DEFINE_float, str: flags.DEFINE_string,
-              bool: flags.DEFINE_bool, list: flags.DEFINE_list}
     for kind in KINDS.values():
-        for flag in kind.flags:
-            define[flag.kind](flag.name, flag.default, flag.help)
+        common_flags.define_flag_rows(kind.flags)
 
 
 _define_kind_flags()

@@ -14,8 +14,9 @@ import os
 import pytest
 from absl import flags
 
-from official.adaptation import Adaptation, AdaptationKind, Flag
+from official.adaptation import Adaptation, AdaptationKind
 from official.adaptation_kinds import KINDS
+from official.flag_rows import Flag
 from run_scripts import common_flags
 from tests.test_import_rule import REPO, imported_modules
 

@@ -56,7 +56,7 @@ OFFICIAL_ROOMS = (
      "official.output_paths", "official.output_lock", "official.parent_death",
      "official.records", "official.settings_parsing", "official.sentence_settings",
      "official.pretraining_shards", "official.pretraining_records",
-     "official.adaptation", "official.__init__"),
+     "official.flag_rows", "official.adaptation", "official.__init__"),
     ("official.text",),       # the one tokenizer
     ("official.features",),   # featurisation rules shared by records and serving graphs
     ("official.modeling",),   # layers and models

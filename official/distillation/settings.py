@@ -39,8 +39,8 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
-from official.adaptation import Flag
 from official.configs import BertConfig
+from official.flag_rows import Flag
 from official.settings_parsing import int_list
 
 # The flags of the soft and hard weights: a fine-tuning's, and DistilBERT's for pretraining.

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping
 
-from official.export.task_kind import Flag, LabelsOf, TaskKind
+from official.export.task_kind import LabelsOf, TaskKind
+from official.flag_rows import Flag
 from official.tasks.long_doc_settings import RECORD_FILE, LongDocSettings
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from official.export.task_kind import Flag, LabelsOf, TaskKind
+from official.export.task_kind import LabelsOf, TaskKind
+from official.flag_rows import Flag
 from official.tasks.ner_metrics import CONLL2003_LABELS
 
 if TYPE_CHECKING:

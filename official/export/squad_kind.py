@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping
 
-from official.export.task_kind import Flag, LabelsOf, TaskKind
+from official.export.task_kind import LabelsOf, TaskKind
+from official.flag_rows import Flag
 from official.tasks.squad_settings import SquadSettings
 
 if TYPE_CHECKING:

@@ -4,8 +4,6 @@ official/export/kinds.py.
     TaskKind   its export_type; its own flags of export_saved_model and what their values make
                of the export's options; the serving spec the options say; its task rebuilt
                from a spec; its serving module on the fine-tuned model
-    Flag       one flag of a kind, as data: run_scripts/export_saved_model.py defines every
-               kind's, so a new kind needs no entry-point code
 
 A kind is one module (official/export/classifier_kind.py, ner_kind.py, squad_kind.py) holding
 its `KIND` row, and one line of registration in `kinds.KINDS`. The row imports no TensorFlow:
@@ -24,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from official.flag_rows import Flag
+
 if TYPE_CHECKING:
     import keras
     import tensorflow as tf
@@ -39,16 +39,6 @@ LabelsOf = Callable[[str, "str | None"], "tuple[Sequence[str] | None, bool]"]
 
 
 @dataclasses.dataclass(frozen=True)
-class Flag:
-    """A kind's flag of export_saved_model. `kind` is its type (int, float, str, bool, list: a
-    comma-separated list); `default` its value when not given."""
-    name: str
-    kind: type
-    default: Any
-    help: str
-
-
-@dataclasses.dataclass(frozen=True)
 class TaskKind:
     """One kind of fine-tuning task, as its export builds it.
 
@@ -56,7 +46,7 @@ class TaskKind:
       name: its export_type: what its task's `serving_spec()` says (official/tasks/base.py).
       max_seq_length: the default of export_saved_model's --max_seq_length for it (its
         fine-tuning entry point's).
-      flags: its own flags of export_saved_model.
+      flags: its own flags of export_saved_model (official/flag_rows.py).
       options: (its flags' values by name, with "max_seq_length"; the data side's labels of a
         task name) -> its fields of `ExportOptions` (checked: one-line ValueErrors).
       spec: options -> what its serving spec says beyond export_type and max_seq_length, from

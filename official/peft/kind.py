@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from official.adaptation import AdaptationKind, Flag
+from official.adaptation import AdaptationKind
+from official.flag_rows import Flag
 from official.peft import methods
 from official.peft.method import DEFAULT_TRAIN_POOLER, PeftSettings
 

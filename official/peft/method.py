@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable, ClassVar
 
-from official.adaptation import Flag
+from official.flag_rows import Flag
 
 if TYPE_CHECKING:
     from official.checkpoints.tf1 import Weights
