@@ -18,6 +18,7 @@ from official.adaptation import Adaptation, AdaptationKind
 from official.adaptation_kinds import KINDS
 from official.flag_rows import Flag
 from official.sentence_settings import POOLINGS
+from official.tasks import squad_settings
 from official.tasks.squad_settings import SquadSettings
 from official.training.options import (
     DTYPE_POLICIES,
@@ -306,41 +307,16 @@ def finetune(options: FinetuningOptions, task: Any, data: Any,
     return finetuning.run(options, task, data, resolved)
 
 
-# The flags of `SquadSettings` but max_seq_length, which each entry point defines its own way.
-_SQUAD_FLAGS = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length",
-                "version_2_with_negative", "null_score_diff_threshold")
-
-
 def define_squad_flags() -> None:
     """The settings that shape SQuAD's features and decoding (run_squad and the squad export
-    must agree on them): the original run_squad's names, help and defaults (SquadSettings')."""
-    defaults = SquadSettings
-    flags.DEFINE_integer(
-        "doc_stride", defaults.doc_stride,
-        "When splitting up a long document into chunks, how much stride to take between chunks.")
-    flags.DEFINE_integer(
-        "max_query_length", defaults.max_query_length,
-        "The maximum number of tokens for the question. Questions longer than this will be "
-        "truncated to this length.")
-    flags.DEFINE_integer(
-        "n_best_size", defaults.n_best_size,
-        "The total number of n-best predictions to generate in the nbest_predictions.json "
-        "output file (the best starts and ends considered per window).")
-    flags.DEFINE_integer(
-        "max_answer_length", defaults.max_answer_length,
-        "The maximum length of an answer that can be generated. This is needed because the "
-        "start and end predictions are not conditioned on one another.")
-    flags.DEFINE_bool(
-        "version_2_with_negative", defaults.version_2_with_negative,
-        "If true, the SQuAD examples contain some that do not have an answer.")
-    flags.DEFINE_float(
-        "null_score_diff_threshold", defaults.null_score_diff_threshold,
-        "If null_score - best_non_null is greater than the threshold predict null.")
+    must agree on them): `squad_settings.FLAGS`, the original run_squad's names, help and
+    defaults."""
+    define_flag_rows(squad_settings.FLAGS)
 
 
 def squad_flag_values() -> dict:
     """The values of the flags `define_squad_flags` defines, by name (not yet checked)."""
-    return {name: getattr(flags.FLAGS, name) for name in _SQUAD_FLAGS}
+    return {flag.name: getattr(flags.FLAGS, flag.name) for flag in squad_settings.FLAGS}
 
 
 def squad_settings_from_flags(max_seq_length: int) -> SquadSettings:

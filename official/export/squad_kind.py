@@ -9,7 +9,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping
 
 from official.export.task_kind import LabelsOf, TaskKind
-from official.flag_rows import Flag
+from official.tasks import squad_settings
 from official.tasks.squad_settings import SquadSettings
 
 if TYPE_CHECKING:
@@ -20,12 +20,9 @@ if TYPE_CHECKING:
     from official.tasks.squad import SquadTask
     from official.text.tokenizer import FullTokenizer
 
-# Every setting but max_seq_length, which is the export's own flag: run_squad's names and
-# defaults (each default's type is its flag's).
-_FLAGS = tuple(Flag(field.name, type(field.default), field.default,
-                    f"squad: run_squad's --{field.name} (the features and decoding it trained "
-                    "with).")
-               for field in dataclasses.fields(SquadSettings) if field.name != "max_seq_length")
+# Every setting but max_seq_length, which is the export's own flag: run_squad's, so that the
+# export decodes as the run did.
+_FLAGS = squad_settings.FLAGS
 
 
 def _options(values: Mapping[str, Any], labels_of: LabelsOf) -> dict:

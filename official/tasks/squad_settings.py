@@ -1,13 +1,16 @@
 """`SquadSettings`: the settings that shape SQuAD's features and decoding, checked once.
 
-run_squad's flags of the same names (defined once, in run_scripts/common_flags.py) fill it for
-fine-tuning, export_saved_model's for the SQuAD export; data_prep.squad checks its feature
-settings by it. The defaults are the original run_squad's.
+run_squad's flags of the same names fill it for fine-tuning, export_saved_model's for the SQuAD
+export: both define them from `FLAGS` (every setting but max_seq_length, which each entry point
+defines its own way), with the original run_squad's names, help and defaults; data_prep.squad
+checks its feature settings by it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+
+from official.flag_rows import Flag
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,3 +48,23 @@ class SquadSettings:
         for name in ("doc_stride", "n_best_size", "max_answer_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+
+FLAGS = (
+    Flag("doc_stride", int, SquadSettings.doc_stride,
+         "When splitting up a long document into chunks, how much stride to take between "
+         "chunks."),
+    Flag("max_query_length", int, SquadSettings.max_query_length,
+         "The maximum number of tokens for the question. Questions longer than this will be "
+         "truncated to this length."),
+    Flag("n_best_size", int, SquadSettings.n_best_size,
+         "The total number of n-best predictions to generate in the nbest_predictions.json "
+         "output file (the best starts and ends considered per window)."),
+    Flag("max_answer_length", int, SquadSettings.max_answer_length,
+         "The maximum length of an answer that can be generated. This is needed because the "
+         "start and end predictions are not conditioned on one another."),
+    Flag("version_2_with_negative", bool, SquadSettings.version_2_with_negative,
+         "If true, the SQuAD examples contain some that do not have an answer."),
+    Flag("null_score_diff_threshold", float, SquadSettings.null_score_diff_threshold,
+         "If null_score - best_non_null is greater than the threshold predict null."),
+)
