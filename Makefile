@@ -1,11 +1,12 @@
-# The two set-up commands of the README: `make demo` and `make test`. Both create .venv when missing.
+# The set-up commands of the README: `make demo`, `make test` and `make quick`. Each creates .venv
+# when missing.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_OUT := demo_output
 
-.PHONY: demo test venv
+.PHONY: demo test quick venv
 
 $(STAMP): requirements.txt requirements-dev.txt build-constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +23,11 @@ venv: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check .
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n 3 --dist loadfile
+
+# The inner loop's tier (tests/conftest.py): the tests that start no process and take no more
+# than seconds, in one process.
+quick: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q --quick
 
 # `make demo FRESH=1` starts over; otherwise finished stages are reused.
 demo: $(STAMP)

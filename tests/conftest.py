@@ -1,6 +1,10 @@
-"""Shared fixtures: a tiny BERT config and Hub-convention inputs for it."""
+"""Shared fixtures (a tiny BERT config and Hub-convention inputs for it, pretraining records) and
+the quick tier (`pytest --quick`)."""
 
+import multiprocessing.process
 import os
+import re
+import subprocess
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -69,3 +73,57 @@ def pretraining_records(tmp_path_factory):
     config.to_json_file(str(root / "bert_config.json"))
     return {"dir": str(root), "input_file": str(root / "data" / "*.tfrecord"),
             "bert_config_file": str(root / "bert_config.json"), "vocab_file": vocab}
+
+
+# The quick tier (`make quick`, `pytest --quick`): the tests that start no process and take no
+# more than a few seconds, for the inner loop; `make test` runs every test. A test module that
+# starts processes (tests/cli.py's runners, subprocess, multiprocessing) is left out whole, and
+# so are the tests in SLOW_TESTS; in the quick tier a test that starts a process anyway fails,
+# naming the rule, so the tier stays what it says.
+STARTS_PROCESSES = re.compile(r"\b(subprocess|multiprocessing|sys\.executable|run_modules?|"
+                              r"BackgroundRun|serve_requests|cli\.start)\b|^from tests\.cli import"
+                              r"[^\n]*\bstart\b", re.MULTILINE)
+# Tests that start no process but take seconds (node id prefixes; a module fixture's cost counts
+# to its module's first test), measured with `pytest --quick --durations=0` on 2 cores.
+SLOW_TESTS: tuple[str, ...] = ()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true",
+                     help="the quick tier: no test that starts a process or takes seconds")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: starts processes or takes seconds; not in --quick")
+    if config.getoption("--quick"):
+        _refuse_processes()
+
+
+def _refuse_processes() -> None:
+    """The quick tier's guard, for the whole session (session fixtures included): starting a
+    process fails the test that does it."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{os.environ.get('PYTEST_CURRENT_TEST')} starts a process: add "
+                             "it to tests/conftest.py's SLOW_TESTS (--quick starts none)")
+
+    subprocess.Popen.__init__ = refuse
+    multiprocessing.process.BaseProcess.start = refuse
+    os.fork = refuse
+    os.posix_spawn = refuse
+
+
+def pytest_collection_modifyitems(config, items):
+    sources: dict[str, bool] = {}
+    for item in items:
+        path = str(item.path)
+        if path not in sources:
+            with open(path, encoding="utf-8") as f:
+                sources[path] = bool(STARTS_PROCESSES.search(f.read()))
+        if sources[path] or item.nodeid.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
+    if config.getoption("--quick"):
+        kept = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=[item for item in items
+                                             if item.get_closest_marker("slow")])
+        items[:] = kept
