@@ -17,7 +17,6 @@ import dataclasses
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -35,14 +34,15 @@ from official.tasks.classification import ClassificationTask
 from official.training import finetuning
 from tests.checkpoint_helpers import original_weights
 from tests.cli import (
-    ENV,
-    REPO,
+    PATIENCE,
     eval_results,
+    outputs,
     refused,
     run_module,
     run_modules,
     serve_requests,
     snapshot,
+    start,
     succeeded,
 )
 from tests.test_run_classifier import CUES, FILLERS, write_sst2
@@ -124,16 +124,15 @@ def test_the_distilled_student_beats_the_same_student_on_labels_alone(toy, disti
 
 def test_sigkill_then_rerun_reaches_the_uninterrupted_weights(toy, distilled, tmp_path):
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "run_scripts.run_classifier", *distill_flags(toy, out)]
-    process = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
+    process = start("run_scripts.run_classifier", *distill_flags(toy, out),
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + PATIENCE
     while process.poll() is None and time.time() < deadline:
         if (out / "checkpoint").exists():  # a whole checkpoint to resume from (step 20)
             process.send_signal(signal.SIGKILL)
             break
         time.sleep(0.01)
-    assert process.wait(timeout=60) == -signal.SIGKILL
+    assert process.wait(timeout=PATIENCE) == -signal.SIGKILL
 
     result = succeeded(run_module("run_scripts.run_classifier", *distill_flags(toy, out)))
 
@@ -192,15 +191,11 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     }
     dataclasses.replace(BertConfig.from_json_file(toy["config"]), num_attention_heads=4
                         ).to_json_file(str(toy["root"] / "4heads.json"))
-    processes = {name: subprocess.Popen(
-        [sys.executable, "-m", "run_scripts.run_classifier", *flags,
-         f"--output_dir={out / name.replace(' ', '_')}"],
-        cwd=REPO, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for name, (flags, _) in cases.items()}
+    processes = {name: start("run_scripts.run_classifier", *flags,
+                             f"--output_dir={out / name.replace(' ', '_')}")
+                 for name, (flags, _) in cases.items()}
     for name, process in processes.items():
-        stdout, stderr = process.communicate(timeout=300)
-        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-        refused(result, "run_classifier: ", *cases[name][1])
+        refused(outputs(process), "run_classifier: ", *cases[name][1])
         assert not snapshot(out / name.replace(" ", "_")), name
 
 
@@ -231,9 +226,7 @@ def test_the_command_line_is_the_librarys_distillation_bit_for_bit(toy, tmp_path
                                       "--alpha_cos=0.5")
              if not f.startswith(("--bert_config_file", "--transfer_data"))]
     # The command line in a process of its own, while the library trains here.
-    command_line = subprocess.Popen(
-        [sys.executable, "-m", "run_scripts.run_classifier", *map(str, flags)], cwd=REPO,
-        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command_line = start("run_scripts.run_classifier", *flags)
 
     settings = DistillationSettings(toy["teacher"], student_layers=(1,), alpha_attention=1.0,
                                     alpha_cosine=0.5)
@@ -257,9 +250,7 @@ def test_the_command_line_is_the_librarys_distillation_bit_for_bit(toy, tmp_path
     except BaseException:
         command_line.kill()
         raise
-    stdout, stderr = command_line.communicate(timeout=600)
-    succeeded(subprocess.CompletedProcess(command_line.args, command_line.returncode, stdout,
-                                          stderr))
+    succeeded(outputs(command_line))
     prefixes = [tf.train.latest_checkpoint(str(tmp_path / name)) for name in ("cli", "library")]
     assert os.path.basename(prefixes[0]) == os.path.basename(prefixes[1])
     readers = [tf.train.load_checkpoint(prefix) for prefix in prefixes]
