@@ -12,8 +12,6 @@ before TensorFlow loads.
 """
 
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -38,9 +36,9 @@ from official.tasks.long_doc_settings import LongDocSettings
 from official.tasks.ner import NerTask
 from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV, refused, serve_requests
+from tests.cli import outputs, refused, serve_requests, start
 from tests.peft_helpers import write_base, write_run
-from tests.test_export_saved_model import REPO, VOCAB, _write_finetuned
+from tests.test_export_saved_model import VOCAB, _write_finetuned
 from tests.test_startup import run_without_tensorflow
 
 SEQ = 16
@@ -105,12 +103,10 @@ def exports(tmp_path_factory):
                           peft_checkpoints=[str(root / "sst"), f"tagger={root / 'tagger'}"]),
     }
     # The classifier's bfloat16 export through the entry point (its flag), meanwhile the rest.
-    cli = subprocess.Popen(
-        [sys.executable, "-m", "run_scripts.export_saved_model", "--export_type=classifier",
-         "--task_name=MRPC", f"--vocab_file={VOCAB}", f"--max_seq_length={SEQ}",
-         f"--init_checkpoint={root / 'classifier'}", "--serving_dtype=bfloat16",
-         f"--export_dir={root / 'serving' / 'classifier'}"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    cli = start("run_scripts.export_saved_model", "--export_type=classifier",
+                "--task_name=MRPC", f"--vocab_file={VOCAB}", f"--max_seq_length={SEQ}",
+                f"--init_checkpoint={root / 'classifier'}", "--serving_dtype=bfloat16",
+                f"--export_dir={root / 'serving' / 'classifier'}")
     # Each bfloat16 export, and its float32 serving module in this process: what the float32
     # export would save (its signatures, variables and graphs), called here.
     tokenizer = FullTokenizer(VOCAB)
@@ -122,9 +118,9 @@ def exports(tmp_path_factory):
             paths[name] = jobs.export(jobs.ExportOptions(
                 export_dir=str(root / "serving" / name), serving_dtype="bfloat16",
                 **{**common, **options}))
-    stdout, stderr = cli.communicate(timeout=300)
-    assert cli.returncode == 0, stderr[-3000:]
-    paths["classifier"] = stdout.strip().splitlines()[-1]
+    done = outputs(cli)
+    assert done.returncode == 0, done.stderr[-3000:]
+    paths["classifier"] = done.stdout.strip().splitlines()[-1]
 
     calls = {"classifier": ("classifier", "serving_default", PAIRS),
              "windows": ("windows", "serving_default", {"text_a": TEXTS}),
@@ -150,7 +146,7 @@ def exports(tmp_path_factory):
     hub = references["encoder"]
     expected["encoder"] = hub({k: tf.constant(v) for k, v in inputs.items()})
     expected["mlm"] = hub.mlm({k: tf.constant(v) for k, v in mlm_inputs.items()})
-    return {"paths": paths, "references": references, "stderr": stderr,
+    return {"paths": paths, "references": references, "stderr": done.stderr,
             "results": serve_requests(requests, root),
             "expected": {name: _as_lists(value) for name, value in expected.items()}}
 
