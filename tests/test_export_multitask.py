@@ -8,8 +8,6 @@ multi-task SavedModel stores the base once: base + 5% per task at most.
 """
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,9 +21,9 @@ from official.peft import methods
 from official.tasks.classification import ClassificationTask
 from official.tasks.ner import NerTask
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV, serve_requests
+from tests.cli import run_module, serve_requests
 from tests.peft_helpers import write_base, write_run
-from tests.test_export_saved_model import REPO, VOCAB
+from tests.test_export_saved_model import VOCAB
 
 SEQ = 16
 TEXTS = ["The cat sat on the mat.", "Zoë lives in Zürich.", "", "a long text " * 20]
@@ -58,11 +56,10 @@ def served(tmp_path_factory):
             export_type="ner", export_dir=str(root / "serving" / "ner"), init_checkpoint=base,
             peft_checkpoint=str(root / "ner"), labels=NER_LABELS, **common)),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "run_scripts.export_saved_model", "--export_type=multitask",
-         f"--peft_checkpoints={root / 'sst'},tagger={root / 'ner'}", f"--vocab_file={VOCAB}",
-         f"--export_dir={root / 'serving' / 'multi'}"],
-        cwd=REPO, capture_output=True, text=True, timeout=300, env=ENV)
+    done = run_module(
+        "run_scripts.export_saved_model", "--export_type=multitask",
+        f"--peft_checkpoints={root / 'sst'},tagger={root / 'ner'}", f"--vocab_file={VOCAB}",
+        f"--export_dir={root / 'serving' / 'multi'}")
     assert done.returncode == 0, done.stderr[-3000:]
     paths["multi"] = done.stdout.strip().splitlines()[-1]
 
