@@ -30,7 +30,7 @@ from official.modeling.models import (
 )
 from official.tasks.squad_settings import SquadSettings
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV, serve_requests
+from tests.cli import ENV, PATIENCE, run_module, serve_requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -82,12 +82,10 @@ def served(tmp_path_factory):
 
     paths = {}
     # The entry point, in its own process (it defines flags), for the classifier ...
-    command = [sys.executable, "-m", "run_scripts.export_saved_model",
-               "--export_type=classifier", "--task_name=MRPC", f"--vocab_file={VOCAB}",
-               f"--init_checkpoint={os.path.join(root, 'mrpc')}", f"--max_seq_length={SEQ}",
-               f"--export_dir={os.path.join(root, 'serving', 'classifier')}"]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env=ENV)
+    done = run_module("run_scripts.export_saved_model",
+                      "--export_type=classifier", "--task_name=MRPC", f"--vocab_file={VOCAB}",
+                      f"--init_checkpoint={os.path.join(root, 'mrpc')}", f"--max_seq_length={SEQ}",
+                      f"--export_dir={os.path.join(root, 'serving', 'classifier')}")
     assert done.returncode == 0, done.stderr[-3000:]
     paths["classifier"] = done.stdout.strip().splitlines()[-1]
     # ... and its library half for the others.
@@ -241,7 +239,7 @@ def test_saved_model_cli_lists_and_runs_the_signature(served):
     env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
     cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
     shown = subprocess.run([cli, "show", "--dir", path, "--all"], capture_output=True,
-                           text=True, timeout=300, env=env)
+                           text=True, timeout=PATIENCE, env=env)
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "signature_def['serving_default']" in shown.stdout
     for name in ("text_a", "text_b", "probabilities", "label"):
@@ -252,7 +250,7 @@ def test_saved_model_cli_lists_and_runs_the_signature(served):
          "saved_model_cli import main; sys.argv[0] = 'saved_model_cli'; sys.exit(main())",
          "run", "--dir", path, "--tag_set", "serve", "--signature_def", "serving_default",
          "--input_exprs", 'text_a=["The cat sat on the mat."];text_b=["A cat is sitting."]'],
-        capture_output=True, text=True, timeout=300, env=env)
+        capture_output=True, text=True, timeout=PATIENCE, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "probabilities" in run.stdout and "label" in run.stdout
     expected = served["results"]["classified"]["label"][0]
