@@ -105,27 +105,17 @@ class BertPretrainer(_EncoderModel):
         return {"masked_lm": self.masked_lm, "next_sentence": self.next_sentence}
 
 
-@keras.saving.register_keras_serializable(package="official")
-class BertClassifier(_EncoderModel):
-    """Sentence (pair) classification as run_classifier: dropout + dense on the pooled output.
+class _LabelsModel(_EncoderModel):
+    """A model whose head is one `classifier` (DenseLogits: dropout, then a dense layer to
+    `num_labels` logits) on the encoder's vectors. Its checkpoint's roots are the encoder and
+    the classifier, the original run_classifier's and run_ner's."""
 
-    Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
-    regression score (STS-B). The last layer is computed at [CLS] only, all the pooled output
-    reads (see `BertEncoder.forward`).
-    """
-
-    last_layer_positions = "first"
-
-    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+    def _add_classifier(self, encoder: BertEncoder, num_labels: int) -> None:
         self.encoder = encoder
         self.num_labels = num_labels
         self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
                                       encoder.config.initializer_range,
                                       dtype=encoder.dtype_policy, name="classifier")
-        self._build_graph(encoder, encoder_inputs(), **kwargs)
-
-    def head_outputs(self, encoded, inputs):
-        return self.classifier(encoded["pooled_output"])
 
     @property
     def checkpoint_heads(self):
@@ -136,7 +126,26 @@ class BertClassifier(_EncoderModel):
 
 
 @keras.saving.register_keras_serializable(package="official")
-class BertDocumentClassifier(_EncoderModel):
+class BertClassifier(_LabelsModel):
+    """Sentence (pair) classification as run_classifier: dropout + dense on the pooled output.
+
+    Outputs float32 [batch, num_labels] logits; with num_labels=1 the single column is a
+    regression score (STS-B). The last layer is computed at [CLS] only, all the pooled output
+    reads (see `BertEncoder.forward`).
+    """
+
+    last_layer_positions = "first"
+
+    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+        self._add_classifier(encoder, num_labels)
+        self._build_graph(encoder, encoder_inputs(), **kwargs)
+
+    def head_outputs(self, encoded, inputs):
+        return self.classifier(encoded["pooled_output"])
+
+
+@keras.saving.register_keras_serializable(package="official")
+class BertDocumentClassifier(_LabelsModel):
     """A document longer than one row classified from all its windows (--long_doc=windows,
     official/tasks/long_doc_settings.py): BertClassifier's head on each window, the windows
     pooled into one prediction per document by `window_pool`:
@@ -156,12 +165,8 @@ class BertDocumentClassifier(_EncoderModel):
 
     def __init__(self, encoder: BertEncoder, num_labels: int, window_pool: str = "mean_logits",
                  **kwargs):
-        self.encoder = encoder
-        self.num_labels = num_labels
+        self._add_classifier(encoder, num_labels)
         self.window_pool = window_pool
-        self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
-                                      encoder.config.initializer_range,
-                                      dtype=encoder.dtype_policy, name="classifier")
         self.pooling = WindowPooling(window_pool.split("_")[0], name="window_pooling")
         inputs = dict(encoder_inputs(),
                       window_document=keras.Input((), dtype="int32", name="window_document"))
@@ -187,12 +192,8 @@ class BertDocumentClassifier(_EncoderModel):
                               inputs["window_document"])
         return {"logits": self.document_logits(pooled), "window_logits": window_logits}
 
-    @property
-    def checkpoint_heads(self):
-        return {"classifier": self.classifier}
-
     def _head_config(self):
-        return {"num_labels": self.num_labels, "window_pool": self.window_pool}
+        return {**super()._head_config(), "window_pool": self.window_pool}
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -249,7 +250,7 @@ class BertSpanLabeler(_EncoderModel):
 
 
 @keras.saving.register_keras_serializable(package="official")
-class BertTokenClassifier(_EncoderModel):
+class BertTokenClassifier(_LabelsModel):
     """Token tagging (NER): dropout + dense on every token's vector.
 
     Outputs float32 [batch, seq_len, num_labels] logits.
@@ -258,19 +259,8 @@ class BertTokenClassifier(_EncoderModel):
     reads_pooler = False
 
     def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
-        self.encoder = encoder
-        self.num_labels = num_labels
-        self.classifier = DenseLogits(num_labels, encoder.config.hidden_dropout_prob,
-                                      encoder.config.initializer_range,
-                                      dtype=encoder.dtype_policy, name="classifier")
+        self._add_classifier(encoder, num_labels)
         self._build_graph(encoder, encoder_inputs(), **kwargs)
 
     def head_outputs(self, encoded, inputs):
         return self.classifier(encoded["sequence_output"])
-
-    @property
-    def checkpoint_heads(self):
-        return {"classifier": self.classifier}
-
-    def _head_config(self):
-        return {"num_labels": self.num_labels}
