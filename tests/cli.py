@@ -12,6 +12,7 @@ BERT_TESTS_FORK=0 makes every run a real process (to compare both ways).
 import atexit
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -56,6 +57,19 @@ def outputs(process) -> subprocess.CompletedProcess:
     """Waits for a process `start` made with its output in pipes; its exit and output as text."""
     stdout, stderr = process.communicate(timeout=PATIENCE)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def lines_until(stream, pattern: str) -> str:
+    """The lines read from `stream` (a process's text pipe) up to and including the first that
+    matches the regex `pattern`: a test waits for what a run says, never for a time. Fails if the
+    stream ends first (the process exited)."""
+    seen = []
+    for line in stream:
+        seen.append(line)
+        if re.search(pattern, line):
+            return "".join(seen)
+    raise AssertionError(f"the run ended before a line matching {pattern!r}:\n"
+                         + "".join(seen)[-3000:])
 
 
 def run_module(module: str, *flags) -> subprocess.CompletedProcess:

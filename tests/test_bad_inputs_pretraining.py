@@ -32,6 +32,7 @@ from tests.cli import (
     ENV,
     PATIENCE,
     REPO,
+    lines_until,
     refused,
     run_module,
     run_modules,
@@ -198,9 +199,10 @@ def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_pa
     while not (out / "train").exists():
         assert process.poll() is None and time.time() < deadline, process.stderr.read()[-3000:]
         time.sleep(0.1)
-    time.sleep(1.0)
+    said = lines_until(process.stderr, r"\bstep [1-9]\d*/")  # a step is done
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=PATIENCE)
+    _, rest = process.communicate(timeout=PATIENCE)
+    stderr = said + rest
     result = subprocess.CompletedProcess(process.args, process.returncode, "", stderr)
     line = refused(result, "stopped by SIGINT at step", "the checkpoint is saved", code=130)
     step = int(re.search(r"at step (\d+)", line).group(1))

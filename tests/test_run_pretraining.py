@@ -19,7 +19,7 @@ from official.checkpoints import tf1
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, PATIENCE, REPO
+from tests.cli import ENV, PATIENCE, REPO, lines_until
 
 
 def command(data, output_dir, *flags):
@@ -140,9 +140,10 @@ def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
     out = tmp_path / "out"
     process = _start_until(pretraining_records, out, lambda: (out / "train").exists(),
                            "--save_checkpoints_steps=100000", "--log_steps=1")
-    time.sleep(1.0)
+    said = lines_until(process.stderr, r"\bstep [1-9]\d*/")  # a step is done
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=PATIENCE)
+    _, rest = process.communicate(timeout=PATIENCE)
+    stderr = said + rest
     assert process.returncode == 143, stderr[-3000:]
     assert "Traceback" not in stderr
     assert "SIGTERM" in stderr.strip().splitlines()[-1]
