@@ -9,6 +9,9 @@
                         (LoRA: W + (alpha / r) A B; BitFit: the biases as they are); else its
                         inserted variables under the names their layers give them, and the
                         bundle says what was inserted (`converter.Inserted`)
+    adapted_bundle(config, weights, vocab_file, settings)
+                        the same of any adapted encoder's weights (official/api.py's
+                        save_checkpoint)
 
 A folded model runs at the speed of the base (no extra matmuls) and loads anywhere the base
 does. A method that cannot fold (adapters: a GELU sits between their matrices) is served with
@@ -23,6 +26,7 @@ import tensorflow as tf
 from official import checkpoints
 from official.checkpoints import converter, tf1, training
 from official.checkpoints.errors import CheckpointError
+from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.peft import artifact, methods
 from official.peft.method import PeftSettings
@@ -64,13 +68,18 @@ def merged_bundle(run: str, base: str | None = None) -> converter.Bundle:
     roots = training.model_roots(encoder)
     training.assert_matched(tf.train.Checkpoint(**roots).read(checkpoint.prefix).expect_partial(),
                             checkpoint.prefix)
-    weights = tf1.weights_of(encoder)
-    method = methods.method_of(record.settings)
-    inserted = None
-    if method.fold is not None:
-        weights = method.fold(weights, record.settings)
-    else:
-        inserted = converter.Inserted(
-            method.name, lambda fresh: method.insert(fresh, record.settings))
     vocab = checkpoints.beside(base or record.base_checkpoint, checkpoints.VOCAB_FILE)
-    return converter.Bundle(checkpoint.config, weights, vocab, inserted)
+    return adapted_bundle(checkpoint.config, tf1.weights_of(encoder), vocab, record.settings)
+
+
+def adapted_bundle(config: BertConfig, weights: tf1.Weights, vocab_file: str | None,
+                   settings: PeftSettings) -> converter.Bundle:
+    """The original-named `weights` of a model adapted by `settings` as a checkpoint bundle:
+    folded into plain BERT weights when the method folds; else with the method's variables under
+    their own names, and `inserted` saying which method's they are (the formats that have no
+    place for them refuse the bundle: `converter.check_holds`)."""
+    method = methods.method_of(settings)
+    if method.fold is not None:
+        return converter.Bundle(config, method.fold(weights, settings), vocab_file)
+    return converter.Bundle(config, weights, vocab_file, converter.Inserted(
+        method.name, lambda fresh: method.insert(fresh, settings)))
