@@ -12,12 +12,14 @@
                                   `.from_checkpoint(path, ...)`, then compile / fit / evaluate /
                                   predict on lists, numpy arrays or a tf.data.Dataset (a
                                   classifier's labels checked to be class ids);
-                                  `.adapt(settings)` (adapters, LoRA, BitFit), `.save("x.keras")`,
+                                  `.adapt(settings)` (adapters, LoRA, BitFit, IA3),
+                                  `.save("x.keras")`,
                                   `.export(dir)` (export_saved_model's serving SavedModel)
     optimizer(model, ...)         the original's AdamWeightDecay: warmup, linear decay, no decay
                                   on LayerNorm and biases, clipping at global norm 1
     save_checkpoint(model, dir, format)
-                                  the weights as a tf1, tf2, hf or keras_hub checkpoint
+                                  the weights as a tf1, tf2, hf or keras_hub checkpoint (an
+                                  adapted model's method folded in when it folds)
     example_checkpoint(folder)    a tiny random release, for examples and tests
 
 A text model keeps the task model of official/modeling/models.py as `.model`, so everything the
@@ -57,7 +59,7 @@ from official.export.sentence_encoder import SentenceEncoderExport
 from official.export.versions import newest_version
 from official.modeling import models
 from official.modeling.encoder import BertEncoder, build_encoder, encoder_of
-from official.peft import methods
+from official.peft import merging, methods
 from official.peft.method import PeftSettings
 from official.tasks.squad_settings import SquadSettings
 from official.text import vocab
@@ -293,9 +295,15 @@ class _TextModel(keras.Model):
     def adapt(self, settings: PeftSettings) -> "_TextModel":
         """Inserts a parameter-efficient method into the encoder and freezes what it does not
         train (official/peft): the settings `run_classifier --adapter_size / --lora_rank /
-        --bitfit` builds, e.g. `official.peft.methods.from_flags(lora_rank=8)`. Returns self."""
+        --bitfit / --ia3` builds, e.g. `official.peft.methods.from_flags(lora_rank=8)`. Returns
+        self. After `fit`, compile again before fitting more: Keras refuses the optimizer it
+        built for the variables that trained before ("recreate a new optimizer instance")."""
         methods.apply(self.model, settings)
         self.peft = settings
+        # Keras traces fit's, evaluate's and predict's step into a function at its first use
+        # and keeps it: one traced before the method would run the model without its layers,
+        # and train the variables that trained then. None (as Keras starts) traces anew.
+        self.train_function = self.test_function = self.predict_function = None
         return self
 
     def call(self, inputs, training=None):
@@ -508,19 +516,33 @@ def example_checkpoint(folder: str, seed: int = 0, dropout: float = 0.1) -> str:
     return folder
 
 
-def save_checkpoint(model: keras.Model, output_dir: str, format: str = "tf1") -> list[str]:
+def save_checkpoint(model: keras.Model, output_dir: str, format: str = "tf1",
+                    peft: PeftSettings | None = None) -> list[str]:
     """Writes the encoder of `model` (a text model, a task model or an encoder; with the
     masked-LM head of a pretrainer) with its config, and the vocab of a text model, in `format`:
     tf1 (the original's release layout), tf2, hf (Hugging Face) or keras_hub
     (official/checkpoints/converter.py). Returns the paths written.
 
+    An adapted model is written as convert_checkpoint --peft_checkpoint writes a run
+    (official/peft/merging.py): a method that folds (LoRA, IA3, BitFit) folded, a plain BERT
+    checkpoint that loads anywhere; adapters with their variables under their own names (tf1,
+    tf2). `peft`: the settings a task model or encoder was adapted with (`methods.apply`); a
+    text model knows its own.
+
     Raises:
       CheckpointError: a format that has no place for the model's method (adapters in hf).
+      ValueError: an adapted task model or encoder without its `peft`.
     """
     task_model = model.model if isinstance(model, _TextModel) else model
     vocab_file = model.preprocessor.vocab_file if isinstance(model, _TextModel) else None
     do_lower_case = model.preprocessor.do_lower_case if isinstance(model, _TextModel) else True
-    bundle = converter.Bundle(encoder_of(task_model).config, tf1.weights_of(task_model),
-                              vocab_file)
+    settings = model.peft if isinstance(model, _TextModel) else peft
+    encoder = encoder_of(task_model)
+    if settings is None and encoder.adapted:
+        raise ValueError(f"{type(model).__name__} is adapted by {encoder.adapted_by}: pass "
+                         "peft=, the settings it was adapted with")
+    weights = tf1.weights_of(task_model)
+    bundle = (converter.Bundle(encoder.config, weights, vocab_file) if settings is None else
+              merging.adapted_bundle(encoder.config, weights, vocab_file, settings))
     return converter.write(format, bundle, output_dir, source=type(model).__name__,
                            do_lower_case=do_lower_case)
