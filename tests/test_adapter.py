@@ -80,3 +80,38 @@ def test_fresh_adapters_leave_the_block_as_it_was(make_inputs):
     np.testing.assert_allclose(block(x, mask), before, atol=1e-6)
     with pytest.raises(ValueError, match="already has adapters"):
         block.add_adapters(16)
+
+
+def test_a_keras_file_keeps_adapters_where_earlier_versions_wrote_them(tiny_config, make_inputs,
+                                                                      tmp_path):
+    """A `.keras` file addresses weights by attribute path: adapters have always been the
+    block's `attention_adapter` and `output_adapter`, so files saved before and after read the
+    same (the layer of any method inserted at a place is its block's attribute, by its name)."""
+    import zipfile
+
+    import h5py
+
+    from official.modeling.encoder import build_encoder
+    from official.modeling.models import BertClassifier
+
+    model = BertClassifier(build_encoder(tiny_config), num_labels=2)
+    for block in model.encoder.transformer_layers:
+        block.add_adapters(4)
+    randomize(model)
+    model.save(tmp_path / "adapted.keras")
+    with zipfile.ZipFile(tmp_path / "adapted.keras") as archive:
+        archive.extract("model.weights.h5", tmp_path)
+    paths = []
+    with h5py.File(tmp_path / "model.weights.h5") as weights:
+        weights.visit(paths.append)
+    for name in ("attention_adapter", "output_adapter"):
+        held = [p for p in paths if p.split("/")[-2:-1] == ["vars"] and f"/{name}/" in p]
+        assert len(held) == 4 * tiny_config.num_hidden_layers, (name, held)
+
+    # A model with adapters inserted reads them back (its config does not carry them).
+    fresh = BertClassifier(build_encoder(tiny_config), num_labels=2)
+    for block in fresh.encoder.transformer_layers:
+        block.add_adapters(4)
+    fresh.load_weights(tmp_path / "model.weights.h5")
+    inputs = make_inputs(2, 8)
+    np.testing.assert_allclose(fresh(inputs), model(inputs), atol=1e-6)

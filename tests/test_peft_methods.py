@@ -65,7 +65,7 @@ def test_lora_trains_its_matrices_on_the_query_and_value_blocks_by_default(tiny_
     assert trained == sorted(f"bert/encoder/layer_{i}/attention/self/{m}/lora_{x}"
                              for i in range(tiny_config.num_hidden_layers)
                              for m in ("query", "value") for x in "AB")
-    assert not any(block.inserted for block in model.encoder.transformer_layers)
+    assert not any(block.inserted() for block in model.encoder.transformer_layers)
 
 
 def test_lora_targets_are_a_regular_expression_over_original_kernel_names(tiny_config):

@@ -23,8 +23,10 @@ class TransformerBlock(keras.layers.Layer):
     A method may `insert` a layer at each of `PLACES`, after a sub-layer's dropout and before
     its residual sum and LayerNorm: LN(x + L(Dropout(Attention(x)))) ("after_attention") and
     LN(h + L(Dropout(W2 act(W1 h)))) ("after_feed_forward"); `add_adapters` puts a Houlsby
-    adapter at both, adapter-bert's places. (`.keras` configs do not carry inserted layers:
-    official/peft saves and restores them.)
+    adapter at both, adapter-bert's places. An inserted layer is an attribute of the block named
+    as the layer is (`attention_adapter`, `output_adapter`), the path its weights have in a
+    `.keras` file; `.keras` configs do not carry inserted layers: official/peft saves and
+    restores them.
 
     Call args:
       x: [batch, seq_len, hidden].
@@ -49,7 +51,7 @@ class TransformerBlock(keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.inserted: dict[str, keras.layers.Layer] = {}  # place -> the layer there
+        self._inserted_at: dict[str, str] = {}  # place -> the attribute holding its layer
 
     def build(self, x_shape, input_mask_shape=None):
         hidden = x_shape[-1]
@@ -85,19 +87,26 @@ class TransformerBlock(keras.layers.Layer):
         """
         if place not in PLACES:
             raise ValueError(f"{self.name}: no place {place!r}; places: {', '.join(PLACES)}")
-        if place in self.inserted:
-            raise ValueError(f"{self.name} already has {self.inserted[place].name} at {place}")
+        if place in self._inserted_at:
+            raise ValueError(f"{self.name} already has {self._inserted_at[place]} at {place}")
+        if hasattr(self, layer.name):
+            raise ValueError(f"{self.name}: an inserted layer's name, {layer.name!r}, is taken")
         self._tracker.unlock()  # a built layer's state is locked; methods insert after
         try:
-            self.inserted = {**self.inserted, place: layer}
+            setattr(self, layer.name, layer)
         finally:
             self._tracker.lock()
+        self._inserted_at = {**self._inserted_at, place: layer.name}
+
+    def inserted(self) -> dict[str, keras.layers.Layer]:
+        """{place: the layer a method inserted there}."""
+        return {place: getattr(self, name) for place, name in self._inserted_at.items()}
 
     def inserted_variables(self, names: dict[str, str]) -> dict[str, keras.Variable]:
         """{original name: variable} of the inserted layers, each named beside its place's
         original sub-layer name (`names`: place -> that name)."""
         variables = {}
-        for place, layer in self.inserted.items():
+        for place, layer in self.inserted().items():
             variables.update(layer.original_variables([names[place]]))
         return variables
 
@@ -105,7 +114,7 @@ class TransformerBlock(keras.layers.Layer):
         """Inserts a `BottleneckAdapter` of `size` units after the attention's and after the
         feed-forward's output dropout (see the class docstring). Near the identity when fresh,
         so the block's output barely changes. Raises ValueError when the block has them."""
-        if self.inserted:
+        if self._inserted_at:
             raise ValueError(f"{self.name} already has adapters or another method's layers")
         hidden = self.attention_layer_norm.gamma.shape[0]
         for place, name in zip(PLACES, ("attention_adapter", "output_adapter")):
@@ -121,8 +130,9 @@ class TransformerBlock(keras.layers.Layer):
         if first_token_only:
             x = x[:, :1]
         attended = self.attention_dropout(attended, training=training)
-        if "after_attention" in self.inserted:
-            attended = self.inserted["after_attention"](attended)
+        inserted = self.inserted()
+        if "after_attention" in inserted:
+            attended = inserted["after_attention"](attended)
         x = self.attention_layer_norm(x + attended)
         # The dense layers run on [batch * seq_len, hidden] rows: on a 2-D input a Dense is a
         # MatMul followed directly by its BiasAdd, which TensorFlow's CPU graph optimiser fuses
@@ -131,8 +141,8 @@ class TransformerBlock(keras.layers.Layer):
         # take 3-D inputs).
         h = self.output_dense(self.intermediate_dense(ops.reshape(x, (-1, x.shape[-1]))))
         h = self.output_dropout(ops.reshape(h, ops.shape(x)), training=training)
-        if "after_feed_forward" in self.inserted:
-            h = self.inserted["after_feed_forward"](h)
+        if "after_feed_forward" in inserted:
+            h = inserted["after_feed_forward"](h)
         output = self.output_layer_norm(x + h)
         return (output, probs) if return_attention_probs else output
 
