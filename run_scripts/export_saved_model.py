@@ -66,7 +66,14 @@ flags.DEFINE_integer("max_seq_length", None,
                      "Default " + ", ".join(f"{kind.name} {kind.max_seq_length}"
                                             for kind in KINDS.values())
                      + "; multitask: each run's own; sentence_encoder: the checkpoint's "
-                     f"sentence-transformers setting; else {_DEFAULT_MAX_SEQ_LENGTH}.")
+                     f"sentence-transformers setting, else {_DEFAULT_MAX_SEQ_LENGTH}; encoder, "
+                     f"preprocessor: {_DEFAULT_MAX_SEQ_LENGTH}.")
+# A serving setting of every classifier a model serves: an export_type=classifier's and each
+# of a multitask export's.
+flags.DEFINE_integer("window_batch_size", 32,
+                     "classifier of a --long_doc=windows run (its long_documents.json): the "
+                     "windows the encoder runs at a time, what bounds the memory a long text "
+                     "takes.")
 
 
 def _define_kind_flags() -> None:
@@ -121,7 +128,7 @@ def options_from_flags() -> ExportOptions:
         jit_compile=FLAGS.jit_compile, peft_checkpoint=FLAGS.peft_checkpoint,
         peft_checkpoints=FLAGS.peft_checkpoints,
         sentence=SentenceSettings(FLAGS.pooling, FLAGS.normalize, FLAGS.max_seq_length),
-        serving_dtype=FLAGS.serving_dtype, **own)
+        serving_dtype=FLAGS.serving_dtype, window_batch_size=FLAGS.window_batch_size, **own)
 
 
 def prepare() -> ExportOptions:

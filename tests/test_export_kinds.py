@@ -47,9 +47,8 @@ def test_the_classifier_takes_its_labels_from_the_data_side_of_its_task_name():
         asked.append((task_name, data_dir))
         return ["a", "b"], True
 
-    values = {"max_seq_length": 64, "task_name": "tsv", "data_dir": "/data", "window_batch_size": 4}
-    assert KINDS["classifier"].options(values, labels_of) == {
-        "labels": ["a", "b"], "pair": True, "window_batch_size": 4}
+    values = {"max_seq_length": 64, "task_name": "tsv", "data_dir": "/data"}
+    assert KINDS["classifier"].options(values, labels_of) == {"labels": ["a", "b"], "pair": True}
     assert asked == [("tsv", "/data")]
     with pytest.raises(ValueError, match="--export_type=classifier needs --task_name"):
         KINDS["classifier"].options(dict(values, task_name=None), labels_of)
@@ -75,3 +74,21 @@ def test_the_table_and_the_options_load_without_tensorflow():
         [sys.executable, "-c", "import official.export.kinds, official.export.options"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("export_type", ["classifier", "multitask"])
+def test_window_batch_size_reaches_every_export_that_serves_a_classifier(export_type):
+    """--window_batch_size is a serving setting of every classifier served: a multitask
+    export's runs too, not only export_type=classifier's."""
+    from absl import flags
+
+    from run_scripts import export_saved_model
+
+    argv = ["export_saved_model", f"--export_type={export_type}", "--export_dir=/tmp/x",
+            "--window_batch_size=4", "--task_name=MRPC"]
+    flags.FLAGS.unparse_flags()
+    try:
+        flags.FLAGS(argv)
+        assert export_saved_model.options_from_flags().window_batch_size == 4
+    finally:
+        flags.FLAGS.unparse_flags()

@@ -29,7 +29,7 @@ def _options(values: Mapping[str, Any], labels_of: LabelsOf) -> dict:
     if not values["task_name"]:
         raise ValueError("--export_type=classifier needs --task_name (its labels)")
     labels, pair = labels_of(values["task_name"], values["data_dir"])
-    return {"labels": labels, "pair": pair, "window_batch_size": values["window_batch_size"]}
+    return {"labels": labels, "pair": pair}
 
 
 def _spec(options: ExportOptions) -> dict:
@@ -74,8 +74,5 @@ KIND = TaskKind(
     name="classifier", max_seq_length=128,
     flags=(Flag("task_name", str, None, "classifier: the run_classifier task (its labels)."),
            Flag("data_dir", str, None,
-                "classifier with --task_name=tsv: the task's data_dir (its labels.txt)."),
-           Flag("window_batch_size", int, 32,
-                "classifier of a --long_doc=windows run (its long_documents.json): the windows "
-                "the encoder runs at a time, what bounds the memory a long text takes.")),
+                "classifier with --task_name=tsv: the task's data_dir (its labels.txt).")),
     options=_options, spec=_spec, task=_task, serving=_serving)
