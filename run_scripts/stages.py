@@ -265,7 +265,8 @@ class Runner:
 
     def is_done(self, stage: Stage, key: str) -> bool:
         stamp = self._read_stamp(stage)
-        return (stamp.get("key") == key and stamp.get("state") == "done"
+        # The demo's runner before this one wrote its stamps without a state, once done.
+        return (stamp.get("key") == key and stamp.get("state", "done") == "done"
                 and all(os.path.exists(path) for path in self._outputs(stage)))
 
     def run(self, stages: list[Stage]) -> list[StageRun]:

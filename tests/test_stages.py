@@ -251,6 +251,23 @@ def test_stamps_of_the_runner_before_are_reused_and_a_started_one_resumed(tmp_pa
         assert json.loads(stamp.read_text())["key"] == json.load(f)["key"]
 
 
+def test_stamps_of_the_demos_runner_before_are_reused(tmp_path):
+    """The demo's runner wrote {"key", "command", "seconds"} once a stage was done: the same
+    keys as the study's, no state."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "corpus.txt").write_text("corpus text\n")
+    (tmp_path / "out" / "records").mkdir(parents=True)
+    (tmp_path / "out" / "pretrained").write_text("p")
+    (tmp_path / "stages").mkdir()
+    for name in os.listdir(RECORDS):
+        with open(os.path.join(RECORDS, name)) as f:
+            stamp = json.load(f)
+        del stamp["state"]
+        (tmp_path / "stages" / name).write_text(json.dumps(stamp))
+    runs = runner(tmp_path, cwd=str(tmp_path)).run(list(recorded_stages()))
+    assert [run.reused for run in runs] == [True, True]
+
+
 def test_a_changed_input_reruns_a_recorded_stage(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "corpus.txt").write_text("other text\n")
