@@ -10,8 +10,8 @@ a vocab beside it, such as a fine-tuning output_dir, needs --vocab_file), `keras
 preset, `tf1` a checkpoint the original code reads (unless its hidden_act is one the original
 lacks, gelu_exact or swish: kept, with a warning, since its "gelu" is another function).
 
-A parameter-efficient run (run_classifier, run_squad or run_ner with --adapter_size or
---lora_rank) merges into an ordinary checkpoint of any format:
+A parameter-efficient run (run_classifier, run_squad or run_ner with --adapter_size,
+--lora_rank, --bitfit or --ia3) merges into an ordinary checkpoint of any format:
 
     python -m run_scripts.convert_checkpoint --peft_checkpoint=/tmp/mrpc_lora \
       --output_format=hf --output_dir=mrpc_lora_merged

@@ -26,7 +26,7 @@ official/tasks/long_doc_settings.py. Metrics and test_results.tsv count document
 export serves documents of any length as the run read them.
 
 Every fine-tuning entry point also takes a parameter-efficient method (--adapter_size,
---lora_rank, --bitfit: official/peft) or a teacher to distil (--teacher_checkpoint, with
+--lora_rank, --bitfit, --ia3: official/peft) or a teacher to distil (--teacher_checkpoint, with
 --student_layers or a --bert_config_file of the student's size: official/distillation), e.g. a
 3-layer student made of the teacher's layers 0, 2 and 4 (DistilBERT's initialisation), trained on
 the teacher's soft targets, SST-2's labels and unlabelled sentences the teacher labels:
