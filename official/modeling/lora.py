@@ -38,6 +38,8 @@ from typing import Sequence
 import keras
 from keras import ops
 
+from official.modeling.insertion import ProjectionInsert
+
 
 @keras.saving.register_keras_serializable(package="official")
 class LoraDense(keras.layers.Dense):
@@ -111,7 +113,7 @@ class LoraDense(keras.layers.Dense):
         if self.bias is not None:
             self.bias.trainable = False
 
-    def insert(self, layer: keras.layers.Layer) -> None:
+    def insert(self, layer: ProjectionInsert) -> None:
         """Adds a method's built `layer` (official/modeling/insertion.py's `ProjectionInsert`)
         around the projection: its output before the activation becomes
         `layer.project(inputs, project)`.

@@ -9,6 +9,7 @@ from official.modeling import activations, initializers
 from official.modeling.adapter import BottleneckAdapter
 from official.modeling.attention import SelfAttention
 from official.modeling.dropout import Dropout
+from official.modeling.insertion import InsertedLayer
 from official.modeling.lora import LoraDense
 
 # Where a method may insert a layer (see TransformerBlock), in the order the block runs them.
@@ -79,7 +80,7 @@ class TransformerBlock(keras.layers.Layer):
             epsilon=1e-12, dtype=policy, name="output_layer_norm")
         self.output_layer_norm.build(x_shape)
 
-    def insert(self, place: str, layer: keras.layers.Layer) -> None:
+    def insert(self, place: str, layer: InsertedLayer) -> None:
         """Inserts a method's built `layer` (x -> x, [..., hidden]) at `place`, one of `PLACES`.
 
         Raises:
