@@ -180,3 +180,19 @@ def test_an_adapted_encoders_names_are_adapter_berts_and_loras(tiny_config, tmp_
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     with pytest.raises(checkpoints.CheckpointMismatchError, match="unexpected .*lora_A"):
         tf1.assign(build_encoder(tiny_config), tf1.weights_of(lora), "lora")
+
+
+def test_extra_variables_inside_the_layers_are_said_to_need_their_run(tiny_config, tmp_path):
+    """A checkpoint that keeps a method's unfolded variables (adapter-bert's names, inside the
+    model's layers) is refused saying how to read it; one of a deeper model is not."""
+    weights = original_weights(tiny_config)
+    kept = dict(weights, **{"bert/encoder/layer_0/output/adapters/weights1":
+                            np.zeros((32, 4), "float32")})
+    with pytest.raises(checkpoints.CheckpointMismatchError,
+                       match=r"1 variable unexpected \(bert/encoder/layer_0/output/adapters/"
+                             r"weights1 \[32, 4\]\): the extra variables sit inside the model's "
+                             r"layers, .*--peft_checkpoint=<the run>\)$"):
+        tf1.assign(build_encoder(tiny_config), kept, "kept")
+    deeper = dict(weights, **{"bert/encoder/layer_9/output/dense/bias": np.zeros(32, "float32")})
+    with pytest.raises(checkpoints.CheckpointMismatchError, match=r"unexpected \([^)]*\)$"):
+        tf1.assign(build_encoder(tiny_config), deeper, "deeper")

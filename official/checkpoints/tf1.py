@@ -242,8 +242,10 @@ def assign(model: keras.Model, weights: Weights, source: str,
             fresh += [entry.variable for entry in head.values()]
 
     missing = [f"{n} {list(e.shape)}" for n, e in entries.items() if n not in weights]
+    unexpected_names = {n for n in weights
+                        if n not in entries and n.startswith(tuple(checked_prefixes))}
     unexpected = [f"{n} {list(np.shape(v))}" for n, v in weights.items()
-                  if n not in entries and n.startswith(tuple(checked_prefixes))]
+                  if n in unexpected_names]
     wrong_shape = [f"{n} checkpoint {list(np.shape(weights[n]))} vs model {list(e.shape)}"
                    for n, e in entries.items()
                    if n in weights and tuple(np.shape(weights[n])) != e.shape]
@@ -252,7 +254,10 @@ def assign(model: keras.Model, weights: Weights, source: str,
         ("of another shape", wrong_shape)) if names]
     if problems:
         raise CheckpointMismatchError(
-            f"{source} does not fit the model: {'; '.join(problems)}")
+            f"{source} does not fit the model: {'; '.join(problems)}"
+            + (_INSERTED_HINT if not missing and not wrong_shape
+               and _inside_layers([n for n in weights if n in unexpected_names], entries)
+               else ""))
     ignored = sorted(n for n in weights if n not in entries)
     if ignored:
         logging.info("%s: not loaded (no such part in this model): %s", source, ", ".join(ignored))
@@ -267,6 +272,24 @@ def assign(model: keras.Model, weights: Weights, source: str,
     for variable, by_part in parts.values():
         variable.assign(np.concatenate([by_part[i] for i in range(3)], axis=-1))
     return fresh
+
+
+# Said of a checkpoint whose only misfit is variables inside the model's own layers: what a
+# method that cannot fold leaves there (its layers name their variables beside the sub-layers
+# they follow, official/modeling/insertion.py), which the names alone do not say how to rebuild.
+_INSERTED_HINT = (": the extra variables sit inside the model's layers, as a parameter-efficient "
+                  "method's unfolded ones do: read such a checkpoint with its run "
+                  "(--peft_checkpoint=<the run>)")
+
+
+def _inside_layers(names: list[str], entries: dict) -> bool:
+    """Whether every one of `names` is under a layer the model has (bert/encoder/layer_N/)."""
+    def layer(name: str) -> str | None:
+        parts = name.split("/")
+        return "/".join(parts[:3]) if parts[:2] == ["bert", "encoder"] and len(parts) > 3 \
+            else None
+    layers = {layer(name) for name in entries} - {None}
+    return bool(names) and all(layer(name) in layers for name in names)
 
 
 def _counted(label: str, names: list[str], shown: int = 3) -> str:
