@@ -88,6 +88,8 @@ STARTS_PROCESSES = re.compile(r"\b(subprocess|multiprocessing|sys\.executable|ru
 # `pytest --quick --durations=0` on a loaded 2-core machine (~0.7 s of CPU each; 85% of the
 # tier's time before they were left out), and the next few over 4 s.
 SLOW_TESTS = (
+    "tests/test_api_adapt.py::test_adapt_after_a_traced_step_runs_the_method",
+    "tests/test_api_adapt.py::test_fit_again_after_adapt_is_refused_and_trains_nothing",
     "tests/test_attack.py::test_a_long_texts_deletions_are_made_a_batch_at_a_time_within_the_budget",
     "tests/test_attack.py::test_bae_candidates_are_a_numpy_berts_top_whole_words_at_the_masked_word",
     "tests/test_basic_tokenizer.py::test_every_code_point_matches_original",
