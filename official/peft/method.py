@@ -8,8 +8,9 @@
     Flag            one flag of a method, as data (official/flag_rows.py): defined on every
                     fine-tuning entry point, so a new method needs no entry-point code
 
-A method is one module (official/peft/adapters.py, lora.py, bitfit.py, ia3.py, frozen.py) holding its
-settings dataclass and its `METHOD` row, and one line of registration in `methods.METHODS`.
+A method is one module (official/peft/adapters.py, lora.py, bitfit.py, ia3.py, frozen.py)
+holding its settings dataclass and its `METHOD` row, and one line of registration in
+`methods.METHODS`.
 Everything else (freezing, what the head and the pooler do, checkpoints that hold only what
 trained, the record naming the base, exports, merging) is the same for every method.
 """
