@@ -9,7 +9,7 @@ import pytest
 
 from official.export.kinds import KINDS
 from official.tasks.squad_settings import SquadSettings
-from tests.cli import ENV, REPO
+from tests.cli import ENV, PATIENCE, REPO
 
 # A spec per kind as its task's serving_spec() writes it (written out by hand), with the
 # max_seq_length an export adds.
@@ -72,23 +72,21 @@ def test_the_table_and_the_options_load_without_tensorflow():
     env = dict(ENV, PYTHONPATH=os.pathsep.join([blocked, ENV["PYTHONPATH"]]))
     result = subprocess.run(
         [sys.executable, "-c", "import official.export.kinds, official.export.options"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=PATIENCE)
     assert result.returncode == 0, result.stderr[-2000:]
 
 
 @pytest.mark.parametrize("export_type", ["classifier", "multitask"])
 def test_window_batch_size_reaches_every_export_that_serves_a_classifier(export_type):
     """--window_batch_size is a serving setting of every classifier served: a multitask
-    export's runs too, not only export_type=classifier's."""
-    from absl import flags
-
-    from run_scripts import export_saved_model
-
-    argv = ["export_saved_model", f"--export_type={export_type}", "--export_dir=/tmp/x",
-            "--window_batch_size=4", "--task_name=MRPC"]
-    flags.FLAGS.unparse_flags()
-    try:
-        flags.FLAGS(argv)
-        assert export_saved_model.options_from_flags().window_batch_size == 4
-    finally:
-        flags.FLAGS.unparse_flags()
+    export's runs too, not only export_type=classifier's. (In a process of its own: the entry
+    point's flags would clash with other tests' in this one.)"""
+    script = ("import sys; from absl import flags; from run_scripts import export_saved_model; "
+              "flags.FLAGS(sys.argv); print(export_saved_model.options_from_flags()"
+              ".window_batch_size)")
+    result = subprocess.run(
+        [sys.executable, "-c", script, f"--export_type={export_type}", "--export_dir=/tmp/x",
+         "--window_batch_size=4", "--task_name=MRPC"],
+        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=PATIENCE)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["4"]
