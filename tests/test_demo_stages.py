@@ -9,14 +9,15 @@ import pytest
 
 from demo.stages import REUSED, Blocks
 from run_scripts.stages import Runner, Stage, StageFailed
+from tests.cli import PATIENCE
 
 
 def meeting(path, other, text, linger=0.0):
-    """A stage command that says it started, waits (up to 60 s) until `other` has started too,
-    lingers `linger` seconds, then prints `text` (and on stderr) and writes it to `path`: it
-    ends only if the two run side by side."""
+    """A stage command that says it started, waits (up to cli.PATIENCE) until `other` has
+    started too, lingers `linger` seconds, then prints `text` (and on stderr) and writes it to
+    `path`: it ends only if the two run side by side."""
     code = (f"import os, sys, time; open({path!r} + '.started', 'w').close(); "
-            f"deadline = time.time() + 60\n"
+            f"deadline = time.time() + {PATIENCE}\n"
             f"while not os.path.exists({other!r} + '.started') and time.time() < deadline: "
             f"time.sleep(0.01)\n"
             f"if not os.path.exists({other!r} + '.started'): sys.exit(9)\n"
@@ -72,7 +73,7 @@ def test_one_at_a_time_a_stages_output_shows_while_it_runs(tmp_path, capsys):
     """The stage's command goes on only once its first line is on stdout."""
     made, seen = str(tmp_path / "made"), str(tmp_path / "seen")
     code = (f"import os, time; print('first line', flush=True)\n"
-            f"deadline = time.time() + 60\n"
+            f"deadline = time.time() + {PATIENCE}\n"
             f"while not os.path.exists({seen!r}) and time.time() < deadline: time.sleep(0.01)\n"
             f"open({made!r}, 'w').write(str(os.path.exists({seen!r})))")
 

@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tests.cli import ENV, REPO, refused, run_module, run_modules, succeeded
+from tests.cli import ENV, PATIENCE, REPO, refused, run_module, run_modules, succeeded
 
 VOCAB = os.path.join(REPO, "tests", "data", "cased_vocab.txt")
 CORPUS = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
@@ -84,7 +84,7 @@ def study_run(tmp_path_factory):
             break
     time.sleep(2)
     process.send_signal(signal.SIGTERM)
-    stopped = subprocess.CompletedProcess(process.args, process.wait(timeout=120),
+    stopped = subprocess.CompletedProcess(process.args, process.wait(timeout=PATIENCE),
                                           process.stdout.read(), process.stderr.read())
     stamps = {path.stem: json.loads(path.read_text())["state"]
               for path in (root / "study" / "stages").glob("*.json")}

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from run_scripts.stages import ProgressLines, Runner, Stage, StageFailed
-from tests.cli import ENV, REPO
+from tests.cli import ENV, PATIENCE, REPO
 
 RECORDS = os.path.join(REPO, "tests", "data", "stage_records")
 
@@ -191,14 +191,14 @@ def test_a_stopped_stage_is_resumed_over_its_outputs_then_reused(tmp_path, signu
         assert driver.poll() is None, driver.communicate()
         time.sleep(0.05)
     driver.send_signal(signum)
-    stdout, stderr = driver.communicate(timeout=120)
+    stdout, stderr = driver.communicate(timeout=PATIENCE)
     # The command got the signal once, and the runner waited for it to end.
     assert driver.returncode == 128 + signum, stderr
     assert (tmp_path / "made" / "trace").read_text() == "start\nstopped\n"
     assert json.loads((tmp_path / "stages" / "work.json").read_text())["state"] == "started"
 
     (tmp_path / "go").write_text("")
-    stdout, stderr = drive(tmp_path).communicate(timeout=120)
+    stdout, stderr = drive(tmp_path).communicate(timeout=PATIENCE)
     assert "[1/1] the work: resuming (log: " in stdout, stderr
     # The stopped run's output was kept for the command to go on from.
     assert (tmp_path / "made" / "trace").read_text() == "start\nstopped\nstart\ndone\n"
@@ -206,7 +206,7 @@ def test_a_stopped_stage_is_resumed_over_its_outputs_then_reused(tmp_path, signu
     assert log.splitlines().count("started") == 2 and "--- resumed ---" in log
     assert json.loads((tmp_path / "stages" / "work.json").read_text())["state"] == "done"
 
-    stdout, _ = drive(tmp_path).communicate(timeout=120)
+    stdout, _ = drive(tmp_path).communicate(timeout=PATIENCE)
     assert stdout.strip() == "[1/1] the work: reused (done before with the same command and " \
                              "inputs)"
 

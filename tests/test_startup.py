@@ -15,7 +15,7 @@ import pytest
 from official.checkpoints import tf1
 from official.configs import BertConfig
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, REPO, refused
+from tests.cli import ENV, PATIENCE, REPO, refused
 
 BLOCKED = os.path.join(REPO, "tests", "without_tensorflow")
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
@@ -25,7 +25,7 @@ BLIMP = os.path.join(REPO, "data", "blimp_sample", "data", "adjunct_island.jsonl
 def run_without_tensorflow(module: str, *flags) -> subprocess.CompletedProcess:
     env = dict(ENV, PYTHONPATH=os.pathsep.join([BLOCKED, ENV["PYTHONPATH"]]))
     return subprocess.run([sys.executable, "-m", module, *map(str, flags)], cwd=REPO,
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=PATIENCE)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ def test_every_entry_point_answers_bad_input_without_tensorflow(files):
         env=dict(ENV, PYTHONPATH=os.pathsep.join([BLOCKED, ENV["PYTHONPATH"]]))))
         for module, flags, expected in cases(files)]
     for module, flags, expected, process in runs:
-        stdout, stderr = process.communicate(timeout=120)
+        stdout, stderr = process.communicate(timeout=PATIENCE)
         result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         assert "ImportError" not in stderr, (module, flags, stderr[-2000:])
         refused(result, f"{module.split('.')[-1]}: ", expected)
