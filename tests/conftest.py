@@ -4,9 +4,15 @@ the quick tier (`pytest --quick`)."""
 import multiprocessing.process
 import os
 import re
+import signal
 import subprocess
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# A suite started as a background job (`make test &`) inherits ctrl-C ignored, and every command
+# the tests start would too (an ignored signal stays ignored across exec): the tests of ctrl-C
+# need it as a terminal gives it, which a handled signal becomes again in each new program.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
