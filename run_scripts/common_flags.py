@@ -314,11 +314,8 @@ def define_squad_flags() -> None:
     define_flag_rows(squad_settings.FLAGS)
 
 
-def squad_flag_values() -> dict:
-    """The values of the flags `define_squad_flags` defines, by name (not yet checked)."""
-    return {flag.name: getattr(flags.FLAGS, flag.name) for flag in squad_settings.FLAGS}
-
-
 def squad_settings_from_flags(max_seq_length: int) -> SquadSettings:
     """The SQuAD flags with `max_seq_length` as SquadSettings (checked: one-line ValueErrors)."""
-    return SquadSettings(max_seq_length=max_seq_length, **squad_flag_values())
+    return SquadSettings(max_seq_length=max_seq_length,
+                         **{flag.name: flags.FLAGS[flag.name].value
+                            for flag in squad_settings.FLAGS})

@@ -62,7 +62,7 @@ def run(options: PretrainingOptions, adaptations: Sequence[Adaptation] = (),
     Raises:
       ValueError: bad options or input (one line naming the flag or file); checkpoint errors are
         ValueErrors too.
-      official.training.trainer.Preempted: SIGTERM stopped training after saving.
+      official.command_line.Preempted: SIGTERM stopped training after saving.
     """
     job_setup.fuse_elementwise(options)
     input_files = expand_input_files(options.input_file)

@@ -1,15 +1,14 @@
 """How a training run stops before its end, as exceptions the entry points turn into exit codes.
 
-    Preempted   SIGTERM or ctrl-C: the state was saved; exit 128 + the signal's number (its class
-                is official/command_line.py's, which ends every command)
     Diverged    a loss or gradient turned nan or inf: nothing saved after it; one line, exit 1
+
+(SIGTERM or ctrl-C, the state saved: official/command_line.py's `Preempted`, which every
+command ends with, 128 + the signal's number.)
 
 No TensorFlow here: an entry point names these before it has loaded TensorFlow.
 """
 
 from __future__ import annotations
-
-from official.command_line import Preempted as Preempted  # where a command ends with it
 
 
 class Diverged(ValueError):

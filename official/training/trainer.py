@@ -63,10 +63,11 @@ from official.checkpoints.training import (
     model_roots,
     random_states,
 )
+from official.command_line import Preempted
 from official.modeling import dropout
 from official.training.distribution import is_chief
 from official.training.output_dir import remove_interrupted_writes
-from official.training.stopping import Diverged, Preempted
+from official.training.stopping import Diverged
 
 CHECKPOINT_NAME = "model.ckpt"  # the original's name: model.ckpt-1000.index ...
 EVAL_RESULTS_FILE = "eval_results.txt"
