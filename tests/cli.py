@@ -3,10 +3,12 @@ behind.
 
 Each run is a process of its own: the training entry points turn on TensorFlow's op determinism
 for the whole process, and a fresh process is what a user's command line gets. An entry point of
-run_scripts/ is forked from tests/fork_server.py, which has imported TensorFlow once for the
-pytest process (the child is still the fresh `python -m` process a user starts, its own pid,
-environment and signals); any other module, or a run in another environment, is a real process.
-BERT_TESTS_FORK=0 makes every run a real process (to compare both ways).
+run_scripts/ or demo/ is forked from tests/fork_server.py, which has imported TensorFlow once for
+the pytest process (the child is still the fresh `python -m` process a user starts, its own pid,
+environment and signals), and so are the stages such a command starts (the demo's, the ablation
+study's: its interpreter is the server's stand-in); any other module, or a run in another
+environment, is a real process. BERT_TESTS_FORK=0 makes every run a real process (to compare
+both ways).
 """
 
 import atexit
@@ -30,10 +32,6 @@ ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
 # How long a test waits for a run or an event before calling it hung: a bound for a hang, never
 # for slowness (a loaded 2-core machine runs a command ten times slower than a quiet one).
 PATIENCE = 3600
-# The entry points whose fresh process imports TensorFlow, so forking them from the server
-# changes nothing they see (data_prep's commands never load it and choose how to start their
-# workers by whether it is loaded).
-FORKED_PACKAGES = ("run_scripts.",)
 FORK = os.environ.get("BERT_TESTS_FORK") != "0"
 _FORK_SERVERS = fork_server.Servers(ENV, REPO)
 atexit.register(_FORK_SERVERS.stop)
@@ -45,7 +43,7 @@ def start(module: str, *flags, env: dict | None = None, stdout=subprocess.PIPE,
     for an entry point the fork server serves, a `ForkedProcess` that behaves as one. `stdout`
     and `stderr`: PIPE (read them with `outputs`), DEVNULL or an open file."""
     env = ENV if env is None else env
-    if _FORK_SERVERS.env == env and module.startswith(FORKED_PACKAGES) and FORK:
+    if _FORK_SERVERS.env == env and module.startswith(fork_server.FORKED_PACKAGES) and FORK:
         return _FORK_SERVERS.start(module, [str(flag) for flag in flags], stdout, stderr,
                                    new_session)
     return subprocess.Popen([sys.executable, "-m", module, *map(str, flags)], cwd=REPO, env=env,

@@ -22,6 +22,7 @@ def main(argv):
                     for name in ("SIGINT", "SIGTERM", "SIGCHLD", "SIGPIPE", "SIGXFSZ")},
         "session_leader": os.getsid(0) == os.getpid(),
         "hash_seed": hash("a fixed text"), "main": sys.modules["__main__"].__file__,
+        "executable": sys.executable, "pid": os.getpid(), "parent": os.getppid(),
     }), flush=True)
     print("on stderr", file=sys.stderr, flush=True)
     how, _, code = FLAGS.then.partition(":")

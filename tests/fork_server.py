@@ -40,9 +40,17 @@ import time
 # flags the preloading defines are removed from each child, which parses its own as a fresh
 # process would (the same --helpfull, the same unknown flags refused).
 PRELOADED = ("numpy", "tensorflow", "keras")
+# The modules forked rather than started: those whose fresh process imports TensorFlow, so
+# forking changes nothing they see (data_prep's commands never load it and choose how to start
+# their workers by whether it is loaded), and tests/test_fork_server.py's probe.
+FORKED_PACKAGES = ("run_scripts.", "demo.", "tests.fork_probe")
+# What a forked command may have in its environment that the server's lacks: variables read only
+# after start-up (TensorFlow's thread pools are made at the first op; parent_death's variable is
+# the stand-in's to act on).
+FREE_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "BERT_STOP_WITH_PARENT")
 
 
-def main(socket_path: str) -> None:
+def main(socket_path: str, stand_in_path: str) -> None:
     _stop_with_parent()
     # absl's own flags (app's, logging's), which every command has.
     import absl.app  # noqa: F401
@@ -72,7 +80,7 @@ def main(socket_path: str) -> None:
                 sys.stderr.flush()
                 pid = _start(connection, [selector.fileno(), listener.fileno(), wake_read,
                                           wake_write, *(c.fileno() for c in waiting.values())],
-                             preloaded_flags)
+                             preloaded_flags, stand_in_path)
                 if pid is not None:
                     waiting[pid] = connection
             else:
@@ -81,8 +89,8 @@ def main(socket_path: str) -> None:
         _report_ended(waiting)
 
 
-def _start(connection: socket.socket, server_fds: list[int],
-           preloaded_flags: set[str]) -> int | None:
+def _start(connection: socket.socket, server_fds: list[int], preloaded_flags: set[str],
+           stand_in_path: str) -> int | None:
     """Forks the child a request asks for; returns its pid (None for a broken request)."""
     message, fds, _, _ = socket.recv_fds(connection, 1 << 16, 3)
     size, _, message = message.partition(b"\n")
@@ -101,7 +109,7 @@ def _start(connection: socket.socket, server_fds: list[int],
     if pid == 0:
         for fd in [*server_fds, connection.fileno()]:
             os.close(fd)
-        _run_child(request, fds, preloaded_flags)  # never returns
+        _run_child(request, fds, preloaded_flags, stand_in_path)  # never returns
     for fd in fds:
         os.close(fd)
     connection.sendall(f"{pid}\n".encode())
@@ -123,9 +131,10 @@ def _report_ended(waiting: dict[int, socket.socket]) -> None:
             connection.close()
 
 
-def _run_child(request: dict, fds: list[int], preloaded_flags: set[str]) -> None:
-    """In the forked child: becomes `python -m module args...` as a fresh process would be, runs
-    it, and exits as the interpreter would."""
+def _run_child(request: dict, fds: list[int], preloaded_flags: set[str],
+               stand_in_path: str) -> None:
+    """In the forked child: becomes `python -m module args...` as a fresh process would be (its
+    interpreter the stand-in), runs it, and exits as the interpreter would."""
     from absl import flags
     for name in preloaded_flags:
         delattr(flags.FLAGS, name)
@@ -141,6 +150,9 @@ def _run_child(request: dict, fds: list[int], preloaded_flags: set[str]) -> None
     os.environ.update(request["env"])
     sys.path[0] = request["cwd"]
     sys.argv = ["-m", *request["args"]]
+    sys.executable = stand_in_path
+    if request.get("end_with"):
+        _end_with(request["end_with"])
     import runpy
     import threading
     import traceback
@@ -172,6 +184,23 @@ def _run_child(request: dict, fds: list[int], preloaded_flags: set[str]) -> None
     os._exit(code)
 
 
+def _end_with(pid: int) -> None:
+    """SIGKILL to this process when process `pid` (the stand-in it runs behind) ends: the stage
+    a runner kills goes with the stand-in the runner sees."""
+    import select
+    import threading
+    try:
+        watched = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def watch() -> None:
+        select.select([watched], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _exit_code(stop: SystemExit) -> int:
     """The interpreter's exit code for an uncaught SystemExit (its message printed)."""
     if stop.code is None:
@@ -194,35 +223,66 @@ def _stop_with_parent() -> None:
 
 class Servers:
     """Two fork servers started with `env` (lazily, at the first command), taking turns: each
-    command gets a hash seed other than the previous command's, as fresh processes would."""
+    command gets a hash seed other than the previous command's, as fresh processes would. Their
+    folder holds the stand-in interpreter of the commands they fork (`python`) and what it reads
+    (`servers.json`: the interpreter, the servers' sockets and environment)."""
 
     def __init__(self, env: dict, cwd: str):
         self.env = env
         self.cwd = cwd
         self.servers: list[_Server] = []
         self.turn = 0
+        self.folder = ""
 
     def start(self, module: str, args: list[str], stdout, stderr,
               new_session: bool) -> "ForkedProcess":
         """`python -m module args...` forked by the next server in turn."""
         if not self.servers:
-            self.servers = [_Server(self.env, self.cwd) for _ in range(2)]
+            self.folder = tempfile.mkdtemp(prefix="fork_servers")
+            self._write_stand_in()
+            self.servers = [self._server() for _ in range(2)]
+            self._write_config()
         self.turn = (self.turn + 1) % len(self.servers)
         if not self.servers[self.turn].alive():  # died with the thread that started it
-            self.servers[self.turn] = _Server(self.env, self.cwd)
+            self.servers[self.turn] = self._server()
+            self._write_config()
         return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd, stdout,
                              stderr, new_session)
+
+    def _server(self) -> "_Server":
+        return _Server(self.env, self.cwd, os.path.join(self.folder, "python"))
+
+    def _write_stand_in(self) -> None:
+        """The stand-in: a script run by the real interpreter without site packages (it needs
+        the standard library alone, and starts in milliseconds)."""
+        path = os.path.join(self.folder, "python")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"#!{sys.executable} -S\n"
+                    f"import sys\n"
+                    f"sys.path.insert(0, {self.cwd!r})\n"
+                    f"from tests.fork_server import stand_in\n"
+                    f"stand_in({os.path.join(self.folder, 'servers.json')!r})\n")
+        os.chmod(path, 0o755)
+
+    def _write_config(self) -> None:
+        path = os.path.join(self.folder, "servers.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump({"python": sys.executable, "env": self.env,
+                       "sockets": [server.socket_path for server in self.servers]}, f)
+        os.replace(path + ".tmp", path)
 
     def stop(self) -> None:
         for server in self.servers:
             server.stop()
         self.servers = []
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class _Server:
     """One `python -m tests.fork_server` process and its socket, in a temporary folder."""
 
-    def __init__(self, env: dict, cwd: str):
+    def __init__(self, env: dict, cwd: str, stand_in_path: str):
         self.folder = tempfile.mkdtemp(prefix="fork_server")
         self.socket_path = os.path.join(self.folder, "socket")
         self.log_path = os.path.join(self.folder, "log.txt")
@@ -230,8 +290,8 @@ class _Server:
             # PR_SET_PDEATHSIG watches the thread that starts it; the server is made in the
             # pytest process's main thread in practice, and remade if it has died.
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.fork_server", self.socket_path], cwd=cwd, env=env,
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                [sys.executable, "-m", "tests.fork_server", self.socket_path, stand_in_path],
+                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -282,11 +342,10 @@ class ForkedProcess:
                 fds.append(len(fds))  # inherited, as Popen's None
             else:
                 fds.append(target.fileno())
-        request = json.dumps({"module": module, "args": args, "env": env, "cwd": cwd,
-                              "new_session": new_session}).encode()
         self._connection = server.connect(patience=3600)
         try:
-            socket.send_fds(self._connection, [f"{len(request)}\n".encode() + request], fds)
+            _send_request(self._connection, {"module": module, "args": args, "env": env,
+                                             "cwd": cwd, "new_session": new_session}, fds)
         finally:
             for fd in opened:
                 os.close(fd)
@@ -342,5 +401,66 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
+def _send_request(connection: socket.socket, request: dict, fds: list[int]) -> None:
+    """A request as the server reads it: its JSON's length, a newline and the JSON, sent with
+    the command's stdin, stdout and stderr."""
+    message = json.dumps(request).encode()
+    socket.send_fds(connection, [f"{len(message)}\n".encode() + message], fds)
+
+
+# The signals a stand-in passes on to the command it stands in for.
+PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+             signal.SIGUSR2)
+
+
+def stand_in(config_path: str) -> None:
+    """The stand-in interpreter, run as `python ARGS...` by a forked orchestrator: `-m module`
+    of FORKED_PACKAGES in the servers' environment (FREE_VARIABLES aside) is forked by a server
+    (chosen by this process's pid, so stages do not all share one hash seed) and stood in for
+    until it ends; anything else is the real interpreter's."""
+    with open(config_path, encoding="utf-8") as f:
+        config = json.load(f)
+    args = sys.argv[1:]
+
+    def fixed(env: dict) -> dict:
+        return {name: value for name, value in env.items() if name not in FREE_VARIABLES}
+
+    if not (len(args) >= 2 and args[0] == "-m" and args[1].startswith(FORKED_PACKAGES)
+            and fixed(dict(os.environ)) == fixed(config["env"])):
+        os.execv(config["python"], [config["python"], *args])
+    child: list[int] = []  # the command's pid, once the server has answered
+    pending: list[int] = []  # signals that came before it
+
+    def pass_on(signum, frame):
+        if not child:
+            pending.append(signum)
+            return
+        try:
+            os.kill(child[0], signum)
+        except ProcessLookupError:
+            pass  # it has ended; its status is on its way
+
+    for signum in PASSED_ON:
+        signal.signal(signum, pass_on)
+    from official import parent_death
+    parent_death.stop_with_parent()  # the orchestrator's death: SIGTERM here, passed on
+    sockets = config["sockets"]
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(sockets[os.getpid() % len(sockets)])
+    _send_request(connection, {"module": args[1], "args": args[2:], "env": dict(os.environ),
+                               "cwd": os.getcwd(), "new_session": os.getsid(0) == os.getpid(),
+                               "end_with": os.getpid()}, [0, 1, 2])
+    answers = connection.makefile("rb")
+    child.append(int(answers.readline()))
+    for signum in pending:
+        pass_on(signum, None)
+    code = os.waitstatus_to_exitcode(int(answers.readline()))
+    if code < 0:  # killed by a signal: so is its stand-in
+        if -code in PASSED_ON:
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

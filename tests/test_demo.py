@@ -5,11 +5,10 @@ that reruns only the stage whose input changed."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from tests.cli import ENV, REPO
+from tests.cli import REPO, run_module
 
 DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
@@ -57,11 +56,10 @@ def slice_of_shipped_data(root):
 
 
 def run_demo(out, corpus, task_dir, passages_dir, treebank_dir, sentences, *flags):
-    result = subprocess.run(
-        [sys.executable, "-m", "demo.run_demo", "--smoke", f"--output_dir={out}",
-         f"--corpus={corpus}", f"--task_dir={task_dir}", f"--passages_dir={passages_dir}",
-         f"--treebank_dir={treebank_dir}", f"--sentences={sentences}", *flags],
-        cwd=REPO, env=ENV, capture_output=True, text=True)
+    result = run_module(
+        "demo.run_demo", "--smoke", f"--output_dir={out}", f"--corpus={corpus}",
+        f"--task_dir={task_dir}", f"--passages_dir={passages_dir}",
+        f"--treebank_dir={treebank_dir}", f"--sentences={sentences}", *flags)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     return result.stdout
