@@ -17,6 +17,7 @@ from official.configs import preset
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertClassifier
 from official.peft import artifact, ia3, merging, methods
+from official.training import optimization
 from tests.numpy_bert import gelu, layer_norm
 from tests.peft_helpers import write_base, write_run
 
@@ -111,6 +112,27 @@ def test_only_the_vectors_and_the_head_train(tiny_config):
     assert all(not v.trainable for v in model.weights
                if id(v) not in head and "ia3" not in v.path)
     assert model.encoder.adapted_by == "ia3"
+
+
+def test_weight_decay_leaves_the_vectors_at_one(tiny_config):
+    """A step of the original's AdamW with no gradient: a decayed variable w becomes
+    w - lr * rate * w (its Adam term is 0/(0 + eps)), and the vectors, which start at one as
+    LayerNorm's gamma does, stay there as gamma does, rather than being pulled towards zero (the
+    projections switched off)."""
+    model = BertClassifier(build_encoder(tiny_config), 2)
+    methods.apply(model, IA3)
+    variables = model.trainable_variables
+    before = [np.array(v) for v in variables]
+    optimizer = optimization.create_optimizer(
+        "adamw", 0.1, 10, 0, weight_decay_rate=0.5,
+        decay_exempt=optimization.decay_exempt_variables(model))
+    optimizer.apply([np.zeros(v.shape, np.float32) for v in variables], variables)
+    for variable, value in zip(variables, before):
+        if "ia3" in variable.path:
+            np.testing.assert_array_equal(np.array(variable), np.ones(variable.shape))
+        elif "kernel" in variable.path:  # the head's: decayed at the first step's rate, 0.1
+            np.testing.assert_allclose(np.array(variable), value * (1 - 0.1 * 0.5), rtol=1e-6)
+    assert any("kernel" in v.path for v in variables)
 
 
 def test_bert_base_trains_the_papers_count():

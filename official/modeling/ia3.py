@@ -26,7 +26,9 @@ from typing import Callable, Sequence
 import keras
 from keras import ops
 
-OUTPUT_SCALE, INPUT_SCALE = "ia3_scale", "ia3_input_scale"
+from official.modeling.insertion import SCALE_SUFFIX
+
+OUTPUT_SCALE, INPUT_SCALE = "ia3" + SCALE_SUFFIX, "ia3_input" + SCALE_SUFFIX
 
 
 @keras.saving.register_keras_serializable(package="official")

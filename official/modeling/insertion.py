@@ -18,6 +18,10 @@ one per column block of a fused kernel such as the query/key/value one; or the s
 e.g. bert/encoder/layer_0/attention/output) and returns {original name: variable} of its own.
 A layer whose method folds (official/peft: LoRA, IA3) is folded by its method's row from those
 names; one that cannot fold is kept under them by the formats that hold any name (tf1, tf2).
+
+A variable that multiplies what it sits on and starts at one (IA3's vectors) has a name ending
+in SCALE_SUFFIX: weight decay exempts it (official/training/optimization.py), as it exempts
+LayerNorm's gamma, since decay would pull it towards zero, the projection switched off.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from __future__ import annotations
 from typing import Callable, Protocol, Sequence
 
 import keras
+
+SCALE_SUFFIX = "_scale"
 
 
 class InsertedLayer(Protocol):

@@ -20,9 +20,12 @@ import keras
 from keras import ops
 
 from official.checkpoints import tf1
+from official.modeling.insertion import SCALE_SUFFIX
 
-# The original's `exclude_from_weight_decay`, searched (re.search) in its TF1 variable names.
-WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
+# The original's `exclude_from_weight_decay`, searched (re.search) in its TF1 variable names;
+# then the vectors an inserted layer multiplies by, which start at one (official/modeling/
+# insertion.py's rule; none of the original's variables has such a name).
+WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias", SCALE_SUFFIX + "$")
 
 
 @keras.saving.register_keras_serializable(package="official")
@@ -190,7 +193,8 @@ OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": Lamb}
 
 
 def decay_exempt_variables(model: keras.Model) -> list[keras.Variable]:
-    """The trainable variables the original exempts from weight decay (LayerNorm, biases).
+    """The trainable variables the original exempts from weight decay (LayerNorm, biases), and
+    inserted scale vectors.
 
     A variable is matched by its original TF1 names (`official.checkpoints.tf1`), as the
     original's patterns were written for them: `bert/encoder/layer_0/attention/self/query/bias`
