@@ -22,7 +22,6 @@ seeds and alternates between them, so two commands in a row never share one. And
 official/output_lock.py names a folder's writer) starts that process for real.
 """
 
-import io
 import json
 import locale
 import os
@@ -321,20 +320,24 @@ class _Server:
 class ForkedProcess:
     """A command a fork server forked, seen as the `subprocess.Popen` (text mode) it stands for:
     `pid`, `args`, `returncode`, `poll`, `wait`, `communicate`, `send_signal`, `terminate`,
-    `kill`. Output asked for as PIPE goes to a temporary file, read by `communicate`."""
+    `kill`, and for output asked for as PIPE, `stdout` and `stderr`: the text ends of pipes."""
 
     def __init__(self, server: _Server, module: str, args: list[str], env: dict, cwd: str,
                  stdout, stderr, new_session: bool):
         self.args = [sys.executable, "-m", module, *args]
         self.returncode: int | None = None
-        self._captured: dict[str, object] = {}
+        self.stdout = self.stderr = None
         self._received = b""
         opened = []
         fds = [0]
         for name, target in (("stdout", stdout), ("stderr", stderr)):
             if target == subprocess.PIPE:
-                self._captured[name] = tempfile.TemporaryFile()
-                fds.append(self._captured[name].fileno())
+                read_end, write_end = os.pipe()
+                opened.append(write_end)  # the child's alone once sent
+                fds.append(write_end)
+                # Decoded as Popen's text mode decodes (universal newlines).
+                setattr(self, name, open(read_end, encoding=locale.getpreferredencoding(False),
+                                         errors="strict"))
             elif target == subprocess.DEVNULL:
                 opened.append(os.open(os.devnull, os.O_WRONLY))
                 fds.append(opened[-1])
@@ -378,17 +381,25 @@ class ForkedProcess:
             return None
 
     def communicate(self, timeout: float | None = None) -> tuple[str | None, str | None]:
+        """What is left in the pipes, read to their ends side by side (as Popen does, so that
+        neither fills while the other is read), once the command has ended."""
+        import threading
+        streams = {name: stream for name, stream in (("stdout", self.stdout),
+                                                     ("stderr", self.stderr)) if stream}
+        read: dict[str, str] = {}
+        readers = [threading.Thread(target=lambda name=name, stream=stream:
+                                    read.__setitem__(name, stream.read()), daemon=True)
+                   for name, stream in streams.items()]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(timeout)
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout)
         self.wait(timeout)
-        return self._text("stdout"), self._text("stderr")
-
-    def _text(self, name: str) -> str | None:
-        """What the command wrote to a PIPE, decoded as Popen's text mode decodes it."""
-        file = self._captured.get(name)
-        if file is None:
-            return None
-        file.seek(0)
-        with io.TextIOWrapper(file, encoding=locale.getpreferredencoding(False)) as text:
-            return text.read()
+        for stream in streams.values():
+            stream.close()
+        return read.get("stdout"), read.get("stderr")
 
     def send_signal(self, signum: int) -> None:
         if self.poll() is None:

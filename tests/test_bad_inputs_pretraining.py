@@ -15,7 +15,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -33,8 +32,8 @@ from tests.cli import (
     PATIENCE,
     REPO,
     lines_until,
+    outputs,
     refused,
-    run_module,
     run_modules,
     snapshot,
     start,
@@ -65,11 +64,8 @@ def pretrain_flags(data, output_dir, *flags):
 
 
 def pretrain(data, output_dir, *flags, env=None):
-    if env is None:
-        return run_module("run_scripts.run_pretraining", *pretrain_flags(data, output_dir, *flags))
-    return subprocess.run([sys.executable, "-m", "run_scripts.run_pretraining",
-                           *pretrain_flags(data, output_dir, *flags)], cwd=REPO,
-                          capture_output=True, text=True, env=env)
+    return outputs(start("run_scripts.run_pretraining", *pretrain_flags(data, output_dir, *flags),
+                         env=env))
 
 
 def checkpoint_steps(output_dir) -> list[int]:
@@ -189,12 +185,11 @@ def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretr
 def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_path):
     """As SIGTERM does (test_run_pretraining), with 130, what a shell expects of ctrl-C."""
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "run_scripts.run_pretraining",
-         *pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=100000",
-                         "--save_checkpoints_steps=100000", "--iterations_per_loop=1",
-                         "--log_steps=1")],
-        cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = start("run_scripts.run_pretraining",
+                    *pretrain_flags(pretraining_records, out, "--do_train",
+                                    "--num_train_steps=100000", "--save_checkpoints_steps=100000",
+                                    "--iterations_per_loop=1", "--log_steps=1"),
+                    stdout=subprocess.DEVNULL)
     deadline = time.time() + PATIENCE
     while not (out / "train").exists():
         assert process.poll() is None and time.time() < deadline, process.stderr.read()[-3000:]

@@ -2,8 +2,6 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,7 +11,7 @@ from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from official.tasks import feature_extraction as fe
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV, PATIENCE
+from tests.cli import run_module
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -265,9 +263,7 @@ def test_doc_stride_refuses_pairs(tmp_path, tokenizer, config):
 
 
 def run_cli(*flags):
-    env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, "-m", "run_scripts.extract_features", *flags],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=PATIENCE)
+    return run_module("run_scripts.extract_features", *flags)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests import fork_server
-from tests.cli import ENV, REPO
+from tests.cli import ENV, REPO, lines_until
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +171,15 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
     except OSError:
         return False
+
+
+def test_a_forked_commands_pipes_are_read_while_it_runs(servers):
+    """Its PIPE output is a pipe, as Popen's: a line is read while the command still runs."""
+    forked = servers.start("tests.fork_probe", ["--then=wait"], subprocess.PIPE,
+                           subprocess.PIPE, False)
+    assert lines_until(forked.stderr, "^on stderr$") == "on stderr\n"
+    assert forked.poll() is None
+    forked.kill()
+    stdout, stderr = forked.communicate()
+    assert forked.returncode == -signal.SIGKILL
+    assert json.loads(stdout)["pid"] == forked.pid and stderr == ""

@@ -18,12 +18,11 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.cli import ENV, PATIENCE, REPO, refused, run_module, run_modules, succeeded
+from tests.cli import ENV, PATIENCE, REPO, refused, run_module, run_modules, start, succeeded
 
 VOCAB = os.path.join(REPO, "tests", "data", "cased_vocab.txt")
 CORPUS = os.path.join(REPO, "tests", "data", "pretraining_sample.txt")
@@ -77,8 +76,7 @@ def study_run(tmp_path_factory):
     results = json.loads((root / "study" / "results.json").read_text())
     second = succeeded(run_module(MODULE, *toy_flags(root)))
     all_rows = toy_flags(root, rows="bert,no_nsp,ltr_no_nsp,random")
-    process = subprocess.Popen([sys.executable, "-m", MODULE, *all_rows], cwd=REPO, env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start(MODULE, *all_rows)
     for line in process.stderr:
         if "row LTR & No NSP, seed 1: pretrain" in line and ": running" in line:
             break

@@ -1,13 +1,13 @@
 """run_pretraining end to end, as a user runs it: train, eval, resume, preemption, bad input.
 
-Each run is a subprocess (the entry point turns on TensorFlow's op determinism for the whole
-process), on TFRecords that data_prep makes from the shipped sample (conftest.pretraining_records).
+Each run is a process of its own (tests/cli.py; the entry point turns on TensorFlow's op
+determinism for the whole process), on TFRecords that data_prep makes from the shipped sample
+(conftest.pretraining_records).
 """
 
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -19,21 +19,20 @@ from official.checkpoints import tf1
 from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
-from tests.cli import ENV, PATIENCE, REPO, lines_until
+from tests.cli import PATIENCE, REPO, lines_until, run_module, run_modules, start
 
 
 def command(data, output_dir, *flags):
-    return [sys.executable, "-m", "run_scripts.run_pretraining",
-            f"--input_file={data['input_file']}", f"--output_dir={output_dir}",
+    """run_pretraining's module and flags (tests/cli.py's `start`)."""
+    return ["run_scripts.run_pretraining", f"--input_file={data['input_file']}",
+            f"--output_dir={output_dir}",
             f"--bert_config_file={data['bert_config_file']}", "--max_seq_length=32",
             "--max_predictions_per_seq=5", "--train_batch_size=8", "--eval_batch_size=8",
             "--learning_rate=1e-3", "--num_warmup_steps=2", *flags]
 
 
 def run(data, output_dir, *flags):
-    result = subprocess.run(command(data, output_dir, *flags), cwd=REPO, capture_output=True,
-                            text=True, env=ENV)
-    return result
+    return run_module(*command(data, output_dir, *flags))
 
 
 def succeeded(result):
@@ -124,10 +123,8 @@ def test_resumed_run_reaches_the_same_weights(resumed):
 
 def _start_until(data, output_dir, ready, *flags):
     """Starts a long run and returns it once `ready()` holds."""
-    process = subprocess.Popen(command(data, output_dir, "--do_train", "--num_train_steps=100000",
-                                       "--iterations_per_loop=1", *flags),
-                               cwd=REPO, env=ENV, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    process = start(*command(data, output_dir, "--do_train", "--num_train_steps=100000",
+                             "--iterations_per_loop=1", *flags), stdout=subprocess.DEVNULL)
     deadline = time.time() + PATIENCE
     while not ready():
         assert process.poll() is None, process.stderr.read()[-3000:]
@@ -265,16 +262,8 @@ def test_an_original_tf1_checkpoint_initialises_pretraining(resumed):
 def side_by_side(data, root, flags: dict) -> dict:
     """{name: (output_dir, result)}: `run(data, root / name, *flags[name])` for every name,
     the runs side by side (each a process of its own)."""
-    processes = {name: subprocess.Popen(command(data, root / name, *flags[name]), cwd=REPO,
-                                        env=ENV, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-                 for name in flags}
-    results = {}
-    for name, process in processes.items():
-        stdout, stderr = process.communicate(timeout=PATIENCE)
-        results[name] = (root / name, subprocess.CompletedProcess(
-            process.args, process.returncode, stdout, stderr))
-    return results
+    return {name: (root / name, result) for name, result in zip(
+        flags, run_modules(*(command(data, root / name, *flags[name]) for name in flags)))}
 
 
 BAD_INPUTS = {
