@@ -135,16 +135,16 @@ def ltr_run(pretraining_records, tmp_path_factory):
     flags = ["--objective=ltr", "--do_train", "--save_checkpoints_steps=6", "--log_steps=3",
              f"--init_checkpoint={root / 'release'}"]
     bad_objective, with_teacher, with_mix = run_modules(
-        command(pretraining_records, root / "bad", "--do_train", "--objective=rtl")[2:],
+        command(pretraining_records, root / "bad", "--do_train", "--objective=rtl"),
         command(pretraining_records, root / "bad", "--do_train", "--objective=ltr",
-                f"--teacher_checkpoint={root / 'release'}")[2:],
+                f"--teacher_checkpoint={root / 'release'}"),
         command(pretraining_records, root / "bad", "--do_train", "--objective=ltr",
-                "--dynamic_masking", "--masking_mix=1,0,0")[2:],
+                "--dynamic_masking", "--masking_mix=1,0,0"),
         env=WITHOUT_TENSORFLOW)
-    first, = run_modules(command(pretraining_records, out, *flags, "--num_train_steps=6")[2:])
+    first, = run_modules(command(pretraining_records, out, *flags, "--num_train_steps=6"))
     succeeded(first)
     second, = run_modules(command(pretraining_records, out, *flags, "--num_train_steps=12",
-                                  "--do_eval", "--max_eval_steps=2")[2:])
+                                  "--do_eval", "--max_eval_steps=2"))
     return {"config": config, "init": init, "out": out, "log": succeeded(second).stderr,
             "bad_objective": bad_objective, "with_teacher": with_teacher, "with_mix": with_mix,
             "root": root}
