@@ -109,8 +109,10 @@ NEVER_IMPORTED_BY = {
 }
 
 
-def imported_modules(path: str, repo: str = REPO) -> list[tuple[int, str, str]]:
-    """(line, module, statement) for every import in the file at `path`.
+def imported_modules(path: str, repo: str = REPO,
+                     run_time_only: bool = False) -> list[tuple[int, str, str]]:
+    """(line, module, statement) for every import in the file at `path` (`run_time_only`: not
+    those under `if TYPE_CHECKING:`, which run at no time).
 
     `from package import name` counts as importing `package.name` when that is a module or
     package of the repo (`from official import console` imports official.console), else as
@@ -119,8 +121,13 @@ def imported_modules(path: str, repo: str = REPO) -> list[tuple[int, str, str]]:
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
     package = os.path.relpath(os.path.dirname(path), repo).replace(os.sep, ".")
+    for_type_checkers = {id(inner) for node in ast.walk(tree)
+                         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+                         for inner in ast.walk(node)} if run_time_only else set()
     found = []
     for node in ast.walk(tree):
+        if id(node) in for_type_checkers:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name, ast.unparse(node)) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -160,6 +167,70 @@ def breaches(folder: str, repo: str = REPO) -> list[str]:
                 found.append(f"{where}:{line}: {statement} ({module} is not among the official "
                              f"modules data_prep may import: {', '.join(DATA_PREP_MAY_IMPORT)})")
     return found
+
+
+def import_circles(repo: str = REPO) -> list[list[str]]:
+    """Every circle of run-time imports among the modules of official/ (function-level imports
+    included), as its modules sorted: a circle inside a room, which the rooms' order cannot see,
+    is a module that can only be imported after another that needs it."""
+    modules = {}
+    for path in python_files("official", repo):
+        module = os.path.relpath(path, repo)[:-3].replace(os.sep, ".")
+        modules[module.removesuffix(".__init__")] = path
+    imports = {module: sorted({imported for _, imported, _ in
+                               imported_modules(path, repo, run_time_only=True)
+                               if imported in modules and imported != module})
+               for module, path in modules.items()}
+    # Tarjan's strongly connected components: a component of more than one module is a circle.
+    order: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        order[module] = lowest[module] = len(order)
+        stack.append(module)
+        for imported in imports[module]:
+            if imported not in order:
+                visit(imported)
+                lowest[module] = min(lowest[module], lowest[imported])
+            elif imported in stack:
+                lowest[module] = min(lowest[module], order[imported])
+        if lowest[module] == order[module]:
+            component = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(imports):
+        if module not in order:
+            visit(module)
+    return sorted(circles)
+
+
+def test_no_modules_of_official_import_each_other_in_a_circle():
+    circles = import_circles()
+    assert not circles, "\n".join(" -> ".join(circle) for circle in circles)
+
+
+def test_a_circle_through_a_function_is_found_and_one_for_type_checkers_is_not(tmp_path):
+    (tmp_path / "official" / "checkpoints").mkdir(parents=True)
+    files = {"official/__init__.py": "",
+             "official/checkpoints/__init__.py": "from official.checkpoints import reading\n",
+             "official/checkpoints/reading.py": "def f():\n    from official.checkpoints "
+                                                "import converter\n",
+             "official/checkpoints/converter.py": "from official import checkpoints\n"
+                                                  "from official.checkpoints import tf1\n",
+             "official/checkpoints/hf.py": "from typing import TYPE_CHECKING\n"
+                                           "if TYPE_CHECKING:\n"
+                                           "    from official.checkpoints import converter\n",
+             "official/checkpoints/tf1.py": "from official.checkpoints import hf\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    # tf1 -> hf -> converter -> tf1 would be one too, but hf's import runs for type checkers only.
+    assert import_circles(str(tmp_path)) == [
+        ["official.checkpoints", "official.checkpoints.converter",
+         "official.checkpoints.reading"]]
 
 
 @pytest.mark.parametrize("folder", sorted(NEVER_IMPORTED_BY))

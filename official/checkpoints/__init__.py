@@ -11,7 +11,7 @@
 
 Entry points call `load_init_checkpoint` for their `--init_checkpoint` flag, which takes a
 checkpoint or, as convert_checkpoint's --input does, a Hugging Face folder or keras-hub preset:
-the formats of `converter.FORMATS` that have a `folder_marker`.
+`reading.FOLDER_FORMATS`.
 
 This face holds no logic: it names `reading`'s readers and the errors, all of which load without
 TensorFlow (an entry point's checks use `beside` before it loads).

@@ -29,6 +29,7 @@ from absl import logging
 from official import checkpoints, records
 from official.checkpoints import extended_vocab, hf, sentence_transformers, tf1, tf2, training
 from official.checkpoints.errors import CheckpointError
+from official.checkpoints.reading import FOLDER_FORMATS
 from official.configs import BertConfig
 from official.modeling.encoder import BertEncoder, build_encoder
 from official.modeling.models import BertPretrainer
@@ -91,17 +92,14 @@ def _read_tf2(path: str, bert_config_file: str | None, vocab_file: str | None) -
     return _read_checkpoint("tf2", path, bert_config_file, vocab_file)
 
 
-def _read_hf(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
-    del bert_config_file  # The folder's config.json is the config.
-    config, weights, found_vocab = hf.read(path)
-    return Bundle(config, weights, vocab_file or found_vocab)
-
-
-def _read_keras_hub(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
-    del bert_config_file  # The preset's config is the config.
-    from official.checkpoints import keras_hub  # keras-hub takes seconds to import
-    config, weights, found_vocab = keras_hub.read(path)
-    return Bundle(config, weights, vocab_file or found_vocab)
+def _folder_reader(name: str) -> Callable[[str, str | None, str | None], Bundle]:
+    """The reader of the folder format `name` (reading.FOLDER_FORMATS): its own config is the
+    config, its vocab the vocab unless one is given."""
+    def read(path: str, bert_config_file: str | None, vocab_file: str | None) -> Bundle:
+        del bert_config_file
+        config, weights, found_vocab = FOLDER_FORMATS[name].read(path)
+        return Bundle(config, weights, vocab_file or found_vocab)
+    return read
 
 
 def build_model(bundle: Bundle, source: str) -> keras.Model:
@@ -204,8 +202,6 @@ class Format:
       read: (path, bert_config_file or None, vocab_file or None) -> Bundle.
       write: (folder, bundle, the validated weights, do_lower_case): writes every file of the
         format (config and vocab included) into the empty `folder`.
-      folder_marker: for a format that is a folder with its own config: the file that makes a
-        folder one (what `--init_checkpoint` recognises); None for checkpoints.
       title: the format's name in messages.
       holds_inserted: it can hold the variables a method inserted, under the names their layers
         give them (a name-based format can; a fixed architecture's cannot).
@@ -214,21 +210,19 @@ class Format:
     """
     read: Callable[[str, str | None, str | None], Bundle]
     write: Callable[[str, Bundle, tf1.Weights, bool], None]
-    folder_marker: str | None
     title: str
     holds_inserted: bool = False
     needs_vocab: bool = False
 
 
-# Every format, by its --input_format / --output_format name: adding one is an entry here.
+# Every format, by its --input_format / --output_format name: adding one is an entry here (and,
+# for a folder with its own config, in reading.FOLDER_FORMATS, which `--init_checkpoint` reads).
 FORMATS = {
-    "tf1": Format(_read_tf1, _write_tf1, None, "the original TF1 checkpoint",
-                  holds_inserted=True),
-    "tf2": Format(_read_tf2, _write_tf2, None, "this project's TF2 checkpoint",
-                  holds_inserted=True),
-    "hf": Format(_read_hf, _write_hf, hf.WEIGHTS_FILE, "Hugging Face", needs_vocab=True),
-    # metadata.json is what keras-hub's save_to_preset writes first.
-    "keras_hub": Format(_read_keras_hub, _write_keras_hub, "metadata.json", "keras-hub"),
+    "tf1": Format(_read_tf1, _write_tf1, "the original TF1 checkpoint", holds_inserted=True),
+    "tf2": Format(_read_tf2, _write_tf2, "this project's TF2 checkpoint", holds_inserted=True),
+    "hf": Format(_folder_reader("hf"), _write_hf, FOLDER_FORMATS["hf"].title, needs_vocab=True),
+    "keras_hub": Format(_folder_reader("keras_hub"), _write_keras_hub,
+                        FOLDER_FORMATS["keras_hub"].title),
 }
 
 

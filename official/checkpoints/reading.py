@@ -15,7 +15,7 @@
 
 A checkpoint here is what `--init_checkpoint` takes: an original TF1 release or checkpoint, a
 project TF2 checkpoint, a training output_dir (its newest checkpoint) or prefix, a Hugging Face
-BERT folder or a keras-hub preset (the formats of `converter.FORMATS` with a `folder_marker`).
+BERT folder or a keras-hub preset (FOLDER_FORMATS: converter.FORMATS takes these from here).
 The Python API (official/api.py), fine-tuned outputs (official/checkpoints/finetuned.py), the
 export and the training jobs all read through `config_of` and `read`, so "which config goes with
 these weights" has one answer.
@@ -27,12 +27,14 @@ differ (a fine-tuning may change them).
 
 No TensorFlow is imported at the top: the package's face (official/checkpoints/__init__.py)
 names these, and an entry point's checks use `beside` before TensorFlow loads. The readers are
-imported where they are called, converter's folder formats too: converter reads checkpoints
-through this module's prefix readers, so it stands above them.
+imported where they are called. converter stands above this module and reads through it (its
+checkpoints through the prefix readers, its folder formats through FOLDER_FORMATS).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import os
 from typing import TYPE_CHECKING
 
@@ -52,6 +54,32 @@ CONFIG_FILE, VOCAB_FILE = "bert_config.json", "vocab.txt"  # beside a checkpoint
 # The formats `converter.FORMATS` reads and writes, by name: here so that flags name them before
 # TensorFlow loads (tests/test_startup.py checks both say the same).
 FORMAT_NAMES = ("tf1", "tf2", "hf", "keras_hub")
+
+
+@dataclasses.dataclass(frozen=True)
+class FolderFormat:
+    """A format that is a folder holding its own config.
+
+    Attributes:
+      marker: the file that makes a folder one (what `--init_checkpoint` recognises).
+      title: the format's name in messages.
+      reader: the module whose `read(folder)` gives (config, weights, its vocab file or None),
+        imported when a folder is read (keras-hub takes seconds to import).
+    """
+    marker: str
+    title: str
+    reader: str
+
+    def read(self, folder: str) -> tuple[BertConfig, Weights, str | None]:
+        return importlib.import_module(self.reader).read(folder)
+
+
+# The folder formats by their FORMAT_NAMES name. hf's marker is official/checkpoints/hf.py's
+# WEIGHTS_FILE; metadata.json is what keras-hub's save_to_preset writes first.
+FOLDER_FORMATS = {
+    "hf": FolderFormat("model.safetensors", "Hugging Face", "official.checkpoints.hf"),
+    "keras_hub": FolderFormat("metadata.json", "keras-hub", "official.checkpoints.keras_hub"),
+}
 
 
 def beside(path: str, name: str) -> str | None:
@@ -94,8 +122,7 @@ def resolve_checkpoint(path: str) -> str:
         if latest:
             return latest
         if not os.path.exists(os.path.join(path, "bert_model.ckpt.index")):
-            folders = " or ".join(f"{f.title} {f.folder_marker}"
-                                  for f in _folder_formats().values())
+            folders = " or ".join(f"{f.title} {f.marker}" for f in FOLDER_FORMATS.values())
             raise CheckpointError(
                 f"{path}: no checkpoint there (a folder without a 'checkpoint' file, "
                 f"bert_model.ckpt.index, {folders})")
@@ -105,19 +132,13 @@ def resolve_checkpoint(path: str) -> str:
     return path
 
 
-def _folder_formats() -> dict:
-    """converter.FORMATS' folder formats (a folder with its own config): name -> Format."""
-    from official.checkpoints import converter  # it reads prefixes through this module
-    return {name: f for name, f in converter.FORMATS.items() if f.folder_marker}
-
-
 def folder_format(path: str) -> str | None:
     """The format of a folder holding its own config ("hf" for a Hugging Face BERT folder,
-    "keras_hub" for a keras-hub preset: converter.FORMATS' folder formats), else None."""
+    "keras_hub" for a keras-hub preset: FOLDER_FORMATS), else None."""
     if not os.path.isdir(path):
         return None
-    return next((name for name, f in _folder_formats().items()
-                 if os.path.isfile(os.path.join(path, f.folder_marker))), None)
+    return next((name for name, f in FOLDER_FORMATS.items()
+                 if os.path.isfile(os.path.join(path, f.marker))), None)
 
 
 def read_weights(path: str, config: BertConfig | None = None) -> Weights:
@@ -136,7 +157,9 @@ def read_weights(path: str, config: BertConfig | None = None) -> Weights:
             "with its base (convert_checkpoint --peft_checkpoint=<the run>)")
     try:
         if training.is_training_checkpoint(prefix):
-            return training.read(prefix, config)
+            config_path, config = (config_beside(prefix) if config is None
+                                   else ("the config given", config))
+            return training.read(prefix, config, config_path)
         return tf2.read(prefix) if tf2.is_tf2_checkpoint(prefix) else tf1.read(prefix)
     except CheckpointError:
         raise
@@ -145,8 +168,8 @@ def read_weights(path: str, config: BertConfig | None = None) -> Weights:
 
 
 def _read_folder(path: str, kind: str) -> tuple[BertConfig, Weights]:
-    bundle = _folder_formats()[kind].read(path, None, None)
-    return bundle.config, bundle.weights
+    config, weights, _ = FOLDER_FORMATS[kind].read(path)
+    return config, weights
 
 
 def config_of(path: str | None, config: BertConfig | str | None = None,

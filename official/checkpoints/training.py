@@ -32,7 +32,6 @@ import keras
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from official import checkpoints
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError, unreadable
 from official.configs import BertConfig
@@ -165,17 +164,13 @@ def has_root(prefix: str, name: str) -> bool:
                                      for child in graph.nodes[0].children)
 
 
-def read(prefix: str, config: BertConfig | None = None) -> tf1.Weights:
+def read(prefix: str, config: BertConfig, config_path: str) -> tf1.Weights:
     """The encoder, and the pretraining heads if saved, of a training checkpoint, as original names,
-    read through a model of `config` (None: the bert_config.json beside the checkpoint).
+    read through a model of `config` (read from `config_path`, which errors name).
 
     Raises:
-      CheckpointError: no config given nor beside the checkpoint, or the checkpoint does not fit it.
+      CheckpointError: the checkpoint does not fit the config.
     """
-    if config is None:
-        config_path, config = checkpoints.config_beside(prefix)
-    else:
-        config_path = "the config given"
     encoder = build_encoder(config)
     has_pretraining_heads = "masked_lm" in saved_heads(prefix)
     model = BertPretrainer(encoder) if has_pretraining_heads else encoder
