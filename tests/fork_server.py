@@ -43,10 +43,10 @@ PRELOADED = ("numpy", "tensorflow", "keras")
 # forking changes nothing they see (data_prep's commands never load it and choose how to start
 # their workers by whether it is loaded), and tests/test_fork_server.py's probe.
 FORKED_PACKAGES = ("run_scripts.", "demo.", "tests.fork_probe")
-# What a forked command may have in its environment that the server's lacks: variables read only
-# after start-up (TensorFlow's thread pools are made at the first op; parent_death's variable is
-# the stand-in's to act on).
-FREE_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "BERT_STOP_WITH_PARENT")
+# What a stage the stand-in forks may have in its environment that the server's lacks: variables
+# read only after start-up (TensorFlow's thread pools are made at the first op); parent_death's
+# variable is free too, the stand-in's to act on (`stand_in`).
+THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
 
 
 def main(socket_path: str, stand_in_path: str) -> None:
@@ -426,15 +426,18 @@ PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signa
 
 def stand_in(config_path: str) -> None:
     """The stand-in interpreter, run as `python ARGS...` by a forked orchestrator: `-m module`
-    of FORKED_PACKAGES in the servers' environment (FREE_VARIABLES aside) is forked by a server
-    (chosen by this process's pid, so stages do not all share one hash seed) and stood in for
-    until it ends; anything else is the real interpreter's."""
+    of FORKED_PACKAGES in the servers' environment (THREAD_VARIABLES and parent_death's aside)
+    is forked by a server (chosen by this process's pid, so stages do not all share one hash
+    seed) and stood in for until it ends; anything else is the real interpreter's."""
+    from official import parent_death  # no TensorFlow: it loads in milliseconds
+
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
     args = sys.argv[1:]
+    free = (*THREAD_VARIABLES, parent_death.STOP_WITH_PARENT)
 
     def fixed(env: dict) -> dict:
-        return {name: value for name, value in env.items() if name not in FREE_VARIABLES}
+        return {name: value for name, value in env.items() if name not in free}
 
     if not (len(args) >= 2 and args[0] == "-m" and args[1].startswith(FORKED_PACKAGES)
             and fixed(dict(os.environ)) == fixed(config["env"])):
@@ -453,7 +456,6 @@ def stand_in(config_path: str) -> None:
 
     for signum in PASSED_ON:
         signal.signal(signum, pass_on)
-    from official import parent_death
     parent_death.stop_with_parent()  # the orchestrator's death: SIGTERM here, passed on
     sockets = config["sockets"]
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
