@@ -105,6 +105,26 @@ class TaskData(Protocol):
         """The split's data as a user names it (a file, or a TensorFlow Datasets name)."""
 
 
+# A TaskData may also name further labelled sets (an attribute `evaluation_sets`, a tuple of
+# names that are not SPLITS: "de", "es"): each is read and checked with the splits, and
+# evaluated like dev by the model the run keeps (best/, chosen on dev alone) when --do_eval
+# runs, its scores in EVALUATION_SET_RESULTS and a row of EVALUATION_SETS_TABLE beside dev's
+# (zero-shot transfer: a task trained on one language, scored on others). Without the
+# attribute there are none.
+EVALUATION_SET_RESULTS = "eval_results_{name}.txt"
+EVALUATION_SETS_TABLE = "eval_results_by_set.md"
+
+
+def evaluation_sets(data: TaskData) -> tuple[str, ...]:
+    """The further labelled sets `data` names (none unless it has `evaluation_sets`)."""
+    names = tuple(getattr(data, "evaluation_sets", ()))
+    clashing = [name for name in names if name in SPLITS]
+    if clashing:
+        raise ValueError(f"evaluation set {clashing[0]!r}: the name of a split "
+                         f"({', '.join(SPLITS)})")
+    return names
+
+
 class FinetuningTask(Protocol):
     """A fine-tuning task: its model, loss, metrics and prediction files.
 

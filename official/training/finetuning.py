@@ -39,9 +39,17 @@ import tensorflow as tf
 from absl import logging
 
 from official.adaptation import Adaptation
+from official.atomic_files import open_atomically
 from official.checkpoints import CONFIG_FILE, finetuned
 from official.checkpoints.finetuned import BEST_DIR
-from official.tasks.base import SPLITS, FinetuningTask, TaskData
+from official.tasks.base import (
+    EVALUATION_SET_RESULTS,
+    EVALUATION_SETS_TABLE,
+    SPLITS,
+    FinetuningTask,
+    TaskData,
+    evaluation_sets,
+)
 from official.training import job_setup, output_dir
 from official.training.distribution import is_chief
 from official.training.finetuning_input import record_dataset
@@ -257,6 +265,19 @@ class FinetuningRun:
         logging.info("best %s %.4f at step %d: kept in %s", metric, metrics[metric], step, best)
 
 
+def write_sets_table(path: str, sets: dict[str, tuple[str, dict[str, float]]]) -> None:
+    """A Markdown table of labelled sets' scores: {name: (source, metrics)}, a row each in
+    order, a column per metric (the first set's), values as eval_results.txt has them."""
+    metrics = list(next(iter(sets.values()))[1])
+    lines = ["| set | file | " + " | ".join(metrics) + " |",
+             "|---|---|" + "---|" * len(metrics)]
+    for name, (source, scores) in sets.items():
+        values = " | ".join(f"{scores[m]:.4f}" if m in scores else "–" for m in metrics)
+        lines.append(f"| {name} | {source} | {values} |")
+    with open_atomically(path) as f:
+        f.write("\n".join(lines) + "\n")
+
+
 # ---- the run every fine-tuning entry point makes ---------------------------------------------
 
 def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
@@ -273,11 +294,14 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
     --do_eval while training, the dev split is evaluated at each epoch's end and best/ kept by
     `task.best_metric`; --do_eval alone evaluates the checkpoint a finished run left; --do_predict
     predicts the test split from best/ (else the newest checkpoint), the chief writing the files
-    (the task's, and its scores in `task.results_file` when the split has answers).
+    (the task's, and its scores in `task.results_file` when the split has answers). The data's
+    further labelled sets (official/tasks/base.py `evaluation_sets`) are read with the splits
+    and, with --do_eval, scored by the same checkpoint as the test split (best/: chosen on dev
+    alone, never on them).
 
     Returns:
-      {"dev": the last dev metrics, "test": the test split's scores}, for the parts that ran
-      ("test" when the test data has answers).
+      {"dev": the last dev metrics, "test": the test split's scores, <set>: each further
+      set's}, for the parts that ran ("test" when the test data has answers).
     """
     job_setup.fuse_elementwise(options)
     for adaptation in adaptations:
@@ -285,6 +309,8 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
     job = FinetuningRun(options, task, adaptations)
     asked = (options.do_train, options.do_eval, options.do_predict)
     splits = [split for split, wanted in zip(SPLITS, asked) if wanted]
+    further = evaluation_sets(data) if options.do_eval else ()
+    splits += further
     train_count = data.read(splits)
     if train_count is not None:
         job.check_train_size(train_count, data.source("train"))
@@ -307,8 +333,8 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
                                  is_training=False)
         return job.predict(dataset, keep=task.keep)
 
-    def evaluate() -> dict[str, float]:
-        return task.evaluate(predict("dev", options.eval_batch_size), records["dev"])
+    def evaluate(split: str = "dev") -> dict[str, float]:
+        return task.evaluate(predict(split, options.eval_batch_size), records[split])
 
     def train_dataset(context, batch_size, start_step):
         return record_dataset(records["train"].path, records["train"].spec, batch_size,
@@ -325,6 +351,20 @@ def run(options: FinetuningOptions, task: FinetuningTask, data: TaskData,
         elif options.do_eval:
             job.restore()
             results["dev"] = job.evaluate(evaluate)
+        if further:
+            job.restore()
+        for name in further:
+            results[name] = scores = evaluate(name)
+            logging.info("%s (%s): %s", name, records[name].source,
+                         "  ".join(f"{k} {v:.4f}" for k, v in scores.items()))
+            if job.is_chief:
+                write_eval_results(os.path.join(options.output_dir,
+                                                EVALUATION_SET_RESULTS.format(name=name)),
+                                   scores, job.step)
+        if further and job.is_chief:
+            write_sets_table(os.path.join(options.output_dir, EVALUATION_SETS_TABLE),
+                             {name: (records[name].source, results[name])
+                              for name in ("dev", *further) if name in results})
         if options.do_predict:
             job.restore()
             scores = task.write_predictions(predict("test", options.predict_batch_size),
