@@ -107,6 +107,23 @@ def test_classifier_is_a_dense_layer_on_the_pooled_output(encoder, make_inputs):
     np.testing.assert_allclose(model(inputs), dense(pooled, model.classifier.dense), atol=1e-5)
 
 
+def test_a_token_classifier_that_mixes_layers_reads_their_softmax_weighted_sum(encoder,
+                                                                              make_inputs):
+    """ELMo's scalar mix of every transformer layer, in numpy: gamma * sum_l softmax(w)_l h_l,
+    under the dense tagger; the mix is a head of the checkpoint."""
+    model = models.BertTokenClassifier(encoder, num_labels=4, mix_layers=True)
+    model.scalar_mix.scalar_weights.assign([0.3, -0.7])
+    model.scalar_mix.gamma.assign(1.5)
+    inputs = make_inputs(2, 7)
+    layers = [np.asarray(h) for h in encoder(inputs)["encoder_outputs"]]
+    weights = np.exp([0.3, -0.7]) / np.exp([0.3, -0.7]).sum()
+    mixed = 1.5 * (weights[0] * layers[0] + weights[1] * layers[1])
+    np.testing.assert_allclose(model(inputs), dense(mixed, model.classifier.dense), atol=1e-5)
+    assert set(model.checkpoint_heads) == {"scalar_mix", "classifier"}
+    rebuilt = models.BertTokenClassifier.from_config(model.get_config())
+    assert rebuilt.mix_layers and rebuilt.scalar_mix is not None
+
+
 def test_next_sentence_head_reads_the_pooled_output(encoder, make_inputs):
     model = models.BertPretrainer(encoder)
     inputs = make_inputs(2, 6)

@@ -1,6 +1,7 @@
 """NER's row of the export's task kinds (official/export/kinds.py): a run_ner output served as
 sentences -> entities with their character offsets (official/export/ner.py); its tags from
---ner_labels (CoNLL-2003's by default), a feature-based run's setting from its record."""
+--ner_labels (CoNLL-2003's by default), a feature-based run's setting from its record, a tagger
+that mixes layers from its tagger.json."""
 
 from __future__ import annotations
 
@@ -24,16 +25,24 @@ def _options(values: Mapping[str, Any], labels_of: LabelsOf) -> dict:
 
 
 def _spec(options: ExportOptions) -> dict:
+    """The tags from the options; a tagger that mixes layers from the run's tagger.json."""
     if not options.labels:
         raise ValueError("export_type=ner needs the tag set (labels)")
-    return {"labels": list(options.labels)}
+    from official.checkpoints import finetuned
+    from official.tasks.ner_settings import TAGGER_FILE, TaggerSettings
+
+    run = finetuned.resolve(options.peft_checkpoint or options.init_checkpoint)
+    tagger = run.record(TAGGER_FILE, TaggerSettings)
+    mix = {"mix_layers": True} if tagger is not None and tagger.mix_layers else {}
+    return {"labels": list(options.labels), **mix}
 
 
 def _task(spec: dict) -> NerTask:
     from official.tasks import ner_settings
     from official.tasks.ner import NerTask
 
-    return NerTask(spec["labels"], ner_settings.from_spec(spec))
+    return NerTask(spec["labels"], ner_settings.from_spec(spec),
+                   tagger=ner_settings.TaggerSettings(spec.get("mix_layers", False)))
 
 
 def _serving(model: keras.Model, tokenizer: FullTokenizer, spec: dict,

@@ -17,9 +17,11 @@ its training checkpoints hold, `checkpoint_items`: the encoder, and its heads by
 """
 
 import keras
+from keras import ops
 
 from official.modeling.encoder import BertEncoder, encoder_inputs
 from official.modeling.heads import DenseLogits, MaskedLMHead
+from official.modeling.scalar_mix import ScalarMix
 from official.modeling.sentence_pooling import SentencePooling
 from official.modeling.window_pooling import WindowPooling
 
@@ -251,16 +253,37 @@ class BertSpanLabeler(_EncoderModel):
 
 @keras.saving.register_keras_serializable(package="official")
 class BertTokenClassifier(_LabelsModel):
-    """Token tagging (NER): dropout + dense on every token's vector.
+    """Token tagging (NER): dropout + dense on every token's vector: the last layer's, or with
+    `mix_layers` a learned mix of every transformer layer's, [batch, seq_len, hidden] (a
+    ScalarMix trained with the encoder and the classifier: layer aggregation for cross-lingual
+    transfer, Chen et al. 2022; the lower layers hold more of what languages share).
 
     Outputs float32 [batch, seq_len, num_labels] logits.
     """
 
     reads_pooler = False
 
-    def __init__(self, encoder: BertEncoder, num_labels: int, **kwargs):
+    def __init__(self, encoder: BertEncoder, num_labels: int, mix_layers: bool = False,
+                 **kwargs):
         self._add_classifier(encoder, num_labels)
+        self.mix_layers = mix_layers
+        self.scalar_mix = (ScalarMix(encoder.config.num_hidden_layers,
+                                     dtype=encoder.dtype_policy, name="scalar_mix")
+                           if mix_layers else None)
         self._build_graph(encoder, encoder_inputs(), **kwargs)
 
+    def encode(self, encoder, inputs):
+        return encoder.forward(inputs, per_layer_outputs=self.mix_layers)
+
     def head_outputs(self, encoded, inputs):
-        return self.classifier(encoded["sequence_output"])
+        if self.scalar_mix is None:
+            return self.classifier(encoded["sequence_output"])
+        return self.classifier(self.scalar_mix(ops.stack(encoded["encoder_outputs"])))
+
+    @property
+    def checkpoint_heads(self):
+        mix = {"scalar_mix": self.scalar_mix} if self.scalar_mix is not None else {}
+        return {**mix, "classifier": self.classifier}
+
+    def _head_config(self):
+        return {**super()._head_config(), "mix_layers": self.mix_layers}

@@ -56,9 +56,10 @@ from official.atomic_files import open_atomically
 from official.modeling.encoder import BertEncoder
 from official.modeling.feature_tagger import BertFeatureTagger
 from official.modeling.models import BertTokenClassifier
+from official.records import to_json
 from official.tasks.base import Records, SoftTarget
 from official.tasks.ner_metrics import entity_scores
-from official.tasks.ner_settings import FeatureBasedSettings
+from official.tasks.ner_settings import TAGGER_FILE, FeatureBasedSettings, TaggerSettings
 
 TEST_PREDICTIONS_FILE = "test_predictions.txt"
 TEST_RESULTS_FILE = "test_results.txt"
@@ -79,6 +80,8 @@ class NerTask:
         BertFeatureTagger (a BiLSTM on the chosen layers of the encoder, which the run's
         frozen method freezes) instead of fine-tuning a BertTokenClassifier; kept in the
         serving spec, so an export rebuilds the same model.
+      tagger: what a fine-tuned BertTokenClassifier reads (the last layer, or a learned mix of
+        every layer), kept in tagger.json and the serving spec.
       scheme: "entities" (IOB tags: conlleval's entity scores, best/ by F1) or "tags" (each
         word's tag on its own, a part of speech: accuracy over words, best/ by accuracy).
 
@@ -96,26 +99,35 @@ class NerTask:
     results_file = TEST_RESULTS_FILE
 
     def __init__(self, labels: Sequence[str] = (),
-                 feature_based: FeatureBasedSettings | None = None, scheme: str = "entities"):
+                 feature_based: FeatureBasedSettings | None = None, scheme: str = "entities",
+                 tagger: TaggerSettings | None = None):
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        tagger = tagger or TaggerSettings()
+        if feature_based is not None and tagger.mix_layers:
+            raise ValueError("--mix_layers is for fine-tuning; --feature_based chooses its "
+                             "own layers")
         self.labels = list(labels)
         self.feature_based = feature_based
+        self.tagger = tagger
         self.scheme = scheme
         self.best_metric = SCHEMES[scheme]
 
     def build_model(self, encoder: BertEncoder) -> keras.Model:
         if self.feature_based is None:
-            return BertTokenClassifier(encoder, len(self.labels))
+            return BertTokenClassifier(encoder, len(self.labels), self.tagger.mix_layers)
         return BertFeatureTagger(encoder, len(self.labels), self.feature_based.layers,
                                  self.feature_based.lstm_units)
 
     def serving_spec(self) -> dict:
         spec = {"export_type": "ner", "task_name": "ner", "labels": self.labels}
+        if self.tagger.mix_layers:
+            spec["mix_layers"] = True
         return spec if self.feature_based is None else {**spec, **self.feature_based.to_spec()}
 
     def files(self) -> dict[str, str | None]:
-        return {}
+        """tagger.json when the tagger mixes layers (an export reads it back)."""
+        return {TAGGER_FILE: to_json(self.tagger) if self.tagger.mix_layers else None}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """This batch's share of the loss denominator: float32 scalars that add across batches."""

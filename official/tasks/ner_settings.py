@@ -9,6 +9,11 @@ without TensorFlow.
     --feature_lstm_units=N   each LSTM direction's units (default 768, the paper's BERT-Base
                              runs; fewer on a CPU)
 
+    --mix_layers             fine-tuning (not feature-based): the tagger reads a learned mix of
+                             every transformer layer (`TaggerSettings`), not the last alone; the
+                             run writes tagger.json (`TAGGER_FILE`) beside its checkpoints so its
+                             export rebuilds the same model
+
 Shared by run_ner (flags, checked before TensorFlow loads), the NER task (its model, and its
 serving spec's "feature_based" entry, which peft_config.json keeps) and the NER export (the same
 model rebuilt from the spec). Without the setting NER fine-tunes BertTokenClassifier as before.
@@ -33,6 +38,14 @@ from official.modeling import feature_layers
 
 SPEC_KEY = "feature_based"  # the setting's entry in the NER task's serving spec
 DEFAULT_LSTM_UNITS = 768
+TAGGER_FILE = "tagger.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggerSettings:
+    """What a fine-tuned tagger reads of its encoder: the last layer, or with `mix_layers` a
+    learned mix of every transformer layer (official/modeling/models.py BertTokenClassifier)."""
+    mix_layers: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
