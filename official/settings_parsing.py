@@ -2,6 +2,8 @@
 
     int_list("0,2,4", "--student_layers") -> (0, 2, 4)
     shares("0.8,0.1,0.1", "--masking_mix", 3) -> (0.8, 0.1, 0.1)
+    named_values("de=de.conllu,es=es.conllu", "--eval_languages")
+        -> {"de": "de.conllu", "es": "es.conllu"}
 
 Example:
     >>> int_list("-1, -2", "--layers")
@@ -16,6 +18,12 @@ Example:
     Traceback (most recent call last):
     ...
     ValueError: --masking_mix=0.8,0.1,0.2: the shares must sum to 1, they sum to 1.1
+    >>> named_values("de=a.conllu, es=b.conllu", "--eval_languages")
+    {'de': 'a.conllu', 'es': 'b.conllu'}
+    >>> named_values("de=a.conllu,de=b.conllu", "--eval_languages")
+    Traceback (most recent call last):
+    ...
+    ValueError: --eval_languages: de is named twice
 """
 
 from __future__ import annotations
@@ -75,3 +83,23 @@ def check_shares(values: Sequence[float], name: str) -> None:
     total = math.fsum(values)
     if abs(total - 1.0) > SHARES_TOLERANCE:
         raise ValueError(f"{name}: the shares must sum to 1, they sum to {total:g}")
+
+
+def named_values(text: str, name: str) -> dict[str, str]:
+    """{name: value} of a comma-separated `text` of name=value parts, in their order (spaces
+    around a part allowed); `name` (the flag) is named in the error.
+
+    Raises:
+      ValueError: a part without "=", an empty name or value, a name given twice.
+    """
+    found: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, equals, value = (piece.strip() for piece in part.partition("="))
+        if not equals or not key or not value:
+            raise ValueError(f"{name}: {part!r} is not NAME=VALUE")
+        if key in found:
+            raise ValueError(f"{name}: {key} is named twice")
+        found[key] = value
+    if not found:
+        raise ValueError(f"{name}={text!r}: no NAME=VALUE given")
+    return found
