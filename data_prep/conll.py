@@ -10,6 +10,8 @@ and what BERT NER code commonly does:
     read_conllu_tags    a Universal Dependencies treebank (CoNLL-U, any language) -> its
                         syntactic words tagged with their universal part of speech
                         (UPOS_LABELS): run_ner --data_format=conllu
+    read_wikiann        WikiANN as XTREME's PAN-X gives it ("en:Paris<TAB>B-LOC" lines), any
+                        language, tagged PER/ORG/LOC (PANX_LABELS): run_ner --data_format=panx
     convert_sentences   each sentence -> one or more `InputFeatures` (windows of whole words):
                         [CLS] word pieces [SEP], 0-padded; a word's tag on its first piece only
     write_tfrecord      features -> TFRecords; `cached_tfrecord` makes them once per setting
@@ -104,7 +106,7 @@ from data_prep.input_errors import InputError, utf8_lines
 from official.atomic_files import atomic_path
 from official.features.word_windows import greedy_windows
 from official.tasks.base import Records
-from official.tasks.ner_metrics import CONLL2003_LABELS, UPOS_LABELS, iob1_to_iob2
+from official.tasks.ner_metrics import CONLL2003_LABELS, PANX_LABELS, UPOS_LABELS, iob1_to_iob2
 from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
 
 # CoNLL-2003's tags in IOB2, in Hugging Face `conll2003`'s `ner_tags` order (a tag's id is its
@@ -251,8 +253,63 @@ def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
     return sentences
 
 
+# WikiANN's language prefix: a Wikipedia's code, as its files and folders name them: an ISO 639
+# code of 2 or 3 letters, "-" subtags ("zh-min-nan", "be-x-old"), or "simple" (Simple English).
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z]+)*|simple")
+
+
+def _wikiann_row(path: str, number: int, line: str, allowed: set[str],
+                 labels: Sequence[str]) -> tuple[str, str]:
+    """(word, tag) of one line "<language>:<word><TAB><tag>", checked."""
+    fields = line.strip(" \t").split("\t")
+    if len(fields) != 2:
+        raise ConllError(f"{path}:{number}: {len(fields) - 1} tabs, expected one: "
+                         "<language>:<word><TAB><tag>")
+    prefixed, tag = fields
+    language, colon, word = prefixed.partition(":")
+    if not colon or not _LANGUAGE_CODE.fullmatch(language):
+        raise ConllError(f"{path}:{number}: {prefixed!r} does not start with a language code "
+                         "and ':' (as in en:Paris)")
+    if not word:
+        raise ConllError(f"{path}:{number}: no word after {language}:")
+    if tag not in allowed:
+        raise ConllError(f"{path}:{number}: tag {tag!r} is not one of {', '.join(labels)}")
+    return word, tag
+
+
+def read_wikiann(path: str, labels: Sequence[str] = PANX_LABELS) -> list[Sentence]:
+    """The sentences of a WikiANN file as Rahimi et al. (2019) split Pan et al.'s (2017) data and
+    XTREME distributes it as PAN-X (each language's `<lang>.tar.gz` holds `train`, `dev` and
+    `test`; XTREME's download script renames them `<lang>-train`, ...); one document.
+
+    One word a line, "<language>:<word><TAB><tag>" ("de:Köln\tB-LOC"), IOB2 tags of persons,
+    organisations and locations, a blank (or whitespace-only) line between sentences. The
+    language prefix is dropped: it ends at the first ":", so a word may hold ":" itself
+    ("en:Re:Zero"); it is the language of the file, or of the word in a mixed one. Tags are
+    checked as the file gives them, then converted to IOB2 as CoNLL-2003's are (a file already
+    in IOB2 reads unchanged).
+
+    Raises:
+      ConllError: "path:line: problem" for a missing or non-UTF-8 file, a line that is not one
+        prefixed word, a tab and a tag, a prefix that is no language code, a tag outside
+        `labels`, or a file without sentences.
+    """
+    allowed = set(labels)
+    sentences = []
+    lines = utf8_lines(path, ConllError)
+    for blank, group in itertools.groupby(lines, key=lambda numbered: not numbered[1].strip()):
+        if not blank:
+            rows = [(number, *_wikiann_row(path, number, line, allowed, labels))
+                    for number, line in group]
+            numbers, words, tags = zip(*rows)
+            sentences.append(Sentence(words, tuple(iob1_to_iob2(tags)), 0, numbers[0]))
+    if not sentences:
+        raise ConllError(f"{path}: no sentences")
+    return sentences
+
+
 # run_ner's --data_format: the reader of each file format.
-READERS = {"conll2003": read_conll, "conllu": read_conllu_tags}
+READERS = {"conll2003": read_conll, "conllu": read_conllu_tags, "panx": read_wikiann}
 
 
 def convert_sentences(sentences: Sequence[Sentence], labels: Sequence[str],

@@ -1,6 +1,6 @@
 """Tests for data_prep.conll: reading CoNLL-2003 files (IOB1 -> IOB2, documents, layout
-variations, errors), first-piece labelling, windows that predict every word once, the records
-and their cache, and the prediction file."""
+variations, errors) and WikiANN's (language prefixes, scripts, errors), first-piece labelling,
+windows that predict every word once, the records and their cache, and the prediction file."""
 
 import dataclasses
 import json
@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from data_prep import conll, record_cache
 from data_prep.conll import LABELS, Sentence
+from official.tasks.ner_metrics import PANX_LABELS, get_chunks
 from official.text.tokenizer import FullTokenizer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -290,3 +291,106 @@ def test_cached_records_are_reused_until_a_setting_changes(tmp_path, uncased):
     with pytest.raises(conll.ConllError, match="eng.testb: no such file"):
         conll.cached_tfrecord(str(tmp_path / "eng.testb"), 16, uncased, out)
 
+
+
+# ---- WikiANN (XTREME's PAN-X): "<language>:<word><TAB><tag>" lines ------------------------------
+
+# Six sentences in several scripts: runs of blank lines, a whitespace-only line, trailing spaces,
+# a sentence that switches language, a ":" inside a word, a code with subtags, "simple", an
+# entity starting with I- (read as B-).
+WIKIANN = [
+    "en:Barack\tB-PER",          # 1
+    "en:Obama\tI-PER",
+    "en:visited\tO",
+    "en:New\tB-LOC",
+    "en:York\tI-LOC",
+    "en:.\tO",
+    "",
+    "zh:北京大学\tB-ORG",         # 8
+    "zh:位于\tO",
+    "zh:北京\tB-LOC",
+    "",
+    "",
+    "ar:جامعة\tB-ORG",           # 13
+    "ar:القاهرة\tI-ORG",
+    "ar:في\tO",
+    "ar:مصر\tB-LOC",
+    " \t",
+    "hi:नरेन्द्र\tB-PER",          # 18
+    "hi:मोदी\tI-PER",
+    "",
+    "ja:東京\tB-LOC",            # 21
+    "ru:Москва\tB-LOC",
+    "ru:и\tO",
+    "el:Αθήνα\tB-LOC  ",
+    "",
+    "en:Re:Zero\tO",             # 26
+    "zh-min-nan:Tâi-oân\tI-LOC",
+    "simple:Paris\tB-LOC",
+]
+
+
+def test_wikiann_words_lose_their_language_prefix_in_every_script(tmp_path):
+    path = tmp_path / "train"
+    # Windows line ends and a byte-order mark, as a file saved elsewhere may have; no final
+    # newline.
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(WIKIANN).encode("utf-8"))
+    sentences = conll.read_wikiann(str(path))
+    assert [(s.words, s.tags, s.document, s.line) for s in sentences] == [
+        (("Barack", "Obama", "visited", "New", "York", "."),
+         ("B-PER", "I-PER", "O", "B-LOC", "I-LOC", "O"), 0, 1),
+        (("北京大学", "位于", "北京"), ("B-ORG", "O", "B-LOC"), 0, 8),
+        (("جامعة", "القاهرة", "في", "مصر"), ("B-ORG", "I-ORG", "O", "B-LOC"), 0, 13),
+        (("नरेन्द्र", "मोदी"), ("B-PER", "I-PER"), 0, 18),
+        (("東京", "Москва", "и", "Αθήνα"), ("B-LOC", "B-LOC", "O", "B-LOC"), 0, 21),
+        (("Re:Zero", "Tâi-oân", "Paris"), ("O", "B-LOC", "B-LOC"), 0, 26),
+    ]
+    entities = [[(chunk.type, " ".join(s.words[chunk.start:chunk.end]))
+                 for chunk in get_chunks(s.tags)] for s in sentences]
+    assert entities == [
+        [("PER", "Barack Obama"), ("LOC", "New York")],
+        [("ORG", "北京大学"), ("LOC", "北京")],
+        [("ORG", "جامعة القاهرة"), ("LOC", "مصر")],
+        [("PER", "नरेन्द्र मोदी")],
+        [("LOC", "東京"), ("LOC", "Москва"), ("LOC", "Αθήνα")],
+        [("LOC", "Tâi-oân"), ("LOC", "Paris")],
+    ]
+    assert conll.READERS["panx"] is conll.read_wikiann
+
+
+@pytest.mark.parametrize("lines, message", [
+    (["en:Paris B-LOC"], r"/bad:1: 0 tabs, expected one: <language>:<word><TAB><tag>$"),
+    (["en:a\tO", "en:Paris\tB-LOC\tPER"], r"/bad:2: 2 tabs, expected one"),
+    (["Paris\tB-LOC"], r"/bad:1: 'Paris' does not start with a language code and ':' "
+                       r"\(as in en:Paris\)$"),
+    (["EN:Paris\tB-LOC"], r"/bad:1: 'EN:Paris' does not start with a language code"),
+    (["en:a\tO", "", "12:30\tO"], r"/bad:3: '12:30' does not start with a language code"),
+    (["http://example.com\tO"], r"/bad:1: 'http://example.com' does not start with a language"),
+    (["en:\tO"], r"/bad:1: no word after en:$"),
+    (["en:a\tO", "", "en:Reuters\tB-MISC"],
+     r"/bad:3: tag 'B-MISC' is not one of O, B-PER, I-PER, B-ORG, I-ORG, B-LOC, I-LOC$"),
+    (["de:Köln\tB-Loc"], r"/bad:1: tag 'B-Loc' is not one of"),
+    (["", " ", ""], r"/bad: no sentences$"),
+])
+def test_bad_wikiann_lines_are_named_by_file_and_line(tmp_path, lines, message):
+    with pytest.raises(conll.ConllError, match=message):
+        conll.read_wikiann(write(tmp_path, lines, "bad", end="\n"))
+
+
+def test_a_wikiann_words_tag_is_on_its_first_piece_whatever_its_script(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Barack", "be",
+                                "##such", "##te", "北", "京", "大", "学", "Москва", "हि",
+                                "##न्दी"]) + "\n", encoding="utf-8")
+    tokenizer = FullTokenizer(str(vocab), do_lower_case=False)
+    sentences = conll.read_wikiann(write(tmp_path, [
+        "en:Barack\tB-PER", "en:Obama\tI-PER", "de:besuchte\tO", "zh:北京大学\tB-ORG",
+        "ru:Москва\tB-LOC", "hi:हिन्दी\tO"], "dev"))
+    [features] = conll.convert_sentences(sentences, PANX_LABELS, 16, tokenizer)
+    # Each CJK ideograph is a piece: the four of 北京大学 are one word, tagged on the first.
+    assert tokenizer.convert_ids_to_tokens(features.input_ids[:13]) == [
+        "[CLS]", "Barack", "[UNK]", "be", "##such", "##te", "北", "京", "大", "学", "Москва",
+        "हि", "##न्दी"]
+    assert features.word_ids[:14] == [-1, 0, 1, 2, -1, -1, 3, -1, -1, -1, 4, 5, -1, -1]
+    assert [PANX_LABELS[features.label_ids[t]] for t in (1, 2, 3, 6, 10, 11)] == [
+        "B-PER", "I-PER", "O", "B-ORG", "B-LOC", "O"]

@@ -7,7 +7,14 @@ import pytest
 import seqeval.metrics
 from seqeval.metrics.sequence_labeling import get_entities
 
-from official.tasks.ner_metrics import Chunk, ChunkCounts, entity_scores, get_chunks, iob1_to_iob2
+from official.tasks.ner_metrics import (
+    PANX_LABELS,
+    Chunk,
+    ChunkCounts,
+    entity_scores,
+    get_chunks,
+    iob1_to_iob2,
+)
 
 
 @pytest.mark.parametrize("tags, chunks", [
@@ -95,6 +102,13 @@ def test_scores_by_hand():
     assert scores.as_dict()["PER_f1"] == 1.0
     assert scores.as_dict()["LOC_precision"] == 0.0  # nothing predicted: 0, as conlleval prints
     assert scores.as_dict()["ORG_support"] == 2
+
+
+def test_wikiann_tags_have_hugging_faces_ids_and_three_entity_types():
+    # The `ner_tags` class names of Hugging Face's `xtreme` (PAN-X.*) and `wikiann` datasets.
+    assert dict(enumerate(PANX_LABELS)) == {0: "O", 1: "B-PER", 2: "I-PER", 3: "B-ORG",
+                                            4: "I-ORG", 5: "B-LOC", 6: "I-LOC"}
+    assert {get_chunks([tag])[0].type for tag in PANX_LABELS[1:]} == {"PER", "ORG", "LOC"}
 
 
 def test_chunks_do_not_cross_sentences():

@@ -35,6 +35,11 @@ from typing import NamedTuple, Sequence
 CONLL2003_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC",
                     "I-MISC")
 
+# WikiANN's tags (PAN-X in XTREME: persons, organisations, locations, no MISC), in IOB2, in the
+# order of Hugging Face `xtreme`'s and `wikiann`'s `ner_tags`: run_ner --data_format=panx, scored
+# by entity F1 as CoNLL-2003 is.
+PANX_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
+
 # Universal Dependencies' 17 universal part-of-speech tags (universaldependencies.org/u/pos),
 # alphabetically: the tag set of run_ner --data_format=conllu, whatever the language.
 UPOS_LABELS = ("ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART",
