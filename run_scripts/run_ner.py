@@ -18,10 +18,21 @@ is skipped; data_prep/conllu.py), and the scores are the accuracy over words, be
     python -m run_scripts.run_ner --data_format=conllu --data_dir=ud_english_ewt \
       --train_file=en_ewt-ud-train.conllu --dev_file=en_ewt-ud-dev.conllu \
       --test_file=en_ewt-ud-test.conllu --vocab_file=... --init_checkpoint=... \
-      --do_train --do_eval --output_dir=/tmp/upos The files are read
-(IOB1 tags become IOB2) and converted to TFRecords cached in output_dir (data_prep/conll.py):
-a word's first piece is labelled, its other pieces weigh nothing in the loss, and a sentence
-longer than a window is split between words.
+      --do_train --do_eval --output_dir=/tmp/upos
+
+--data_format=panx tags persons, organisations and locations (IOB2, scored by entity F1) in
+WikiANN as XTREME gives it (PAN-X): a folder per language holding train, dev and test (its
+<lang>.tar.gz unpacked; other names by --train_file, ...), "<lang>:<word><TAB><tag>" lines
+whose language prefix is dropped. With mBERT (multi_cased_L-12_H-768_A-12, cased):
+
+    python -m run_scripts.run_ner --data_format=panx --data_dir=panx/de \
+      --vocab_file=$MBERT_DIR/vocab.txt --do_lower_case=False \
+      --init_checkpoint=$MBERT_DIR/bert_model.ckpt --do_train --do_eval --do_predict \
+      --output_dir=/tmp/panx_de
+
+The files are read (IOB1 tags become IOB2) and converted to TFRecords cached in output_dir
+(data_prep/conll.py): a word's first piece is labelled, its other pieces weigh nothing in the
+loss, and a sentence longer than a window is split between words.
 
 Writes to output_dir: checkpoints (the best by dev entity F1 in output_dir/best when
 --do_eval runs while training), eval_results.txt (dev: conlleval's precision, recall and F1,
@@ -53,21 +64,24 @@ from official import command_line
 from official.configs import BertConfig
 from official.modeling.feature_layers import CHOICES
 from official.peft import methods as peft_methods
-from official.tasks.ner_metrics import CONLL2003_LABELS, UPOS_LABELS
+from official.tasks.ner_metrics import CONLL2003_LABELS, PANX_LABELS, UPOS_LABELS
 from official.tasks.ner_settings import DEFAULT_LSTM_UNITS, FeatureBasedSettings
 from official.training.options import FinetuningOptions
 from run_scripts import common_flags
 
 # Each --data_format's tag set, scheme (official/tasks/ner.py) and default files.
-FORMATS = {"conll2003": (CONLL2003_LABELS, "entities"), "conllu": (UPOS_LABELS, "tags")}
+FORMATS = {"conll2003": (CONLL2003_LABELS, "entities"), "conllu": (UPOS_LABELS, "tags"),
+           "panx": (PANX_LABELS, "entities")}
 DEFAULT_FILES = {"conll2003": {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"},
-                 "conllu": {}}
+                 "conllu": {}, "panx": {"train": "train", "dev": "dev", "test": "test"}}
 
 flags.DEFINE_string("data_dir", None, "The directory holding the data files.")
 flags.DEFINE_enum("data_format", "conll2003", list(FORMATS),
                   "conll2003: CoNLL-2003's four columns, IOB entity tags, scored by entity F1. "
                   "conllu: a Universal Dependencies treebank, each word tagged with its "
-                  "universal part of speech, scored by accuracy.")
+                  "universal part of speech, scored by accuracy. panx: WikiANN as XTREME's "
+                  "PAN-X gives it, '<lang>:<word><TAB><tag>' lines, IOB2 PER/ORG/LOC tags, "
+                  "scored by entity F1 (default files: train, dev, test).")
 flags.DEFINE_string("train_file", None, "The training file, in --data_dir (conll2003's "
                     "default: eng.train).")
 flags.DEFINE_string("dev_file", None, "The file --do_eval scores, in --data_dir (conll2003's "

@@ -376,3 +376,49 @@ def test_a_feature_based_run_predicts_again_and_refuses_another_choice(toy, feat
     log = succeeded(run(toy, out, "--do_predict")).stderr
     assert re.search(r"Restored \S*best/model.ckpt-\d+", log), log[-2000:]
     assert (out / "test_predictions.txt").read_bytes() == predictions
+
+
+def write_panx(path, sentences, languages):
+    """WikiANN's layout (XTREME's PAN-X): "<language>:<word><TAB><tag>", IOB2, a blank line
+    after each sentence; sentence i in languages[i % len(languages)]."""
+    lines = []
+    for i, rows in enumerate(sentences):
+        lines += [f"{languages[i % len(languages)]}:{word}\t{tag}" for word, tag in rows]
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_wikiann_files_are_read_without_their_language_prefixes_and_scored_by_entity(toy,
+                                                                                     tmp_path):
+    from official.tasks.ner_metrics import PANX_LABELS
+
+    rng = random.Random(1)
+    data, bad = tmp_path / "panx", tmp_path / "bad"
+    data.mkdir()
+    bad.mkdir()
+    test = [toy_sentence(rng) for _ in range(8)]
+    # Words of other scripts, [UNK] in the toy vocab, are predicted all the same.
+    test.insert(2, [("北京", "B-LOC"), ("и", "O"), ("مصر", "B-LOC"), ("Reuters", "B-ORG")])
+    write_panx(data / "train", [toy_sentence(rng) for _ in range(48)], ["en", "de", "sv"])
+    write_panx(data / "test", test, ["en", "zh-min-nan", "simple"])
+    (bad / "train").write_text("en:Alice\tB-PER\nParis\tB-LOC\n", encoding="utf-8")
+
+    out = tmp_path / "out"
+    ran, refused = run_modules(
+        command(toy, out, "--do_train", "--do_predict", "--data_format=panx",
+                "--num_train_epochs=1", data_dir=data),
+        command(toy, tmp_path / "refused", "--do_train", "--data_format=panx", data_dir=bad))
+    succeeded(ran)
+    predicted = read_predictions(out / "test_predictions.txt")
+    assert [[(w, g) for w, g, _ in s] for s in predicted] == test
+    assert {p for s in predicted for _, _, p in s} <= set(PANX_LABELS)
+    scores = results(out / "test_results.txt")
+    gold = [[g for _, g, _ in s] for s in predicted]
+    tags = [[p for _, _, p in s] for s in predicted]
+    assert scores["f1"] == pytest.approx(entity_scores(gold, tags).overall.f1, abs=1e-6)
+    assert {"PER_f1", "ORG_f1", "LOC_f1"} <= scores.keys() and "MISC_f1" not in scores
+
+    last = failed(refused)
+    assert last == f"run_ner: {bad / 'train'}:2: 'Paris' does not start with a language code " \
+                   "and ':' (as in en:Paris)", last
+    assert not (tmp_path / "refused").exists() or not os.listdir(tmp_path / "refused")
