@@ -1,7 +1,10 @@
-"""GLUE and XNLI task data: the TSV files of their downloads, read into `InputExample`s.
+"""GLUE, XNLI and PAWS-X task data: the TSV files of their downloads, read into `InputExample`s.
 
 Each task is one `TaskProcessor`, named by google-research/bert's `--task_name` ("cola", "mnli",
 "mrpc", "xnli") or, for the tasks the original did not ship, by GLUE's name ("sst-2", "qqp", ...).
+The multilingual tasks (`LANGUAGE_TASKS`) are named with their language: "xnli-de" is XNLI in
+German (bare "xnli" is the original's Chinese), "pawsx-ja" PAWS-X in Japanese (bare "pawsx" is
+English); `in_language` gives the same task in another language, for a zero-shot evaluation.
 `data_dir` is the task's own folder of GLUE's download (`glue_data/MRPC`), as in the original.
 Task "tsv" is a classification task of one's own (`tsv_processor`): its labels and columns are
 read from its data_dir. Task "20ng" is 20 Newsgroups, whole posts in JSON lines
@@ -38,6 +41,7 @@ import dataclasses
 import logging
 import math
 import os
+import re
 from typing import Iterator, Mapping
 
 import numpy as np
@@ -112,6 +116,8 @@ class TaskProcessor:
       skip_malformed: skip rows whose column count differs from the header's (QQP).
       label_aliases: label spellings mapped to `labels` (XNLI's translated train says
         "contradictory").
+      language: the language of a multilingual task's data ("de" for "xnli-de"); None for a
+        task of one language.
     """
     name: str
     labels: tuple[str, ...] | None
@@ -119,6 +125,7 @@ class TaskProcessor:
     submission_name: str | None = None
     skip_malformed: bool = False
     label_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    language: str | None = None
 
     @property
     def is_regression(self) -> bool:
@@ -157,7 +164,7 @@ class TaskProcessor:
         if columns.where is not None:
             where = _position(path, header, columns.where[0]), columns.where[1]
         needed = 1 + max([*position.values(), where[0] if where else 0])
-        examples, skipped = [], []
+        examples, skipped, values = [], [], set()
         for number, fields in rows:
             if self.skip_malformed and len(fields) != len(header[1]):
                 skipped.append(number)
@@ -166,6 +173,7 @@ class TaskProcessor:
                 raise TsvError(f"{path}:{number}: {len(fields)} columns, expected at least "
                                f"{needed}")
             if where and fields[where[0]] != where[1]:
+                values.add(fields[where[0]])
                 continue
             label = fields[position["label"]] if "label" in position else None
             examples.append(InputExample(
@@ -176,10 +184,14 @@ class TaskProcessor:
         if skipped:
             logging.warning("%s: skipped %d rows without the header's %d columns (lines %s)",
                             path, len(skipped), len(header[1]), ", ".join(map(str, skipped[:10])))
+        if where and not examples:
+            # XNLI's dev file without the language asked for: say which it holds.
+            column = header[1][where[0]] if header else f"column {where[0]}"
+            raise TsvError(f"{path}: no rows with {column} {where[1]!r}; it has "
+                           f"{', '.join(sorted(values)) or 'no rows'}")
         if not examples:
             raise TsvError(f"{path}: no examples"
-                           + (" after its header" if columns.has_header else "")
-                           + (f" with {columns.where[0]} {columns.where[1]}" if where else ""))
+                           + (" after its header" if columns.has_header else ""))
         return examples
 
     def _json_lines_examples(self, path: str, split: str) -> list[InputExample]:
@@ -272,7 +284,32 @@ def xnli_processor(language: str = "zh") -> TaskProcessor:
         splits={"train": Columns(f"multinli/multinli.train.{language}.tsv", 0, 1, 2),
                 "dev": Columns("xnli.dev.tsv", **dev_like),
                 "test": Columns("xnli.test.tsv", **dev_like)},
-        label_aliases={"contradictory": "contradiction"})
+        label_aliases={"contradictory": "contradiction"}, language=language)
+
+
+def pawsx_processor(language: str = "en") -> TaskProcessor:
+    """PAWS-X (Yang et al. 2019): whether two sentences are paraphrases ("1") or not ("0"), in
+    one language.
+
+    Layout of the released `x-final` folder (data_dir): `<language>/train.tsv` for English (PAWS'
+    Wikipedia pairs), `<language>/translated_train.tsv` for the others (machine-translated),
+    and `<language>/dev_2k.tsv` and `<language>/test_2k.tsv` (human-translated, labelled), each
+    with the header `id, sentence1, sentence2, label`. The files are read as released: a
+    sentence whose machine translation failed is an empty text, and the few dev and test
+    sentences left untranslated read "NS".
+    """
+    pair = dict(text_a="sentence1", text_b="sentence2", label="label")
+    train = "train.tsv" if language == "en" else "translated_train.tsv"
+    return TaskProcessor(
+        name=f"pawsx-{language}", labels=_BINARY,
+        splits={"train": Columns(f"{language}/{train}", **pair),
+                "dev": Columns(f"{language}/dev_2k.tsv", **pair),
+                "test": Columns(f"{language}/test_2k.tsv", **pair)},
+        language=language)
+
+
+# The multilingual tasks: "<name>-<language>" is the task in that language.
+LANGUAGE_TASKS = {"xnli": xnli_processor, "pawsx": pawsx_processor}
 
 
 _COLA = TaskProcessor(
@@ -312,6 +349,7 @@ PROCESSORS: dict[str, TaskProcessor] = {
     "ax": TaskProcessor("ax", _NLI, {"test": Columns("diagnostic.tsv", "sentence1", "sentence2")},
                         "AX"),
     "xnli": xnli_processor("zh"),
+    "pawsx": pawsx_processor("en"),
 }
 
 
@@ -427,19 +465,38 @@ _DATA_DIR_TASKS = {TSV_TASK: tsv_processor, NEWSGROUPS_TASK: newsgroups_processo
 
 
 def get_processor(task_name: str, data_dir: str | None = None) -> TaskProcessor:
-    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", ...). Tasks "tsv"
-    and "20ng" need their `data_dir` (`tsv_processor`, `newsgroups_processor`)."""
+    """The processor of `task_name`, case-insensitive ("MRPC", "mnli-mm", "xnli-de", ...). Tasks
+    "tsv" and "20ng" need their `data_dir` (`tsv_processor`, `newsgroups_processor`)."""
     make = _DATA_DIR_TASKS.get(task_name.lower())
     if make is not None:
         if data_dir is None:
             raise ValueError(f"task {task_name.lower()!r} needs the data_dir that holds "
                              f"{LABELS_FILE}")
         return make(data_dir)
-    try:
+    if task_name.lower() in PROCESSORS:
         return PROCESSORS[task_name.lower()]
-    except KeyError:
-        raise ValueError(f"unknown task {task_name!r}; known: {', '.join(PROCESSORS)}, "
-                         f"{', '.join(_DATA_DIR_TASKS)}") from None
+    family, _, language = task_name.lower().partition("-")
+    if family in LANGUAGE_TASKS and language:
+        # The language names a folder (PAWS-X) and a file (XNLI's train): no path in it.
+        if not re.fullmatch(r"[a-z0-9_-]+", language):
+            raise ValueError(f"task {task_name!r}: a language is letters, digits, '-' and '_', "
+                             f"as the data names it (de, zh)")
+        return LANGUAGE_TASKS[family](language)
+    raise ValueError(f"unknown task {task_name!r}; known: {', '.join(PROCESSORS)}, "
+                     f"{', '.join(_DATA_DIR_TASKS)}, "
+                     f"{', '.join(name + '-<language>' for name in LANGUAGE_TASKS)}")
+
+
+def in_language(processor: TaskProcessor, language: str) -> TaskProcessor:
+    """The multilingual task of `processor` read in `language` ("xnli-en" in "de": "xnli-de").
+
+    Raises:
+      ValueError: the task has one language (GLUE's, a TSV task's).
+    """
+    if processor.language is None:
+        raise ValueError(f"task {processor.name} has no languages; the multilingual tasks are "
+                         f"{', '.join(LANGUAGE_TASKS)}")
+    return get_processor(f"{processor.name.removesuffix(processor.language)}{language}")
 
 
 def submission_file(task_name: str) -> str:

@@ -57,6 +57,12 @@ def xnli_file(rows):
                                  for lang, a, b, label in rows]) + "\n"
 
 
+def pawsx_file(rows):
+    """A PAWS-X x-final file: a header, then id, sentence1, sentence2, label."""
+    return "id\tsentence1\tsentence2\tlabel\n" + "".join(
+        f"{i}\t{a}\t{b}\t{label}\n" for i, a, b, label in rows)
+
+
 # task: (files, {split: expected examples}). Each file has a quirk of the real one.
 TASKS = {
     "cola": (
@@ -162,6 +168,19 @@ TASKS = {
                    InputExample("train-2", "我饿了。", "我想吃饭。", "neutral")],
          "dev": [InputExample("dev-2", "你好。", "您好。", "entailment")],
          "test": [InputExample("test-1", "下雨了。", "天很干。", "contradiction")]}),
+    "pawsx": (
+        # Quotes are text (the released files are read with quoting off); other languages'
+        # folders are not read by task pawsx (English).
+        {"en/train.tsv": pawsx_file([(1, 'In 1965 he "retired" .', 'He "retired" in 1965 .',
+                                      1)]),
+         "en/dev_2k.tsv": pawsx_file([(7, "A is B .", "B is A .", 0)]),
+         "en/test_2k.tsv": pawsx_file([(9, "Up .", "Down .", 0), (10, "X .", "X .", 1)]),
+         "de/dev_2k.tsv": pawsx_file([(7, "A ist B .", "B ist A .", 0)])},
+        {"train": [InputExample("train-1", 'In 1965 he "retired" .', 'He "retired" in 1965 .',
+                                "1")],
+         "dev": [InputExample("dev-1", "A is B .", "B is A .", "0")],
+         "test": [InputExample("test-1", "Up .", "Down .", "0"),
+                  InputExample("test-2", "X .", "X .", "1")]}),
 }
 
 
@@ -220,7 +239,8 @@ def test_labels_registry_and_submission_files():
     sts_b = glue.get_processor("sts-b")
     assert sts_b.is_regression and sts_b.get_labels() is None
     assert not glue.get_processor("qqp").is_regression
-    names = {task: glue.submission_file(task) for task in glue.PROCESSORS if task != "xnli"}
+    names = {task: glue.submission_file(task) for task in glue.PROCESSORS
+             if task not in glue.LANGUAGE_TASKS}
     assert sorted(set(names.values())) == sorted(
         ["CoLA.tsv", "SST-2.tsv", "MRPC.tsv", "STS-B.tsv", "QQP.tsv", "MNLI-m.tsv", "MNLI-mm.tsv",
          "QNLI.tsv", "RTE.tsv", "WNLI.tsv", "AX.tsv"])
@@ -237,6 +257,67 @@ def test_xnli_reads_another_language(tmp_path):
     data_dir = write_files(tmp_path, TASKS["xnli"][0])
     assert glue.xnli_processor("en").get_dev_examples(data_dir) == [
         InputExample("dev-1", "Hi.", "Hello.", "entailment")]
+
+
+def test_multilingual_tasks_are_named_with_their_language(tmp_path):
+    """"xnli-<language>" and "pawsx-<language>" read that language's rows (XNLI: its rows of the
+    shared dev and test files; PAWS-X: its own folder, translated_train.tsv outside English);
+    `in_language` turns one into another; bare names keep their language (the original's
+    Chinese XNLI, English PAWS-X)."""
+    data_dir = write_files(tmp_path, {
+        "xnli.dev.tsv": xnli_file([("ar", "إنه يمطر.", "الجو جاف.", "contradiction"),
+                                   ("en", "It rains.", "It is dry.", "contradiction"),
+                                   ("ru", "Идёт дождь.", "Сухо.", "contradiction"),
+                                   ("hi", "बारिश हो रही है।", "मौसम सूखा है।", "contradiction"),
+                                   ("ar", "أنا جائع.", "أريد أن آكل.", "neutral")]),
+        "multinli/multinli.train.ru.tsv": "premise\thypo\tlabel\nОн пришёл.\tОн здесь.\t"
+                                          "entailment\n",
+        # A failed machine translation is an empty sentence (PAWS' issue 4): read as released.
+        "ko/translated_train.tsv": pawsx_file([(1, "그는 1965년에 은퇴했다 .", "", 1)]),
+        "ja/dev_2k.tsv": pawsx_file([(3, "彼は東京に住んでいる。", "NS", 0)]),
+        "ja/test_2k.tsv": pawsx_file([(4, "東京に住んでいる。", "彼は東京に住む。", 1)])})
+    arabic = glue.get_processor("XNLI-ar")
+    assert (arabic.name, arabic.language) == ("xnli-ar", "ar")
+    assert arabic.get_dev_examples(data_dir) == [
+        InputExample("dev-1", "إنه يمطر.", "الجو جاف.", "contradiction"),
+        InputExample("dev-5", "أنا جائع.", "أريد أن آكل.", "neutral")]
+    hindi = glue.in_language(arabic, "hi")
+    assert hindi.get_dev_examples(data_dir) == [
+        InputExample("dev-4", "बारिश हो रही है।", "मौसम सूखा है।", "contradiction")]
+    assert glue.in_language(hindi, "ru").get_train_examples(data_dir) == [
+        InputExample("train-1", "Он пришёл.", "Он здесь.", "entailment")]
+    assert glue.get_processor("xnli").language == "zh"
+    english = glue.get_processor("pawsx")
+    assert (english.name, english.language, english.get_labels()) == ("pawsx-en", "en",
+                                                                      ["0", "1"])
+    assert glue.in_language(english, "ko").get_train_examples(data_dir) == [
+        InputExample("train-1", "그는 1965년에 은퇴했다 .", "", "1")]
+    japanese = glue.get_processor("pawsx-ja")
+    assert japanese.get_dev_examples(data_dir) == [
+        InputExample("dev-1", "彼は東京に住んでいる。", "NS", "0")]
+    assert japanese.get_test_examples(data_dir) == [
+        InputExample("test-1", "東京に住んでいる。", "彼は東京に住む。", "1")]
+
+
+def test_a_language_the_data_lacks_is_one_line_naming_file_and_language(tmp_path):
+    data_dir = write_files(tmp_path, TASKS["xnli"][0])
+    with pytest.raises(glue.TsvError) as raised:
+        glue.get_processor("xnli-sw").get_dev_examples(data_dir)
+    assert str(raised.value) == (f"{tmp_path}/xnli.dev.tsv: no rows with language 'sw'; it has "
+                                 "en, zh")
+    with pytest.raises(glue.TsvError, match=f"^{tmp_path}/sw/dev_2k.tsv: no such file$"):
+        glue.get_processor("pawsx-sw").get_dev_examples(data_dir)
+
+
+def test_only_multilingual_tasks_have_languages():
+    with pytest.raises(ValueError, match="^task mrpc has no languages; the multilingual tasks "
+                                         "are xnli, pawsx$"):
+        glue.in_language(glue.get_processor("mrpc"), "de")
+    with pytest.raises(ValueError, match="a language is letters, digits"):
+        glue.in_language(glue.get_processor("pawsx"), "../en")
+    with pytest.raises(ValueError, match="unknown task 'mrpc-de'; known: .*xnli-<language>, "
+                                         "pawsx-<language>$"):
+        glue.get_processor("mrpc-de")
 
 
 @pytest.mark.parametrize("task,name,text,line,message", [

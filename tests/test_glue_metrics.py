@@ -126,7 +126,8 @@ def test_micro_and_macro_f1_match_scikit_learn(labels, predictions):
     ("CoLA", {"mcc"}),
     ("SST-2", {"accuracy"}), ("qnli", {"accuracy"}), ("RTE", {"accuracy"}),
     ("WNLI", {"accuracy"}), ("MNLI", {"accuracy"}), ("mnli_mismatched", {"accuracy"}),
-    ("xnli", {"accuracy"}),
+    ("xnli", {"accuracy"}), ("xnli-de", {"accuracy"}), ("pawsx", {"accuracy"}),
+    ("pawsx-ja", {"accuracy"}),
     ("MRPC", {"f1", "accuracy", "combined"}), ("glue/qqp", {"f1", "accuracy", "combined"}),
     ("STS-B", {"pearson", "spearman", "combined"}),
 ])

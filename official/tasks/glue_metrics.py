@@ -3,7 +3,7 @@
 GLUE's leaderboard reports, per task:
 
     CoLA                            Matthews correlation ("mcc")
-    SST-2, QNLI, RTE, WNLI, MNLI    accuracy              (XNLI, 20ng and tsv too)
+    SST-2, QNLI, RTE, WNLI, MNLI    accuracy              (XNLI, PAWS-X, 20ng and tsv too)
     MRPC, QQP                       F1 of class 1 and accuracy
     STS-B                           Pearson and Spearman correlation
 
@@ -171,6 +171,7 @@ _TASK_METRICS: dict[str, Callable[[ArrayLike, ArrayLike], dict[str, float]]] = {
     "rte": _accuracy_metrics,
     "wnli": _accuracy_metrics,
     "xnli": _accuracy_metrics,
+    "pawsx": _accuracy_metrics,
     # A classification task of one's own (data_prep/glue.py's "tsv").
     "tsv": _accuracy_metrics,
     "20ng": _accuracy_metrics,
@@ -185,8 +186,9 @@ _SCORE_METRIC = {_mcc: "mcc", _accuracy_metrics: "accuracy", _f1_and_accuracy: "
 
 def _metrics_fn(task_name: str) -> Callable[[ArrayLike, ArrayLike], dict[str, float]]:
     key = re.sub(r"[^a-z0-9]", "", task_name.lower().removeprefix("glue/"))
-    if key.startswith("xnli"):  # every language: "xnli-fr", ...
-        key = "xnli"
+    for multilingual in ("xnli", "pawsx"):  # every language: "xnli-fr", "pawsx-de", ...
+        if key.startswith(multilingual):
+            key = multilingual
     if key not in _TASK_METRICS:
         raise ValueError(f"no GLUE metrics for task {task_name!r}; known: "
                          f"{', '.join(sorted(_TASK_METRICS))}")
