@@ -1,4 +1,4 @@
-r"""GLUE and XNLI fine-tuning: the original's run_classifier.py command line, in TF2.
+r"""GLUE, XNLI and PAWS-X fine-tuning: the original's run_classifier.py command line, in TF2.
 
     python -m run_scripts.run_classifier \
       --task_name=MRPC --do_train=true --do_eval=true --data_dir=$GLUE_DIR/MRPC \
@@ -8,7 +8,8 @@ r"""GLUE and XNLI fine-tuning: the original's run_classifier.py command line, in
       --output_dir=/tmp/mrpc_output/
 
 Tasks: cola, sst-2, mrpc, sts-b (regression), qqp, mnli, mnli-mm, qnli, rte, wnli, ax, xnli
-(xnli-<language> for another language); see data_prep/glue.py for the files each reads. Task tsv
+(xnli-<language> for another language: xnli alone is the original's Chinese), pawsx (PAWS-X;
+pawsx-<language>, English alone); see data_prep/glue.py for the files each reads. Task tsv
 is one's own classification data: --data_dir holds labels.txt and train/dev/test.tsv with a
 header (sentence, label; or sentence1, sentence2, label), as data/gutenberg/authorship does.
 `--tfds_data_dir` reads TensorFlow Datasets' prepared glue/* data instead of `--data_dir`.
@@ -25,6 +26,23 @@ per document; training reads at most `--max_windows` of a document; `--window_lo
 official/tasks/long_doc_settings.py. Metrics and test_results.tsv count documents, and the
 export serves documents of any length as the run read them.
 
+Zero-shot cross-lingual transfer (the original's multilingual README, with mBERT's
+multi_cased_L-12_H-768_A-12): trained on English, the model kept by English's dev accuracy alone
+(no target-language data picks it) is scored on each language of `--eval_languages`, its dev set
+and, with --do_predict, its (labelled) test set, into eval_results_by_language.json and a table
+of them, eval_results_by_language.md (data_prep/cross_lingual.py):
+
+    python -m run_scripts.run_classifier --task_name=xnli-en --data_dir=$XNLI_DIR \
+      --vocab_file=$MBERT_DIR/vocab.txt --bert_config_file=$MBERT_DIR/bert_config.json \
+      --init_checkpoint=$MBERT_DIR/bert_model.ckpt --do_lower_case=false \
+      --do_train --do_eval --do_predict \
+      --eval_languages=en,ar,bg,de,el,es,fr,hi,ru,sw,th,tr,ur,vi,zh \
+      --max_seq_length=128 --train_batch_size=32 --learning_rate=5e-5 --num_train_epochs=2.0 \
+      --output_dir=/tmp/xnli_zero_shot/
+
+($XNLI_DIR holds XNLI-1.0's xnli.dev.tsv and xnli.test.tsv and XNLI-MT-1.0's multinli/; for
+PAWS-X, --task_name=pawsx-en and --data_dir its x-final folder.)
+
 Every fine-tuning entry point also takes a parameter-efficient method (--adapter_size,
 --lora_rank, --bitfit, --ia3: official/peft) or a teacher to distil (--teacher_checkpoint, with
 --student_layers or a --bert_config_file of the student's size: official/distillation), e.g. a
@@ -40,11 +58,13 @@ Outputs in --output_dir: the split's TFRecords (cached: reused by the next run w
 settings), checkpoints, eval_results.txt (after every epoch when training: the original's keys
 plus the task's GLUE metrics), best/ (the checkpoint with the best GLUE score so far),
 test_results.tsv (class probabilities, the original's file) and <TASK>.tsv (GLUE's submission
-file). A run with only --do_predict (or --do_eval) uses the checkpoint a finished run left.
+file). A run with only --do_predict (or --do_eval) uses the checkpoint a finished run left. With
+--eval_languages: eval_results_<language>-dev.txt (and -test) and eval_results_by_set.md too.
 
-The halves: data_prep/glue.py and classifier_features.py (files -> records),
-official/tasks/classification.py (model, loss, metrics, test files), and
-official/training/finetuning.py (the run every fine-tuning task shares).
+The halves: data_prep/glue.py and classifier_features.py (files -> records; cross_lingual.py,
+the evaluation languages' sets), official/tasks/classification.py (model, loss, metrics, test
+files; language_results.py, the files by language), and official/training/finetuning.py (the
+run every fine-tuning task shares).
 """
 
 import os
@@ -92,6 +112,13 @@ flags.DEFINE_string("augment_with", None,
                     "An attack's output (run_scripts.attack_classifier --output_file): the "
                     "texts of its successful attacks, with their gold labels, are added to the "
                     "training rows (adversarial training).")
+flags.DEFINE_list("eval_languages", None,
+                  "Zero-shot cross-lingual evaluation of a multilingual task (xnli-<language>, "
+                  "pawsx-<language>): language codes, comma-separated (de,es,zh). With --do_eval "
+                  "the model the run keeps (best/, chosen on the training language's dev set "
+                  "alone: no target-language data picks the model) is scored on each "
+                  "language's dev set, and with --do_predict on its test set, into "
+                  "eval_results_by_language.json and eval_results_by_language.md.")
 common_flags.define_finetuning_flags()
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
@@ -103,6 +130,7 @@ class Plan(NamedTuple):
     adaptations: dict[str, Any]
     processor: glue.TaskProcessor
     long_doc: long_doc_settings.LongDocSettings
+    languages: dict[str, glue.TaskProcessor]  # --eval_languages: the task in each
 
 
 def prepare() -> Plan:
@@ -129,12 +157,36 @@ def prepare() -> Plan:
         FLAGS.window_pool, FLAGS.window_loss, max_seq_length=options.max_seq_length,
         pair=processor.is_pair, gradient_accumulation_steps=options.gradient_accumulation_steps)
     common_flags.check_adaptation_checkpoints(adaptations)
-    return Plan(options, adaptations, processor, long_doc)
+    return Plan(options, adaptations, processor, long_doc,
+                evaluation_languages(processor, options))
+
+
+def evaluation_languages(processor: glue.TaskProcessor, options: FinetuningOptions
+                         ) -> dict[str, glue.TaskProcessor]:
+    """{language: the task in it} of --eval_languages (checked), {} without it."""
+    languages = FLAGS.eval_languages or []
+    if not languages:
+        return {}
+    if "" in languages:
+        raise ValueError(f"--eval_languages={','.join(languages)}: an empty language")
+    try:
+        tasks = {language: glue.in_language(processor, language) for language in languages}
+    except ValueError as e:  # a task of one language, a language that is no name
+        raise ValueError(f"--eval_languages: {e}") from None
+    repeated = sorted({language for language in languages if languages.count(language) > 1})
+    if repeated:
+        raise ValueError(f"--eval_languages: {', '.join(repeated)} listed twice")
+    if not options.do_eval:
+        raise ValueError("--eval_languages are scored with --do_eval (by the checkpoint the "
+                         "training language's dev set picks)")
+    return tasks
 
 
 def job(plan: Plan) -> dict[str, dict[str, float]]:
-    """The task and data the flags name, fine-tuned."""
+    """The task and data the flags name, fine-tuned (and scored in each --eval_languages)."""
     from data_prep.classifier_features import ClassifierData
+    from data_prep.cross_lingual import CrossLingualData
+    from official.tasks import language_results
     from official.tasks.classification import ClassificationTask
 
     options, processor = plan.options, plan.processor
@@ -142,10 +194,23 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
                               glue.submission_file(processor.name)
                               if processor.submission_name else None, processor.is_pair,
                               plan.long_doc)
-    data = ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir, options.max_seq_length,
-                          FLAGS.vocab_file, FLAGS.do_lower_case, options.output_dir,
-                          FLAGS.transfer_data, plan.long_doc, FLAGS.augment_with)
-    return common_flags.finetune(options, task, data, plan.adaptations)
+
+    def data_of(processor: glue.TaskProcessor) -> ClassifierData:
+        return ClassifierData(processor, FLAGS.data_dir, FLAGS.tfds_data_dir,
+                              options.max_seq_length, FLAGS.vocab_file, FLAGS.do_lower_case,
+                              options.output_dir, FLAGS.transfer_data, plan.long_doc,
+                              FLAGS.augment_with)
+
+    if not plan.languages:
+        return common_flags.finetune(options, task, data_of(processor), plan.adaptations)
+    data = CrossLingualData(data_of(processor),
+                            {language: data_of(language_task)
+                             for language, language_task in plan.languages.items()},
+                            ("dev", "test") if options.do_predict else ("dev",))
+    results = common_flags.finetune(options, task, data, plan.adaptations)
+    language_results.write(options.output_dir, data.by_language(results, task.best_metric),
+                           processor.name)
+    return results
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ same rule (a tiny model from scratch needs long to stretch its output to STS-B's
 that learns the rule beats the majority class (accuracy 0.5) by far.
 """
 
+import json
 import os
 import re
 
@@ -202,3 +203,151 @@ def test_mirrored_strategy_mixed_precision_and_xla(model_files, tmp_path):
     results = eval_results(tmp_path / "out" / "eval_results.txt")
     assert results["global_step"] == "4" and 0 <= float(results["eval_accuracy"]) <= 1
     assert np.loadtxt(tmp_path / "out" / "test_results.tsv", delimiter="\t").shape == (11, 2)
+
+
+# ---- zero-shot cross-lingual evaluation (--eval_languages) -----------------------------------
+
+# The toy NLI rule: the hypothesis holds its label's cue word.
+NLI_CUES = {"contradiction": "great", "entailment": "good", "neutral": "fine"}
+XNLI_HEADER = ("language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\t"
+               "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tpromptID\tpairID\n")
+
+
+def nli_pair(rng, label):
+    """An English premise and a hypothesis holding `label`'s cue."""
+    words = list(rng.choice(FILLERS, size=rng.integers(2, 5)))
+    words.insert(rng.integers(0, len(words) + 1), NLI_CUES[label])
+    return " ".join(rng.choice(FILLERS, size=rng.integers(3, 6))), " ".join(words)
+
+
+def xnli_rows(rows):
+    """xnli.dev.tsv's lines of (language, premise, hypothesis, label) rows."""
+    return "".join(f"{language}\t{label}\t(a)\t(b)\t(a)\t(b)\t{a}\t{b}\t1\t2\n"
+                   for language, a, b, label in rows)
+
+
+def write_xnli(data_dir, rng):
+    """A toy XNLI download: English training pairs, and dev and test files mixing English,
+    "de" and Chinese rows. Returns {(language, split): [(premise, hypothesis, label)]}.
+
+    de's rows are English test pairs relabelled at random (de's dev: them shuffled; de's test:
+    them reversed), so their predictions are those of the English test set (test_results.tsv).
+    zh's rows are unknown characters only, 4 and 4: every row is the same [UNK] ids, so the
+    model predicts one class for all of them, and with each label on a third of the rows its
+    accuracy is 1/3 whatever it learnt.
+    """
+    labels = list(NLI_CUES)
+    pairs = {}
+    for language, split, size in (("en", "train", 192), ("en", "dev", 24), ("en", "test", 30)):
+        pairs[language, split] = [(*nli_pair(rng, labels[i]), labels[i])
+                                  for i in rng.permutation(np.arange(size) % 3)]
+    english = [(a, b) for a, b, _ in pairs["en", "test"]]
+    order = rng.permutation(len(english))
+    pairs["de", "dev"] = [(*english[i], str(rng.choice(labels))) for i in order]
+    pairs["de", "test"] = [(*pair, str(rng.choice(labels))) for pair in english[::-1]]
+    characters = "天地人日月山水火木金土雨风云花草鸟鱼"
+    for split, size in (("dev", 6), ("test", 9)):
+        pairs["zh", split] = [("".join(rng.choice(list(characters), 3)) + "。",
+                               "".join(rng.choice(list(characters), 3)) + "。", labels[i % 3])
+                              for i in range(size)]
+    os.makedirs(os.path.join(data_dir, "multinli"), exist_ok=True)
+    with open(os.path.join(data_dir, "multinli", "multinli.train.en.tsv"), "w") as f:
+        f.write("premise\thypo\tlabel\n")
+        f.writelines(f"{a}\t{b}\t{label}\n" for a, b, label in pairs["en", "train"])
+    for split in ("dev", "test"):
+        # The languages interleaved at random, each language's rows in their order.
+        rows = {language: iter(pairs[language, split]) for language in ("en", "de", "zh")}
+        turns = rng.permutation([language for language in rows
+                                 for _ in pairs[language, split]])
+        with open(os.path.join(data_dir, f"xnli.{split}.tsv"), "w", encoding="utf-8") as f:
+            f.write(XNLI_HEADER + xnli_rows((language, *next(rows[language]))
+                                            for language in turns))
+    return pairs
+
+
+def test_zero_shot_languages_are_scored_by_the_checkpoint_english_dev_chose(model_files,
+                                                                             tmp_path):
+    data, out = tmp_path / "data", tmp_path / "out"
+    pairs = write_xnli(str(data), np.random.default_rng(4))
+    succeeded(run(model_files, data, out, "--do_train", "--do_eval", "--do_predict",
+                  "--train_batch_size=8", "--num_train_epochs=2", "--eval_languages=en,de,zh",
+                  task="xnli-en"))
+    labels = list(NLI_CUES)
+    # test_results.tsv: the English test set's predictions by the kept checkpoint (best/).
+    predicted = np.loadtxt(out / "test_results.tsv", delimiter="\t").argmax(axis=1)
+    english = {pair[:2]: p for pair, p in zip(pairs["en", "test"], predicted)}
+
+    def accuracy(rows):
+        return np.mean([english[a, b] == labels.index(label) for a, b, label in rows])
+
+    kept = float(eval_results(out / "best" / "eval_results.txt")["eval_accuracy"])
+    # The rule learnt: the predictions vary, so de's figures depend on each row's.
+    assert kept >= 0.9 and len(set(predicted)) == 3
+    expected = {
+        "en": {"dev_accuracy": kept, "test_accuracy": accuracy(pairs["en", "test"])},
+        "de": {"dev_accuracy": accuracy(pairs["de", "dev"]),
+               "test_accuracy": accuracy(pairs["de", "test"])},
+        "zh": {"dev_accuracy": 1 / 3, "test_accuracy": 1 / 3}}
+    results = json.loads((out / "eval_results_by_language.json").read_text())
+    assert list(results) == ["en", "de", "zh"]
+    for language, scores in expected.items():
+        assert results[language]["dev_examples"] == len(pairs[language, "dev"])
+        assert results[language]["test_examples"] == len(pairs[language, "test"])
+        for figure, value in scores.items():
+            assert results[language][figure] == pytest.approx(value, abs=1e-6), (language,
+                                                                                  figure)
+    # The table: a column per language, accuracies in percent.
+    rows = [line.strip("|").split("|") for line in
+            (out / "eval_results_by_language.md").read_text().splitlines()
+            if line.startswith("| ")]
+    table = {row[0].strip(): [cell.strip() for cell in row[1:]] for row in rows}
+    assert table[""] == ["en", "de", "zh"]
+    assert table["test accuracy"] == [f"{100 * expected[language]['test_accuracy']:.1f}"
+                                      for language in ("en", "de", "zh")]
+    assert table["dev examples"] == ["24", "30", "6"]
+    # Each language's sets are cached records, as every split's.
+    for language in ("de", "zh"):
+        for split in ("dev", "test"):
+            assert (out / f"xnli-{language}-{split}.tf_record.json").exists()
+
+
+@pytest.mark.parametrize("task, languages, expected", [
+    ("xnli-en", "de,sw", r"xnli\.dev\.tsv: no rows with language 'sw'; it has de, en, zh$"),
+    ("pawsx-en", "de,fr", r"/fr/dev_2k\.tsv: no such file$"),
+])
+def test_a_language_without_data_stops_the_run_before_training(model_files, tmp_path, task,
+                                                                 languages, expected):
+    data = tmp_path / "data"
+    if task.startswith("xnli"):
+        write_xnli(str(data), np.random.default_rng(5))
+    else:
+        rng = np.random.default_rng(5)
+        for language, split, size in (("en", "train", 8), ("en", "dev", 4), ("de", "dev", 4)):
+            os.makedirs(data / language, exist_ok=True)
+            rows = "".join(f"{i}\t{sentence(rng, i % 2)}\t{sentence(rng, False)}\t{i % 2}\n"
+                           for i in range(size))
+            (data / language / f"{split}{'.tsv' if split == 'train' else '_2k.tsv'}"
+             ).write_text("id\tsentence1\tsentence2\tlabel\n" + rows)
+    message = failed(run(model_files, data, tmp_path / "out", "--do_train", "--do_eval",
+                         f"--eval_languages={languages}", task=task))
+    assert message.startswith("run_classifier: ") and re.search(expected, message), message
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("task, flags, expected", [
+    ("SST-2", ("--do_eval", "--eval_languages=de"),
+     "--eval_languages: task sst-2 has no languages; the multilingual tasks are xnli, pawsx"),
+    ("xnli-en", ("--do_train", "--eval_languages=de"),
+     "--eval_languages are scored with --do_eval (by the checkpoint the training language's "
+     "dev set picks)"),
+    ("xnli-en", ("--do_eval", "--eval_languages=de,fr,de"), "--eval_languages: de listed twice"),
+    ("xnli-en", ("--do_eval", "--eval_languages=de,,fr"),
+     "--eval_languages=de,,fr: an empty language"),
+    ("pawsx-en", ("--do_eval", "--eval_languages=de,../en"),
+     "--eval_languages: task 'pawsx-../en': a language is letters, digits, '-' and '_', as the "
+     "data names it (de, zh)"),
+])
+def test_eval_languages_refused_before_any_work(model_files, tmp_path, task, flags, expected):
+    (tmp_path / "data").mkdir()
+    message = failed(run(model_files, tmp_path / "data", tmp_path / "out", *flags, task=task))
+    assert message == f"run_classifier: {expected}"
