@@ -94,7 +94,7 @@ import dataclasses
 import itertools
 import os
 import re
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -434,20 +434,36 @@ def parse_spec(max_seq_length: int) -> dict[str, tf.io.FixedLenFeature]:
     }
 
 
+class Augmentation(Protocol):
+    """What becomes of the training sentences before their records are made (code-switching,
+    data_prep/code_switching.py): `copies` versions of them, one per epoch."""
+
+    copies: int
+
+    def apply(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """The sentences the records are made of."""
+
+    def key(self) -> dict:
+        """What the sentences depend on, JSON-serialisable (part of the cache key)."""
+
+
 def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenizer,
                     output_dir: str, labels: Sequence[str] = LABELS,
-                    pad_to_multiple: int = 1,
-                    data_format: str = "conll2003") -> record_cache.CachedRecords:
-    """The records of `data_file` in `output_dir/<its name>.tf_record`, made only when needed.
+                    pad_to_multiple: int = 1, data_format: str = "conll2003",
+                    prefix: str = "", augmentation: Augmentation | None = None
+                    ) -> record_cache.CachedRecords:
+    """The records of `data_file` in `output_dir/<prefix><its name>.tf_record`, made only when
+    needed (a prefix keeps two sets' files apart when their names are alike).
 
     The key it is cached under (data_prep/record_cache.py) holds the labels, max_seq_length,
-    do_lower_case, pad_to_multiple, the file's format (`READERS`), the records' format version
-    and the sha256 of the vocab file and of the data file.
+    do_lower_case, pad_to_multiple, the file's format (`READERS`), the records' format version,
+    the augmentation's key and the sha256 of the vocab file and of the data file.
 
     Returns:
       the records, with facts data_file, num_sentences (the data file's sentences),
-      num_features (the real records, windows: what sets the number of training steps) and
-      num_records (the features plus any padding records).
+      num_features (the real records, windows), num_records (the features plus any padding
+      records) and, with an augmentation, copies (its copies of the sentences: the windows one
+      epoch reads, what sets the number of training steps, are num_features / copies).
     """
     if not os.path.isfile(data_file):
         raise ConllError(f"{data_file}: no such file")
@@ -455,38 +471,50 @@ def cached_tfrecord(data_file: str, max_seq_length: int, tokenizer: FullTokenize
            "max_seq_length": max_seq_length,
            "do_lower_case": tokenizer.do_lower_case, "pad_to_multiple": pad_to_multiple,
            "vocab_sha256": record_cache.sha256_of_file(tokenizer.vocab_file),
-           "data_sha256": record_cache.sha256_of_file(data_file)}
-    path = os.path.join(output_dir, os.path.basename(data_file) + ".tf_record")
+           "data_sha256": record_cache.sha256_of_file(data_file),
+           **(augmentation.key() if augmentation else {})}
+    path = os.path.join(output_dir, prefix + os.path.basename(data_file) + ".tf_record")
 
     def make() -> dict:
         sentences = READERS[data_format](data_file, labels)
-        num_features = write_tfrecord(sentences, labels, max_seq_length, tokenizer, path,
+        written = augmentation.apply(sentences) if augmentation else sentences
+        num_features = write_tfrecord(written, labels, max_seq_length, tokenizer, path,
                                       pad_to_multiple)
         return {"data_file": data_file, "num_sentences": len(sentences),
                 "num_features": num_features,
-                "num_records": num_features + -num_features % pad_to_multiple}
+                "num_records": num_features + -num_features % pad_to_multiple,
+                **({"copies": augmentation.copies} if augmentation else {})}
 
     return record_cache.cached(path, key, make)
 
 
 class ConllData:
     """run_ner's data (`official.tasks.base.TaskData`): one CoNLL file per split, as cached
-    records in `output_dir`. The count that sets the updates is the training file's windows,
-    known once its records are made; each split's `Records.examples` is its sentences.
+    records in `output_dir`. The count that sets the updates is the training file's windows
+    (one copy's, when an augmentation writes several), known once its records are made; each
+    split's `Records.examples` is its sentences.
 
     Args:
       files: {"train", "dev", "test": path}; only the splits asked for are read.
       vocab_file, do_lower_case: the tokenizer's, read by `read` (after the run's checks).
       data_format: the files' format, a key of READERS (CoNLL-2003's columns, or CoNLL-U read
         as words and their universal part of speech).
+      evaluation_sets: {name: path} of further labelled files, scored as dev is by the model
+        the run keeps (official/tasks/base.py): other languages' test sets, zero-shot.
+      augmentation: what becomes of the training sentences (code-switching), or None.
     """
 
     def __init__(self, files: dict[str, str], labels: Sequence[str], max_seq_length: int,
                  vocab_file: str, do_lower_case: bool, output_dir: str,
-                 data_format: str = "conll2003"):
-        self.files, self.labels, self.data_format = files, list(labels), data_format
+                 data_format: str = "conll2003",
+                 evaluation_sets: Mapping[str, str] | None = None,
+                 augmentation: Augmentation | None = None):
+        self.files = {**files, **(evaluation_sets or {})}
+        self.evaluation_sets = tuple(evaluation_sets or ())
+        self.labels, self.data_format = list(labels), data_format
         self.max_seq_length, self.output_dir = max_seq_length, output_dir
         self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
+        self.augmentation = augmentation
         self._sentences: dict[str, list[Sentence]] = {}
 
     def source(self, split: str) -> str:
@@ -500,8 +528,12 @@ class ConllData:
         return None  # windows are counted as the records are made
 
     def records(self, split: str) -> Records:
-        made = cached_tfrecord(self.files[split], self.max_seq_length, self.tokenizer,
-                               self.output_dir, self.labels, data_format=self.data_format)
-        return Records(made.path, parse_spec(self.max_seq_length), made.facts["num_features"],
-                       made.facts["num_records"], self.files[split], made.reused,
-                       self._sentences[split])
+        made = cached_tfrecord(
+            self.files[split], self.max_seq_length, self.tokenizer, self.output_dir,
+            self.labels, data_format=self.data_format,
+            prefix=f"{split}." if split in self.evaluation_sets else "",
+            augmentation=self.augmentation if split == "train" else None)
+        facts = made.facts
+        return Records(made.path, parse_spec(self.max_seq_length),
+                       facts["num_features"] // facts.get("copies", 1), facts["num_records"],
+                       self.files[split], made.reused, self._sentences[split])

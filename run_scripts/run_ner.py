@@ -60,7 +60,8 @@ from typing import Any, NamedTuple
 
 from absl import flags
 
-from official import command_line
+from data_prep.code_switching import CodeSwitching, read_dictionary
+from official import command_line, settings_parsing
 from official.configs import BertConfig
 from official.modeling.feature_layers import CHOICES
 from official.peft import methods as peft_methods
@@ -96,6 +97,26 @@ flags.DEFINE_enum("feature_based", None, list(CHOICES),
 flags.DEFINE_integer("feature_lstm_units", None,
                      "With --feature_based: units of each LSTM direction (default "
                      f"{DEFAULT_LSTM_UNITS}, the paper's BERT-Base runs; fewer on a CPU).")
+flags.DEFINE_string("eval_languages", None,
+                    "Zero-shot transfer: further labelled files of other languages, "
+                    "language=file pairs, comma-separated (a file in --data_dir, or a path), "
+                    "e.g. de=de_gsd/test.conllu,es=es_gsd/test.conllu. With --do_eval each is "
+                    "scored by the model the run keeps (best/, chosen on --dev_file alone: no "
+                    "target-language data picks the model) into eval_results_<language>.txt "
+                    "and a table of every language, eval_results_by_set.md.")
+flags.DEFINE_string("code_switch_dictionaries", None,
+                    "Code-switching augmentation (CoSDA-ML, Qin et al. 2020): word-pair files "
+                    "(word<TAB>translation a line, the word in the training language), "
+                    "language=file pairs, comma-separated. Each epoch's training sentences "
+                    "have their words replaced by a translation with probability "
+                    "--code_switch_rate (data_prep/code_switching.py).")
+flags.DEFINE_float("code_switch_rate", 0.5,
+                   "With --code_switch_dictionaries: the probability that a word a dictionary "
+                   "has is replaced.")
+flags.DEFINE_bool("mix_layers", False,
+                  "The tagger reads a learned mix of every transformer layer's output, not the "
+                  "last layer's alone (fine-tuned with the encoder; layer aggregation for "
+                  "cross-lingual transfer, Chen et al. 2022).")
 common_flags.define_finetuning_flags(max_seq_length=128)
 flags.adopt_module_key_flags(common_flags)
 FLAGS = flags.FLAGS
@@ -107,6 +128,35 @@ class Plan(NamedTuple):
     adaptations: dict[str, Any]
     files: dict[str, str]
     feature_based: FeatureBasedSettings | None
+    languages: dict[str, str]
+    code_switching: CodeSwitching | None
+
+
+def _language_files(flag: str) -> dict[str, str]:
+    """--<flag>'s language=file pairs, each file in --data_dir or a path, checked there."""
+    files = {language: os.path.join(FLAGS.data_dir, name) for language, name
+             in settings_parsing.named_values(FLAGS[flag].value, f"--{flag}").items()}
+    for language, path in files.items():
+        if not os.path.isfile(path):
+            raise ValueError(f"--{flag}: {path}: no such file (language {language})")
+    return files
+
+
+def code_switching(options: FinetuningOptions) -> CodeSwitching | None:
+    """The augmentation --code_switch_dictionaries asks for, its dictionaries read and checked.
+
+    Raises:
+      ValueError: a bad rate or dictionary (one line naming it), or the flag without training.
+    """
+    if FLAGS.code_switch_dictionaries is None:
+        return None
+    if not options.do_train:
+        raise ValueError("--code_switch_dictionaries augments the training data: it needs "
+                         "--do_train")
+    dictionaries = {language: read_dictionary(path) for language, path
+                    in _language_files("code_switch_dictionaries").items()}
+    return CodeSwitching(dictionaries, FLAGS.code_switch_rate, options.seed,
+                         options.num_train_epochs)
 
 
 def feature_based(options: FinetuningOptions,
@@ -152,8 +202,17 @@ def prepare() -> Plan:
                              "(the file's name in --data_dir)")
         if wanted and not os.path.isfile(files[split]):
             raise ValueError(f"{files[split]}: no such file")
+    languages = {}
+    if FLAGS.eval_languages is not None:
+        if not options.do_eval:
+            raise ValueError("--eval_languages are scored with --do_eval")
+        languages = _language_files("eval_languages")
+    if FLAGS.mix_layers and features is not None:
+        raise ValueError("--mix_layers and --feature_based: the feature-based tagger chooses "
+                         "its own layers")
+    switching = code_switching(options)
     common_flags.check_adaptation_checkpoints(adaptations)
-    return Plan(options, adaptations, files, features)
+    return Plan(options, adaptations, files, features, languages, switching)
 
 
 def job(plan: Plan) -> dict[str, dict[str, float]]:
@@ -171,9 +230,11 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
         features = ner_settings.from_spec(record.task) if record is not None else None
     labels, scheme = FORMATS[FLAGS.data_format]
     data = conll.ConllData(plan.files, labels, plan.options.max_seq_length, FLAGS.vocab_file,
-                           FLAGS.do_lower_case, plan.options.output_dir, FLAGS.data_format)
-    return common_flags.finetune(plan.options, NerTask(labels, features, scheme), data,
-                                 plan.adaptations)
+                           FLAGS.do_lower_case, plan.options.output_dir, FLAGS.data_format,
+                           evaluation_sets=plan.languages, augmentation=plan.code_switching)
+    tagger = ner_settings.TaggerSettings(mix_layers=FLAGS.mix_layers)
+    return common_flags.finetune(plan.options, NerTask(labels, features, scheme, tagger),
+                                 data, plan.adaptations)
 
 
 if __name__ == "__main__":

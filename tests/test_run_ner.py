@@ -25,9 +25,11 @@ PLACES = [["Paris"], ["London"], ["Berlin"], ["Rome"], ["Stockholm"], ["New", "Y
 ORGANISATIONS = [["Reuters"], ["Acme", "Corp"], ["United", "Nations"]]
 OTHER_WORDS = ["the", "a", "visited", "met", "in", "with", "said", "on", "Monday", "yesterday",
                "lives", "works", "for", "and", "today", ".", ","]
+# Another language's words for three of them: the code-switching dictionary's.
+TRANSLATIONS = {"visited": "besuchte", "met": "traf", "the": "der"}
 VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Stock", "##holm"] + FIRST_NAMES
          + SURNAMES + [w for name in PLACES + ORGANISATIONS for w in name if w != "Stockholm"]
-         + OTHER_WORDS)
+         + OTHER_WORDS + list(TRANSLATIONS.values()))
 # 56 words, 60 pieces: at max_seq_length 32 (30 pieces a window) two windows of 28 words.
 LONG_SENTENCE = [
     ("Alice", "B-PER"), ("Smith", "I-PER"), ("visited", "O"), ("New", "B-LOC"),
@@ -108,6 +110,8 @@ def toy(tmp_path_factory):
         write_conll(data / name, sentences)
         write_conllu(data / f"{name}.conllu", sentences)
     (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    (data / "en-xx.txt").write_text("".join(f"{w}\t{t}\n" for w, t in TRANSLATIONS.items()),
+                                    encoding="utf-8")
     BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
                num_attention_heads=2, intermediate_size=64,
                max_position_embeddings=64).to_json_file(str(root / "bert_config.json"))
@@ -165,8 +169,12 @@ def runs(toy):
             "upos": (upos, succeeded(tagged).stderr)}
 
 
+# The treebank run also scores a further set zero-shot (the test file again, as language "xx"),
+# switches code while training and mixes the layers under its tagger.
 UPOS_FLAGS = ("--data_format=conllu", "--train_file=eng.train.conllu",
-              "--dev_file=eng.testa.conllu", "--test_file=eng.testb.conllu")
+              "--dev_file=eng.testa.conllu", "--test_file=eng.testb.conllu",
+              "--eval_languages=xx=eng.testb.conllu", "--code_switch_dictionaries=xx=en-xx.txt",
+              "--code_switch_rate=0.5", "--mix_layers")
 
 
 def test_a_treebank_is_tagged_with_parts_of_speech_and_scored_by_accuracy(toy, runs):
@@ -183,6 +191,47 @@ def test_a_treebank_is_tagged_with_parts_of_speech_and_scored_by_accuracy(toy, r
     assert "f1" not in results(out / "eval_results.txt")
     assert "best accuracy" in log
     assert json.loads((out / "best" / "best_metric.json").read_text())["metric"] == "accuracy"
+
+
+def test_a_further_set_is_scored_by_the_kept_model_and_training_switched_code(toy, runs):
+    """The set scored zero-shot is the test file: its accuracy is the test predictions' (by
+    hand); the training records hold two switched copies (two epochs), a word of the
+    dictionary replaced at the rate, the steps those of one copy; the tagger mixes layers."""
+    import tensorflow as tf
+
+    from data_prep.conll import parse_spec
+
+    out, log = runs["upos"]
+    predicted = read_predictions(out / "test_predictions.txt")
+    right = sum(gold == tag for sentence in predicted for _, gold, tag in sentence)
+    accuracy = right / sum(len(sentence) for sentence in predicted)
+    assert results(out / "eval_results_xx.txt")["accuracy"] == pytest.approx(accuracy)
+    table = (out / "eval_results_by_set.md").read_text().splitlines()
+    assert [row.split(" | ")[0] for row in table[2:]] == ["| dev", "| xx"]
+    assert f"step {TRAIN_STEPS}/{TRAIN_STEPS}" in log
+
+    facts = json.loads((out / "eng.train.conllu.tf_record.json").read_text())
+    assert facts["copies"] == 2 and facts["num_sentences"] == 240
+    ids = {word: VOCAB.index(word) for word in [*TRANSLATIONS, *TRANSLATIONS.values()]}
+    counts = dict.fromkeys(ids, 0)
+    for batch in tf.data.TFRecordDataset(str(out / "eng.train.conllu.tf_record")).batch(64):
+        tokens = tf.io.parse_example(batch, parse_spec(MAX_SEQ_LENGTH))["input_ids"].numpy()
+        for word, token in ids.items():
+            counts[word] += int((tokens == token).sum())
+    for word, translation in TRANSLATIONS.items():
+        total = counts[word] + counts[translation]
+        spread = 5 * (total * 0.25) ** 0.5
+        assert abs(counts[translation] - total / 2) < spread, (word, counts)
+    assert json.loads((out / "tagger.json").read_text()) == {"mix_layers": True}
+    heads = {name for name, _ in tf.train.list_variables(str(out / "best"))}
+    assert any("scalar_mix" in name for name in heads)
+    # Its export rebuilds the tagger that mixes layers, from tagger.json.
+    from types import SimpleNamespace
+
+    from official.export import ner_kind
+    spec = ner_kind.KIND.spec(SimpleNamespace(labels=["NOUN"], peft_checkpoint=None,
+                                              init_checkpoint=str(out)))
+    assert spec["mix_layers"] is True and ner_kind.KIND.task(spec).tagger.mix_layers
 
 
 @pytest.fixture(scope="module")
