@@ -64,7 +64,13 @@ from absl import flags
 
 from official import command_line, configs, output_lock
 from official.ablation import report, results, studies, task_data
-from official.ablation.settings import PRESETS, AblationSettings, corpus_files, settings_of
+from official.ablation.settings import (
+    CROSSLINGUAL_TEST,
+    PRESETS,
+    AblationSettings,
+    corpus_files,
+    settings_of,
+)
 from official.console import format_seconds
 from official.pretraining_shards import read_summary
 from official.text.vocab import load_vocab
@@ -171,6 +177,16 @@ flags.DEFINE_string("squad_file", _shared("squad", "v1.1", "dev-v1.1.json"),
                     "SQuAD v1.1 JSON that squad_sample splits by article (80% train).")
 flags.DEFINE_string("blimp_dir", _shared("blimp"),
                     "BLiMP: data/*.jsonl.gz and models_summary.jsonl (measure blimp).")
+flags.DEFINE_string("crosslingual_dir", _shared("crosslingual"),
+                    "The crosslingual study's data: text/<language>/* (pretraining text), "
+                    "dict/en-<language>.txt (code-switching word pairs), "
+                    "ud/<language>_gsd/test.conllu[.gz] (German and Spanish, scored zero-shot).")
+flags.DEFINE_float("language_smoothing", _D.language_smoothing,
+                   "The crosslingual study's exponent of the languages' shares in its corpus "
+                   "(mBERT's 0.7: data_prep.mix_languages).")
+flags.DEFINE_float("code_switch_rate", _D.code_switch_rate,
+                   "The crosslingual study's code-switching row: the probability that a word "
+                   "the dictionaries have is replaced while fine-tuning.")
 flags.DEFINE_integer("squad_train_questions", _D.squad_train_questions,
                      "squad_sample's training questions (the first of its training articles).")
 flags.DEFINE_integer("squad_eval_questions", _D.squad_eval_questions,
@@ -217,11 +233,9 @@ def prepare() -> Plan:
     """Every check, before any work: one ValueError naming the flag."""
     if FLAGS.jobs < 1:
         raise ValueError(f"--jobs={FLAGS.jobs}: must be at least 1")
-    if not FLAGS.corpus:
-        raise ValueError("--corpus: required (no default corpus under ../shared/data here)")
     feature_based = None if FLAGS.feature_based in ("", "none") else FLAGS.feature_based
     settings = settings_of(FLAGS.preset, dict(
-        _given(), study=FLAGS.study, corpus=corpus_files(FLAGS.corpus),
+        _given(), study=FLAGS.study, corpus=corpus_files(FLAGS.corpus or ""),
         vocab_file=_path(FLAGS.vocab_file), output_dir=_path(FLAGS.output_dir),
         do_lower_case=FLAGS.do_lower_case, seeds=FLAGS.seeds, first_seed=FLAGS.first_seed,
         rows=_names(FLAGS.rows), tasks=_names(FLAGS.tasks),
@@ -231,6 +245,8 @@ def prepare() -> Plan:
         feature_learning_rate=FLAGS.feature_learning_rate, glue_dir=_path(FLAGS.glue_dir),
         ud_dir=_path(FLAGS.ud_dir), conll_dir=_path(FLAGS.conll_dir),
         squad_file=_path(FLAGS.squad_file), blimp_dir=_path(FLAGS.blimp_dir),
+        crosslingual_dir=_path(FLAGS.crosslingual_dir),
+        language_smoothing=FLAGS.language_smoothing, code_switch_rate=FLAGS.code_switch_rate,
         squad_train_questions=FLAGS.squad_train_questions,
         squad_eval_questions=FLAGS.squad_eval_questions,
         distribution_strategy=FLAGS.distribution_strategy, num_gpus=FLAGS.num_gpus))
@@ -266,7 +282,8 @@ def _write_inputs(plan: Plan) -> dict[str, str]:
     data is used."""
     settings, study, work = plan.settings, plan.study, plan.work
     tasks = settings.chosen_tasks(study)
-    task_data.plain_corpus(settings.corpus, work.corpus)
+    if settings.reads_corpus(study):
+        task_data.plain_corpus(settings.corpus, work.corpus)
     counts = {}
     if "sst2" in tasks:
         kept, total = task_data.sst2_subset(settings.glue_dir, settings.sst2_train_examples,
@@ -306,6 +323,11 @@ def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
         share = task_data.majority_tag_share(os.path.join(settings.ud_dir,
                                                           "en_ewt-ud-dev.conllu"))
         found.update({key: share for key in ("pos", "pos_probe") if key in measured})
+    if "xpos_en" in measured:
+        tests = {"en": os.path.join(settings.ud_dir, "en_ewt-ud-test.conllu"),
+                 **settings.crosslingual_files(CROSSLINGUAL_TEST, studies.LANGUAGES[1:])}
+        found.update({f"xpos_{language}": task_data.majority_tag_share(path)
+                      for language, path in tests.items()})
     for key in ("blimp", "blimp_same", "nsp_head", "sop_head", "nsp_probe", "sop_probe"):
         if key in measured:
             found[key] = 50.0
@@ -349,9 +371,12 @@ def job(plan: Plan) -> None:
     if work.references:
         references[report.UNIGRAM] = results.collect_references(seeds, work.references)
     first_data = next(stage for stage in work.stages if stage.name.startswith("data."))
+    corpora = {stage.name.split(".", 1)[1]: stage.outputs[1] for stage in work.stages
+               if stage.name.startswith("corpus.")}
     described = report.describe_settings(settings, study, rows, (work.vocab_file,
                                                                  plan.vocab_size),
-                                         read_summary(first_data.outputs[0]), counts)
+                                         read_summary(first_data.outputs[0]), counts,
+                                         report.describe_languages(corpora, work.overlap))
     reused, seconds = sum(r.reused for r in runs), sum(r.seconds for r in runs)
     described.append(("stages", f"{len(runs)} ({len(runs) - reused} run now, {reused} reused "
                                 f"from earlier runs): {format_seconds(seconds)} of running "

@@ -180,3 +180,93 @@ def test_seeds_count_from_the_first_seed(tmp_path):
     assert settings_for(tmp_path, seeds=3).seed_list() == (1, 2, 3)
     assert settings_for(tmp_path, seeds=2, first_seed=7).seed_list() == (7, 8)
     assert settings_for(tmp_path, max_seq_length=128).max_predictions_per_seq == 20
+
+
+# ---- the crosslingual study: corpora mixed from languages, one cased vocab, zero-shot tagging --
+
+def crosslingual_dir(tmp_path):
+    """../shared/data/crosslingual's layout, a line of text per language, German's test set
+    gzip-compressed as it is there."""
+    root = tmp_path / "crosslingual"
+    for language in ("en", "de", "es"):
+        (root / "text" / language).mkdir(parents=True)
+        (root / "text" / language / "a.txt").write_text(f"{language} words here\n")
+    for language, name in (("de", "test.conllu.gz"), ("es", "test.conllu")):
+        (root / "ud" / f"{language}_gsd").mkdir(parents=True)
+        (root / "ud" / f"{language}_gsd" / name).write_bytes(b"")
+        (root / "dict").mkdir(exist_ok=True)
+        (root / "dict" / f"en-{language}.txt").write_text("dog\tx\n")
+    (tmp_path / "ud").mkdir(exist_ok=True)
+    for split in ("train", "dev", "test"):
+        (tmp_path / "ud" / f"en_ewt-ud-{split}.conllu").write_bytes(b"")
+    return root
+
+
+def test_the_crosslingual_plan_mixes_its_corpora_shares_a_cased_vocab_and_a_pretraining(
+        tmp_path):
+    root = crosslingual_dir(tmp_path)
+    settings = settings_for(tmp_path, study="crosslingual", vocab_file=None, tasks=None,
+                            measures=None, crosslingual_dir=str(root), seeds=1, corpus=())
+    study = studies.study("crosslingual", "tiny", 8192)
+    settings.check_files(study)  # no --corpus is needed: every row reads the languages' text
+    plan = make_plan(settings, study)
+    by_name = {s.name: s for s in plan.stages}
+    mixed = flags_of(by_name["corpus.en_de_es"].command)
+    assert mixed["languages"] == ",".join(f"{lang}={root}/text/{lang}/*"
+                                          for lang in ("en", "de", "es"))
+    assert mixed["smoothing"] == "0.7"
+    assert flags_of(by_name["corpus.en"].command)["languages"] == f"en={root}/text/en/*"
+    # One vocab, learnt from the multilingual corpus and cased whatever --do_lower_case says.
+    vocab = flags_of(by_name["vocab"].command)
+    assert vocab["input_file"].endswith("corpus/en_de_es.txt")
+    assert vocab["do_lower_case"] == "false" and settings.do_lower_case
+    assert by_name["vocab"].after == ["corpus.en_de_es"]
+    assert flags_of(by_name["overlap"].command)["languages"] == mixed["languages"]
+    assert plan.overlap == str(tmp_path / "out" / "overlap.json")
+    # English only and the multilingual row pretrain on their own corpora at the same budget,
+    # and are scored on the same multilingual held-out text; the code-switching and layer-mix
+    # rows start from the multilingual row's pretraining.
+    pretrains = sorted(n for n in by_name if n.endswith(".pretrain"))
+    assert pretrains == ["en.seed1.pretrain", "multi.seed1.pretrain"]
+    english, multi = (flags_of(by_name[n].command) for n in pretrains)
+    assert english["input_file"].endswith("data/en_none/seed1/pretraining-0000[1-9]-of-00010"
+                                          ".tfrecord")
+    assert english["eval_input_file"] == multi["eval_input_file"]
+    assert english["num_train_steps"] == multi["num_train_steps"]
+    for row in ("multi_cs", "multi_mix"):
+        stage = by_name[f"{row}.seed1.xpos"]
+        assert stage.after == ["multi.seed1.pretrain", "vocab"]
+        assert flags_of(stage.command)["init_checkpoint"].endswith("rows/multi/seed1/pretrained")
+    tagger = flags_of(by_name["multi_cs.seed1.xpos"].command)
+    assert tagger["eval_languages"] == (
+        f"en={tmp_path}/ud/en_ewt-ud-test.conllu,de={root}/ud/de_gsd/test.conllu.gz,"
+        f"es={root}/ud/es_gsd/test.conllu")
+    assert tagger["code_switch_dictionaries"] == (f"de={root}/dict/en-de.txt,"
+                                                  f"es={root}/dict/en-es.txt")
+    assert "--mix_layers" in by_name["multi_mix.seed1.xpos"].command
+    assert "code_switch_dictionaries" not in flags_of(by_name["multi_mix.seed1.xpos"].command)
+    assert plan.sources["multi_mix", 1, "xpos_de"] == Source(
+        str(tmp_path / "out" / "rows" / "multi_mix" / "seed1" / "xpos" / "eval_results_de.txt"),
+        "accuracy", "percent")
+    assert plan.sources["multi_cs", 1, "mlm_acc"] == plan.sources["multi", 1, "mlm_acc"]
+
+
+def test_a_crosslingual_row_alone_still_runs_the_pretraining_it_starts_from(tmp_path):
+    settings = settings_for(tmp_path, study="crosslingual", tasks=None, measures=(),
+                            crosslingual_dir=str(crosslingual_dir(tmp_path)), seeds=1,
+                            rows=("multi_cs",))
+    plan = make_plan(settings, studies.study("crosslingual", "tiny", 3891))
+    assert [s.name for s in plan.stages] == ["corpus.en_de_es", "overlap",
+                                             "data.en_de_es_none.seed1",
+                                             "multi.seed1.pretrain", "multi_cs.seed1.xpos"]
+    assert set(plan.configs) == {"multi_cs", "multi"}
+
+
+def test_a_missing_language_file_names_the_folder_and_the_language(tmp_path):
+    root = crosslingual_dir(tmp_path)
+    (root / "ud" / "es_gsd" / "test.conllu").unlink()
+    settings = settings_for(tmp_path, study="crosslingual", tasks=None, measures=(),
+                            crosslingual_dir=str(root))
+    with pytest.raises(ValueError, match=r"--crosslingual_dir=.*es_gsd/test\.conllu\* is not "
+                                         r"there \(language es\)"):
+        settings.check_files(studies.study("crosslingual", "tiny", 3891))

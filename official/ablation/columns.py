@@ -27,10 +27,15 @@
     pos            UPOS                 UD EWT dev accuracy (%), run_ner --data_format=conllu
     ner            NER fine-tuned       CoNLL-2003 dev (eng.testa) entity F1 (%), run_ner
     ner_feature    NER feature-based    the same, run_ner --feature_based (encoder frozen)
+    xpos_en        UPOS en              UD English-EWT test accuracy (%) of a tagger
+                                        fine-tuned on English-EWT (best/ by its dev set)
+    xpos_de, xpos_es                    the same tagger on UD German and Spanish GSD test,
+                                        zero-shot
     <task>_per_m   <title> / M params   the task's score per million parameters
 
 Every fine-tuned score is the dev evaluation a run writes after its last epoch
-(output_dir/eval_results.txt), not the best epoch's (best/): the dev set picks nothing.
+(output_dir/eval_results.txt), not the best epoch's (best/): the dev set picks nothing. The
+xpos columns are test sets, scored by the checkpoint English-EWT's dev set keeps.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ class Column:
 
 
 _DEV = "after the last fine-tuning epoch"
+_KEPT = ("the tagger fine-tuned on English-EWT, the epoch kept by its dev set alone "
+         "(run_scripts.run_ner --data_format=conllu --eval_languages)")
 _HELD_OUT = "held-out contiguous text (records of create_pretraining_data --objective=none)"
 COLUMNS = {column.key: column for column in (
     Column("mlm_loss", "MLM loss", 2, f"masked-LM loss (nats) on {_HELD_OUT}", INTRINSIC, True),
@@ -101,12 +108,18 @@ COLUMNS = {column.key: column for column in (
     Column("ner_feature", "NER feature-based",
            ours="the same with the encoder frozen, its layers read by a BiLSTM, "
                 f"{_DEV} (run_scripts.run_ner --feature_based)"),
+    Column("xpos_en", "UPOS en", ours=f"UD English-EWT test accuracy (%) over words, {_KEPT}"),
+    Column("xpos_de", "UPOS de (zero-shot)", ours=f"UD German-GSD test accuracy (%), {_KEPT}; "
+                                                  "no German label seen"),
+    Column("xpos_es", "UPOS es (zero-shot)", ours=f"UD Spanish-GSD test accuracy (%), {_KEPT}; "
+                                                  "no Spanish label seen"),
 )}
 
 # The columns each fine-tuning task of the runner fills (conll's feature-based column only when
 # the study runs the feature-based approach).
 TASK_COLUMNS = {"qnli": ("qnli",), "mrpc": ("mrpc",), "sst2": ("sst2",),
-                "squad_sample": ("squad",), "pos": ("pos",), "conll": ("ner", "ner_feature")}
+                "squad_sample": ("squad",), "pos": ("pos",), "conll": ("ner", "ner_feature"),
+                "xpos": ("xpos_en", "xpos_de", "xpos_es")}
 # The columns each measure without fine-tuning fills.
 MEASURE_COLUMNS = {"heldout": ("mlm_loss", "mlm_acc", "ntp_loss", "ntp_acc"),
                    "perplexity": ("ppl",),

@@ -144,3 +144,13 @@ ALBERT = PaperTable(
               ("not_shared_e64", "ALBERT-base not-shared, E=64", 64, 12, 91.5),
               ("shared_e_h", "ALBERT-base all-shared, E=768", 768, 1, 90.6),
               ("shared_e64", "ALBERT-base all-shared, E=64", 64, 1, 89.4))))
+
+
+CROSSLINGUAL = PaperTable(
+    "Pires et al. (2019), How multilingual is Multilingual BERT?, Table 3 [Pires]: mBERT "
+    "fine-tuned on English UD POS, accuracy zero-shot (second-hand transcription, "
+    "../shared/data/crosslingual/PROVENANCE.md); Wu & Dredze (2019) [W&D]: the same, UD v1.4",
+    (PaperRow("mbert", "mBERT, English UD POS [Pires]",
+              {"xpos_en": 96.82, "xpos_de": 89.40, "xpos_es": 85.91}, "multi"),
+     PaperRow("mbert_wu_dredze", "mBERT, English UD POS [W&D]",
+              {"xpos_de": 89.8, "xpos_es": 85.2}, "multi")))

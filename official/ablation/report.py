@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from official.ablation.columns import FINE_TUNED, INTRINSIC, column
 from official.ablation.orderings import (
@@ -384,21 +384,24 @@ def _shape(config) -> str:
 
 def describe_settings(settings: AblationSettings, study: Study, rows: tuple[str, ...],
                       vocab: tuple[str, int], data_summary: dict | None,
-                      task_counts: Mapping[str, str]) -> list[tuple[str, str]]:
+                      task_counts: Mapping[str, str],
+                      languages: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
     """The settings table's (setting, value) pairs: what was run, on what, for how long.
     `vocab` is the vocab file and its size; `data_summary` the first data stage's summary.json
-    (None when unread); `task_counts` says how much of each task's data was used."""
+    (None when unread); `task_counts` says how much of each task's data was used; `languages`
+    what a multilingual study's corpora and vocab are (`describe_languages`)."""
     steps, batch, length = (settings.pretrain_steps, settings.pretrain_batch_size,
                             settings.max_seq_length)
-    corpus_bytes = sum(os.path.getsize(path) for path in settings.corpus)
     pairs = [("study", f"{study.name}: {study.title}"),
              ("preset", f"--preset={settings.preset}"),
              ("rows", "; ".join(f"{study.row(r).name} ({_shape(study.row(r).config)})"
                                 for r in rows)),
              ("size", f"--size={settings.size}"),
              ("seeds", ", ".join(map(str, settings.seed_list()))
-              + " (each stage's seed: data, pretraining, fine-tuning)"),
-             ("corpus", f"{_files(settings.corpus)} ({corpus_bytes:,} bytes)")]
+              + " (each stage's seed: data, pretraining, fine-tuning)")]
+    if settings.reads_corpus(study):
+        corpus_bytes = sum(os.path.getsize(path) for path in settings.corpus)
+        pairs.append(("corpus", f"{_files(settings.corpus)} ({corpus_bytes:,} bytes)"))
     if data_summary:
         counts = [f"{data_summary[name]:,} {name}" for name in ("documents", "tokens")
                   if isinstance(data_summary.get(name), int)]
@@ -412,7 +415,7 @@ def describe_settings(settings: AblationSettings, study: Study, rows: tuple[str,
         ("held out", f"shard {HELD_OUT_SHARD} of {NUM_SHARDS} (whole documents, about a tenth "
                      "of the corpus's bytes) never trains"),
         ("vocab", f"{vocab[0]} ({vocab[1]:,} pieces), "
-                  f"{'lower-cased' if settings.do_lower_case else 'cased'}"),
+                  f"{'lower-cased' if settings.do_lower_case and not study.cased else 'cased'}"),
         ("max_seq_length", f"{length} in pretraining (max_predictions_per_seq "
                            f"{settings.max_predictions_per_seq}); fine-tuning "
                            f"{settings.finetune_max_seq_length} (one text), "
@@ -436,6 +439,34 @@ def describe_settings(settings: AblationSettings, study: Study, rows: tuple[str,
                       f"{settings.feature_lstm_units} units a direction, learning rate "
                       f"{settings.feature_learning_rate:g}"))
     pairs += sorted(task_counts.items())
+    pairs += languages
     if settings.distribution_strategy != "default":
         pairs.append(("distribution strategy", settings.distribution_strategy))
+    return pairs
+
+
+def describe_languages(corpus_reports: Mapping[str, str], overlap_file: str | None
+                       ) -> list[tuple[str, str]]:
+    """Settings pairs of a multilingual study: each corpus's languages with their words, shares
+    and smoothed shares (data_prep.mix_languages' report), and the vocab's word-piece overlap
+    between the languages (data_prep.wordpiece_overlap's); the files that are missing are left
+    out."""
+    pairs = []
+    for name, path in corpus_reports.items():
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                made = json.load(f)
+            parts = "; ".join(
+                f"{language} {part['words_written']:,} words written of {part['words']:,} "
+                f"(share {part['share']:.3f}, smoothed {part['smoothed_share']:.3f})"
+                for language, part in made["languages"].items())
+            pairs.append((f"corpus {name}", f"{parts}; exponent {made['smoothing']:g}"))
+    if overlap_file and os.path.isfile(overlap_file):
+        with open(overlap_file, encoding="utf-8") as f:
+            overlap = json.load(f)
+        pairs.append(("word-piece overlap (vocab types shared; Jaccard; share of the second "
+                      "language's tokens the first's pieces cover)", "; ".join(
+                          f"{pair} {found['shared']:,}, {found['jaccard']:.3f}, "
+                          f"{found['coverage_of_b']:.3f}"
+                          for pair, found in overlap["pairs"].items())))
     return pairs

@@ -34,6 +34,9 @@ The task data (its layout as ../shared/data keeps it, ../shared/data/README.md):
     conll         <conll_dir>/eng.train, eng.testa (CoNLL-2003, as released)
     squad_sample  --squad_file (SQuAD v1.1 JSON, e.g. dev-v1.1.json) split by article
     blimp         <blimp_dir>/data/*.jsonl.gz (and models_summary.jsonl, the published figures)
+    xpos          <ud_dir>/en_ewt-ud-{train,dev,test}.conllu; <crosslingual_dir>/text/<lang>/*
+                  (each language's pretraining text), dict/en-<lang>.txt (code-switching),
+                  ud/<lang>_gsd/test.conllu[.gz] (German and Spanish, scored zero-shot)
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import glob
 import os
 from typing import Any, Mapping
 
-from official.ablation.studies import MEASURES, STUDIES, TASKS, Study
+from official.ablation.studies import LANGUAGES, MEASURES, STUDIES, TASKS, Study
 from official.output_paths import check_output_dir
 from official.tasks.ner_settings import FeatureBasedSettings
 from official.training.options import DTYPE_POLICIES, STRATEGIES
@@ -54,8 +57,15 @@ TASK_FILES = {"qnli": ("glue_dir", ("QNLI/dev.tsv",)),
               "sst2": ("glue_dir", ("SST-2/train.tsv", "SST-2/dev.tsv")),
               "pos": ("ud_dir", ("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu")),
               "conll": ("conll_dir", ("eng.train", "eng.testa")),
-              "squad_sample": ("squad_file", ("",))}
+              "squad_sample": ("squad_file", ("",)),
+              "xpos": ("ud_dir", ("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu",
+                                  "en_ewt-ud-test.conllu"))}
 BLIMP_FILES = "data/*.jsonl*"
+# Under --crosslingual_dir (../shared/data/crosslingual's layout): each language's text, the
+# English-to-<language> word pairs, the target languages' UD test sets (gzip-compressed or not).
+CROSSLINGUAL_TEXT = "text/{language}/*"
+CROSSLINGUAL_DICTIONARY = "dict/en-{language}.txt"
+CROSSLINGUAL_TEST = "ud/{language}_gsd/test.conllu*"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -106,6 +116,9 @@ class AblationSettings:
     conll_dir: str | None = None
     squad_file: str | None = None
     blimp_dir: str | None = None
+    crosslingual_dir: str | None = None
+    language_smoothing: float = 0.7
+    code_switch_rate: float = 0.5
     sst2_train_examples: int = 8000
     squad_train_questions: int = 2000
     squad_eval_questions: int = 500
@@ -140,8 +153,11 @@ class AblationSettings:
         if self.blimp_pairs_per_paradigm is not None and self.blimp_pairs_per_paradigm < 1:
             raise ValueError(f"--blimp_pairs_per_paradigm={self.blimp_pairs_per_paradigm}: "
                              "must be at least 1")
-        if not self.corpus:
-            raise ValueError("--corpus: no file given")
+        if not 0 <= self.language_smoothing <= 1:
+            raise ValueError(f"--language_smoothing={self.language_smoothing}: must be 0 to 1")
+        if not 0 < self.code_switch_rate <= 1:
+            raise ValueError(f"--code_switch_rate={self.code_switch_rate}: must be above 0 "
+                             "and at most 1")
         for name, known in (("tasks", TASKS), ("measures", MEASURES)):
             chosen = getattr(self, name)
             if chosen is not None:
@@ -211,6 +227,22 @@ class AblationSettings:
         return sorted(glob.glob(os.path.join(self.blimp_dir, BLIMP_FILES))) \
             if self.blimp_dir else []
 
+    def reads_corpus(self, study: Study) -> bool:
+        """Whether a chosen row pretrains on --corpus (not on --crosslingual_dir's text)."""
+        return any(row.data is not None and row.data.languages is None
+                   for row in map(study.row, self.chosen_rows(study)))
+
+    def crosslingual_files(self, kind: str, languages: tuple[str, ...]) -> dict[str, str]:
+        """{language: its file or glob of `kind` (CROSSLINGUAL_TEXT, _DICTIONARY or _TEST)}
+        under --crosslingual_dir; a test set's glob resolved to its one file."""
+        found = {language: os.path.join(self.crosslingual_dir or "",
+                                        kind.format(language=language))
+                 for language in languages}
+        if kind == CROSSLINGUAL_TEST:
+            found = {language: (sorted(glob.glob(pattern)) or [pattern])[0]
+                     for language, pattern in found.items()}
+        return found
+
     def check_files(self, study: Study) -> None:
         """The corpus files, the vocab, and the chosen tasks' and measures' files are there; a
         feature-based NER's layers are in the model.
@@ -218,9 +250,13 @@ class AblationSettings:
         Raises:
           ValueError: the first missing one, naming its flag.
         """
-        for path in self.corpus:
+        if self.reads_corpus(study) and not self.corpus:
+            raise ValueError("--corpus: no file given")
+        for path in self.corpus if self.reads_corpus(study) else ():
             if not os.path.isfile(path):
                 raise ValueError(f"--corpus: {path}: no such file")
+        if "xpos" in self.chosen_tasks(study) or not self.reads_corpus(study):
+            self._check_crosslingual(study)
         if self.vocab_file is not None and not os.path.isfile(self.vocab_file):
             raise ValueError(f"--vocab_file={self.vocab_file}: no such file")
         for task in self.chosen_tasks(study):
@@ -249,6 +285,21 @@ class AblationSettings:
             except ValueError as e:
                 raise ValueError(f"{e} (--size={self.size}; --feature_based=none skips it)") \
                     from None
+
+
+    def _check_crosslingual(self, study: Study) -> None:
+        """Every language's text, dictionary (code-switching rows) and test set is there."""
+        if self.crosslingual_dir is None:
+            raise ValueError("--crosslingual_dir is needed for the crosslingual study (no "
+                             "default folder is there)")
+        wanted = [(CROSSLINGUAL_TEXT, LANGUAGES), (CROSSLINGUAL_TEST, LANGUAGES[1:])]
+        if any(study.row(row).code_switching for row in self.chosen_rows(study)):
+            wanted.append((CROSSLINGUAL_DICTIONARY, LANGUAGES[1:]))
+        for kind, languages in wanted:
+            for language, path in self.crosslingual_files(kind, languages).items():
+                if not glob.glob(path):
+                    raise ValueError(f"--crosslingual_dir={self.crosslingual_dir}: {path} is "
+                                     f"not there (language {language})")
 
 
 # The presets' values (module docstring); fields not named keep AblationSettings' defaults.

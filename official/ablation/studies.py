@@ -68,8 +68,11 @@ from official.ablation.columns import MEASURE_COLUMNS, PER_MILLION, TASK_COLUMNS
 from official.ablation.orderings import AtChance, Compare, LargerGap, Ordering, chain
 from official.configs import BertConfig
 
-STUDIES = ("objectives", "sizes", "masking", "albert")
-TASKS = ("qnli", "sst2", "pos", "mrpc", "conll", "squad_sample")
+STUDIES = ("objectives", "sizes", "masking", "albert", "crosslingual")
+TASKS = ("qnli", "sst2", "pos", "mrpc", "conll", "squad_sample", "xpos")
+# The crosslingual study's languages: the one its tagger is fine-tuned in first, then those it
+# is scored in zero-shot (../shared/data/crosslingual: UD German and Spanish GSD).
+LANGUAGES = ("en", "de", "es")
 MEASURES = ("heldout", "heads", "probes", "blimp", "pos_probe")
 _LADDER = ("tiny", "mini", "small", "medium", "base", "large")
 _WIDTHS = (128, 256, 512, 768)
@@ -81,16 +84,24 @@ ALBERT_EMBEDDING_SIZE = 64
 @dataclasses.dataclass(frozen=True)
 class DataSetting:
     """What create_pretraining_data is told beyond the corpus: the second-sentence objective and
-    the masking mix (None: the generator's default, the original's 80/10/10)."""
+    the masking mix (None: the generator's default, the original's 80/10/10); and which corpus:
+    None for the study's --corpus, or languages ("en", "de", "es") mixed by
+    data_prep.mix_languages from --crosslingual_dir's text."""
     objective: str = "nsp"
     masking_mix: tuple[float, float, float] | None = None
+    languages: tuple[str, ...] | None = None
+
+    @property
+    def corpus(self) -> str:
+        """The corpus's name: "corpus" (--corpus), or its languages joined ("en_de_es")."""
+        return "_".join(self.languages) if self.languages else "corpus"
 
     @property
     def id(self) -> str:
-        """A folder name: "nsp", "none", "nsp_mix_100_0_0"."""
-        if self.masking_mix is None:
-            return self.objective
-        return f"{self.objective}_mix_" + "_".join(f"{round(100 * s)}" for s in self.masking_mix)
+        """A folder name: "nsp", "none", "nsp_mix_100_0_0", "en_de_es_none"."""
+        found = self.objective if self.masking_mix is None else (
+            f"{self.objective}_mix_" + "_".join(f"{round(100 * s)}" for s in self.masking_mix))
+        return f"{self.corpus}_{found}" if self.languages else found
 
     def flags(self) -> list[str]:
         mix = [] if self.masking_mix is None else [
@@ -110,6 +121,10 @@ class Row:
       config: its model (vocab_size the vocab's).
       pretraining_flags: what run_pretraining is told besides the study's shared flags.
       finetuning_flags: what every fine-tuning run is told besides them.
+      pretrained_as: the row whose pretraining this row's fine-tuning starts from (the same
+        data, model and flags: run once), or None for its own.
+      code_switching: its fine-tuning data is code-switched (run_ner
+        --code_switch_dictionaries, --crosslingual_dir's dictionaries).
     """
     id: str
     name: str
@@ -117,6 +132,8 @@ class Row:
     config: BertConfig
     pretraining_flags: tuple[str, ...] = ()
     finetuning_flags: tuple[str, ...] = ()
+    pretrained_as: str | None = None
+    code_switching: bool = False
 
     @property
     def pretrained(self) -> bool:
@@ -136,7 +153,9 @@ class Study:
     """A study: its rows, the tasks it may run (and runs by default), the measures it takes
     without fine-tuning, its table's columns (the papers', in their order), whether it
     reports held-out perplexity and parameters, whether NER also runs feature-based, its
-    orderings and the papers' table."""
+    orderings and the papers' table; whether its vocab and text are cased whatever
+    --do_lower_case says (mBERT's rule), and the held-out text every row's masked LM is scored
+    on (records of contiguous text)."""
     name: str
     title: str
     rows: tuple[Row, ...]
@@ -150,6 +169,8 @@ class Study:
     parameters: bool = False
     feature_based: bool = False
     notes: tuple[str, ...] = ()
+    cased: bool = False
+    heldout: DataSetting = DataSetting("none")
 
     def row(self, row_id: str) -> Row:
         return next(row for row in self.rows if row.id == row_id)
@@ -183,7 +204,7 @@ def study(name: str, size: str, vocab_size: int) -> Study:
     if size not in configs.preset_names():
         raise ValueError(f"--size={size}: not a preset; one of {', '.join(configs.preset_names())}")
     return {"objectives": _objectives, "sizes": _sizes, "masking": _masking,
-            "albert": _albert}[name](size, vocab_size)
+            "albert": _albert, "crosslingual": _crosslingual}[name](size, vocab_size)
 
 
 _BERT, _ROBERTA, _ALBERT = "BERT Table 5", "RoBERTa Table 2", "ALBERT Table 5"
@@ -332,3 +353,50 @@ def _albert(size: str, vocab_size: int) -> Study:
                         "ALBERT-base's (12 layers of 768), ours --size's.",
                         "Every row pretrains with ALBERT's sentence-order prediction "
                         "(create_pretraining_data --objective=sop).",))
+
+
+_PIRES, _KETAL = "Pires et al. 2019", "K et al. 2020"
+
+
+def _crosslingual(size: str, vocab_size: int) -> Study:
+    config = configs.preset(size, vocab_size)
+    multilingual = DataSetting("none", languages=LANGUAGES)
+    english = DataSetting("none", languages=LANGUAGES[:1])
+    rows = (Row("random", "Random init (no pretraining)", None, config),
+            Row("en", "English only", english, config),
+            Row("multi", "English + German + Spanish", multilingual, config),
+            Row("multi_cs", "+ code-switching (CoSDA-ML)", multilingual, config,
+                pretrained_as="multi", code_switching=True),
+            Row("multi_mix", "+ layer mix (Chen et al. 2022)", multilingual, config,
+                finetuning_flags=("--mix_layers",), pretrained_as="multi"))
+    targets = [f"xpos_{language}" for language in LANGUAGES[1:]]
+    orderings = (
+        # Pretraining helps the tagger where it was fine-tuned.
+        chain("xpos_en", ("random", "en"), "<", "BERT (any pretraining)", ()),
+        # Zero-shot transfer comes from the multilingual pretraining, not from the tagger
+        # having seen shared words: the English-only model on the same vocab is the control.
+        *(chain(column, ("en", "multi"), "<", f"{_PIRES}; {_KETAL}", ()) for column in targets),
+        # The language closer to English transfers better (mBERT: German 89.4, Spanish 85.9).
+        Compare((("multi", "xpos_es"), ("multi", "xpos_de")), "<", _PIRES,
+                (("mbert", "xpos_es"), ("mbert", "xpos_de"))),
+        *(chain(column, ("multi", "multi_cs"), "<", "Qin et al. 2020 (CoSDA-ML)", ())
+          for column in targets),
+        *(chain(column, ("multi", "multi_mix"), "<", "Chen et al. 2022", ())
+          for column in targets))
+    return Study("crosslingual", "Zero-shot transfer across languages (mBERT in miniature)",
+                 rows, tasks=("xpos",), default_tasks=("xpos",), measures=("heldout",),
+                 columns=("xpos_en", *targets), orderings=orderings,
+                 paper=figures.CROSSLINGUAL, cased=True, heldout=multilingual,
+                 notes=("Every row shares one cased WordPiece vocab learnt from the "
+                        "multilingual corpus (mBERT's rule: case and accents kept), so the "
+                        "English-only row differs from the multilingual one in its "
+                        "pretraining text alone, at the same token budget.",
+                        "The tagger is fine-tuned on UD English-EWT; best/ is chosen on its "
+                        "dev set alone, and the German and Spanish GSD test sets are scored "
+                        "zero-shot: no target-language label or dev set is used.",
+                        "The rows with code-switching and with a layer mix start from the "
+                        "multilingual row's pretraining (the same checkpoint); only their "
+                        "fine-tuning differs.",
+                        "The papers' figures are mBERT's (BERT-Base on 104 Wikipedias): a "
+                        "model of this size trained on three million words is far below "
+                        "them; the orderings are the claims to test."))

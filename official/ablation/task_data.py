@@ -99,9 +99,10 @@ def majority_share(path: str, column: str) -> float:
 
 def majority_tag_share(path: str) -> float:
     """The most frequent universal part of speech's share (%) of a CoNLL-U file's syntactic
-    words (multiword tokens' lines and empty nodes left out, as run_ner reads them)."""
+    words (multiword tokens' lines and empty nodes left out, as run_ner reads them), gzip-
+    compressed when named .gz."""
     tags: collections.Counter = collections.Counter()
-    with open(path, encoding="utf-8") as f:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
         for line in f:
             fields = line.rstrip("\n").split("\t")
             if len(fields) == 10 and fields[0].isdigit():

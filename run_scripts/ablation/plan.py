@@ -51,12 +51,20 @@ and sequence length: the same token budget (steps x batch x max_seq_length posit
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 
 from official.ablation.columns import TASK_COLUMNS
 from official.ablation.results import HELD_OUT_SHARD, NUM_SHARDS, Source
-from official.ablation.settings import BLIMP_FILES, TASK_FILES, AblationSettings
-from official.ablation.studies import DataSetting, Row, Study
+from official.ablation.settings import (
+    BLIMP_FILES,
+    CROSSLINGUAL_DICTIONARY,
+    CROSSLINGUAL_TEST,
+    CROSSLINGUAL_TEXT,
+    TASK_FILES,
+    AblationSettings,
+)
+from official.ablation.studies import LANGUAGES, DataSetting, Row, Study
 from official.configs import BertConfig
 from official.pretraining_shards import shard_path
 from run_scripts.stages import Stage
@@ -64,7 +72,6 @@ from run_scripts.stages import Stage
 EVAL_RESULTS = "eval_results.txt"
 UNIGRAM_FILE = "unigram.json"
 QNLI_DEV_EXAMPLES = 1000
-CONTIGUOUS = DataSetting("none")  # the held-out text every row's masked LM is scored on
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +83,7 @@ class Plan:
     corpus: str
     vocab_file: str
     task_dirs: dict[str, str]
+    overlap: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +97,9 @@ class _Task:
     pairs: bool = False
 
 
-_TASKS = {"qnli": _Task("run_scripts.run_classifier", "QNLI", "eval_accuracy", "percent", True),
+_TASKS = {"xpos": _Task("run_scripts.run_ner", "UD EWT parts of speech, then German and "
+                       "Spanish zero-shot", "accuracy", "percent"),
+          "qnli": _Task("run_scripts.run_classifier", "QNLI", "eval_accuracy", "percent", True),
           "mrpc": _Task("run_scripts.run_classifier", "MRPC", "eval_accuracy", "percent", True),
           "sst2": _Task("run_scripts.run_classifier", "SST-2", "eval_accuracy", "percent"),
           "pos": _Task("run_scripts.run_ner", "UD EWT parts of speech", "accuracy", "percent"),
@@ -128,23 +138,39 @@ def make_plan(settings: AblationSettings, study: Study) -> Plan:
     task_dirs = {name: os.path.join(out, "task_data", name) for name in ("SST-2", "QNLI",
                                                                          "squad")}
     corpus = os.path.join(out, "corpus", "corpus.txt")
-    configs = {row.id: _row_configs(settings, row, out) for row in rows}
+    # Each row's configs, and those of the rows whose pretraining a chosen row starts from.
+    configs = {row.id: _row_configs(settings, row, out)
+               for row in [*rows, *(study.row(r.pretrained_as) for r in rows if r.pretrained_as)]}
     stages: list[Stage] = []
-    vocab = Vocab(settings, corpus, stages)
-    sources: dict[tuple[str, int, str], Source] = {}
-    references: dict[tuple[int, str], Source] = {}
     made: dict[str, Stage] = {}
 
-    def data(setting: DataSetting, seed: int) -> Stage:
-        stage = _data_stage(settings, setting, seed, corpus, vocab)
+    def added(stage: Stage) -> Stage:
+        """`stage`, appended the first time it is asked for."""
         if stage.name not in made:
             stages.append(stage)
             made[stage.name] = stage
         return made[stage.name]
 
+    def corpus_of(setting: DataSetting) -> tuple[str, list[str]]:
+        """(the corpus file of `setting`, the stage that makes it, if any)."""
+        if setting.languages is None:
+            return corpus, []
+        stage = added(_corpus_stage(settings, setting))
+        return stage.outputs[0], [stage.name]
+
+    vocab = Vocab(settings, study, *corpus_of(study.heldout), stages)
+    overlap = _overlap_stage(settings, study, vocab) if study.heldout.languages else None
+    if overlap is not None:
+        stages.append(overlap)
+    sources: dict[tuple[str, int, str], Source] = {}
+    references: dict[tuple[int, str], Source] = {}
+
+    def data(setting: DataSetting, seed: int) -> Stage:
+        return added(_data_stage(settings, setting, seed, *corpus_of(setting), vocab))
+
     for seed in settings.seed_list():
         if "heldout" in measures:
-            contiguous = data(CONTIGUOUS, seed)
+            contiguous = data(study.heldout, seed)
             unigram = _unigram_stage(contiguous)
             stages.append(unigram)
             for key, field, transform in (("mlm_loss", "masked_lm_loss", "as_is"),
@@ -152,18 +178,20 @@ def make_plan(settings: AblationSettings, study: Study) -> Plan:
                 references[seed, key] = Source(unigram.outputs[0], field, transform)
         for row in rows:
             run_dir = os.path.join(out, "rows", row.id, f"seed{seed}")
-            pretrained = os.path.join(run_dir, "pretrained") if row.pretrained else None
             after, init = [], []
             if row.pretrained:
-                pretrain = _pretrain_stage(settings, study, row, seed, data(row.data, seed),
-                                           data(CONTIGUOUS, seed) if "heldout" in measures
-                                           else None, configs[row.id]["pretrain"][0],
-                                           pretrained, vocab)
-                stages.append(pretrain)
+                source = study.row(row.pretrained_as or row.id)
+                pretrained = os.path.join(out, "rows", source.id, f"seed{seed}", "pretrained")
+                pretrain = added(_pretrain_stage(
+                    settings, study, source, seed, data(source.data, seed),
+                    data(study.heldout, seed) if "heldout" in measures else None,
+                    configs[source.id]["pretrain"][0],
+                    pretrained, vocab))
                 after, init = [pretrain.name], [f"--init_checkpoint={pretrained}"]
                 sources.update(_held_out_sources(study, row, seed, pretrained, measures))
-                stages += _measure_stages(settings, row, seed, run_dir, pretrained, after,
-                                          measures, data, vocab, sources)
+                if row.pretrained_as is None:
+                    stages.extend(_measure_stages(settings, row, seed, run_dir, pretrained,
+                                                  after, measures, data, vocab, sources))
             for task in tasks:
                 variants = [(task, False)]
                 if task == "conll" and settings.runs_feature_based(study):
@@ -178,14 +206,24 @@ def make_plan(settings: AblationSettings, study: Study) -> Plan:
                     spec = _TASKS[task]
                     sources[row.id, seed, key] = Source(os.path.join(folder, EVAL_RESULTS),
                                                         spec.field, spec.transform)
-    return Plan(stages, sources, references, configs, corpus, vocab.path, task_dirs)
+                if task == "xpos":
+                    sources.update(
+                        ((row.id, seed, f"xpos_{language}"),
+                         Source(os.path.join(folder, f"eval_results_{language}.txt"),
+                                "accuracy", "percent")) for language in LANGUAGES)
+    return Plan(stages, sources, references, configs, corpus, vocab.path, task_dirs,
+                overlap.outputs[0] if overlap else None)
 
 
 class Vocab:
-    """The study's vocab: --vocab_file, or the one its first stage learns from the corpus."""
+    """The study's vocab: --vocab_file, or the one its first stage learns from `corpus` (the
+    held-out text's corpus: every language of a multilingual study). A cased study's vocab and
+    text keep case and accents whatever --do_lower_case says (mBERT's rule)."""
 
-    def __init__(self, settings: AblationSettings, corpus: str, stages: list[Stage]):
+    def __init__(self, settings: AblationSettings, study: Study, corpus: str,
+                 corpus_stages: list[str], stages: list[Stage]):
         self.stage = None
+        self.lower_case = settings.do_lower_case and not study.cased
         if settings.vocab_file is not None:
             self.path, self.inputs = settings.vocab_file, [settings.vocab_file]
             return
@@ -195,8 +233,9 @@ class Vocab:
             "corpus (data_prep.build_vocab)",
             ["-m", "data_prep.build_vocab", f"--input_file={corpus}",
              f"--output_file={self.path}", f"--vocab_size={settings.vocab_size}",
-             f"--do_lower_case={str(settings.do_lower_case).lower()}"],
-            outputs=[self.path], inputs=[corpus])
+             f"--do_lower_case={str(self.lower_case).lower()}"],
+            outputs=[self.path], inputs=[] if corpus_stages else [corpus],
+            after=corpus_stages)
         stages.append(self.stage)
 
     @property
@@ -204,8 +243,40 @@ class Vocab:
         return [self.stage.name] if self.stage else []
 
     def flags(self, settings: AblationSettings) -> list[str]:
-        return [f"--vocab_file={self.path}",
-                f"--do_lower_case={str(settings.do_lower_case).lower()}"]
+        return [f"--vocab_file={self.path}", f"--do_lower_case={str(self.lower_case).lower()}"]
+
+
+def _corpus_stage(settings: AblationSettings, setting: DataSetting) -> Stage:
+    """The languages of `setting` mixed into one corpus (data_prep.mix_languages: mBERT's
+    smoothed shares)."""
+    path = os.path.join(settings.output_dir, "corpus", f"{setting.corpus}.txt")
+    texts = settings.crosslingual_files(CROSSLINGUAL_TEXT, setting.languages)
+    return Stage(
+        f"corpus.{setting.corpus}", f"corpus {setting.corpus}: "
+        f"{', '.join(setting.languages)} text, shares smoothed by the exponent "
+        f"{settings.language_smoothing:g} (data_prep.mix_languages)",
+        ["-m", "data_prep.mix_languages",
+         "--languages=" + ",".join(f"{lang}={path}" for lang, path in texts.items()),
+         f"--output_file={path}", f"--smoothing={settings.language_smoothing:g}",
+         f"--report_file={path[:-len('.txt')]}.json"],
+        outputs=[path, f"{path[:-len('.txt')]}.json"],
+        inputs=sorted(f for pattern in texts.values() for f in glob.glob(pattern)))
+
+
+def _overlap_stage(settings: AblationSettings, study: Study, vocab: Vocab) -> Stage:
+    """The vocab's word-piece overlap between the study's languages (data_prep.wordpiece_overlap),
+    on each language's whole text."""
+    texts = settings.crosslingual_files(CROSSLINGUAL_TEXT, study.heldout.languages)
+    path = os.path.join(settings.output_dir, "overlap.json")
+    return Stage(
+        "overlap", "the vocab's word-piece overlap between the languages "
+        "(data_prep.wordpiece_overlap)",
+        ["-m", "data_prep.wordpiece_overlap", *vocab.flags(settings),
+         "--languages=" + ",".join(f"{lang}={path}" for lang, path in texts.items()),
+         f"--output_file={path}"],
+        outputs=[path], inputs=[*vocab.inputs,
+                                *sorted(f for p in texts.values() for f in glob.glob(p))],
+        after=vocab.after)
 
 
 def _strategy(settings: AblationSettings) -> list[str]:
@@ -216,7 +287,7 @@ def _strategy(settings: AblationSettings) -> list[str]:
 
 
 def _data_stage(settings: AblationSettings, data: DataSetting, seed: int, corpus: str,
-                vocab: Vocab) -> Stage:
+                corpus_stages: list[str], vocab: Vocab) -> Stage:
     folder = os.path.join(settings.output_dir, "data", data.id, f"seed{seed}")
     return Stage(
         f"data.{data.id}.seed{seed}",
@@ -228,7 +299,8 @@ def _data_stage(settings: AblationSettings, data: DataSetting, seed: int, corpus
          f"--dupe_factor={settings.dupe_factor}", f"--random_seed={seed}",
          f"--num_shards={NUM_SHARDS}", f"--num_workers={settings.data_workers}",
          *data.flags()],
-        outputs=[folder], inputs=[corpus, *vocab.inputs], after=vocab.after)
+        outputs=[folder], inputs=[*([] if corpus_stages else [corpus]), *vocab.inputs],
+        after=list(dict.fromkeys([*corpus_stages, *vocab.after])))
 
 
 def _shards(data: Stage) -> tuple[str, str]:
@@ -392,14 +464,26 @@ def _task_stage(settings: AblationSettings, row: Row, seed: int, task: str, feat
                     "mrpc": os.path.join(settings.glue_dir or "", "MRPC")}[task]
         data = [f"--task_name={spec.title}", f"--data_dir={data_dir}"]
         inputs = [os.path.join(data_dir, name) for name in ("train.tsv", "dev.tsv")]
-    elif task in ("pos", "conll"):
+    elif task in ("pos", "conll", "xpos"):
         flag, names = TASK_FILES[task]
         folder_of_data = getattr(settings, flag)
         inputs = [os.path.join(folder_of_data, name) for name in names]
         data = [f"--data_dir={folder_of_data}"]
-        if task == "pos":
+        if task in ("pos", "xpos"):
             data += ["--data_format=conllu", f"--train_file={names[0]}",
                      f"--dev_file={names[1]}"]
+        if task == "xpos":
+            tests = {LANGUAGES[0]: inputs[2],
+                     **settings.crosslingual_files(CROSSLINGUAL_TEST, LANGUAGES[1:])}
+            data.append("--eval_languages=" + ",".join(f"{lang}={path}"
+                                                       for lang, path in tests.items()))
+            inputs += list(tests.values())[1:]
+            if row.code_switching:
+                pairs = settings.crosslingual_files(CROSSLINGUAL_DICTIONARY, LANGUAGES[1:])
+                data += ["--code_switch_dictionaries=" + ",".join(
+                    f"{lang}={path}" for lang, path in pairs.items()),
+                    f"--code_switch_rate={settings.code_switch_rate:g}"]
+                inputs += list(pairs.values())
         if feature_based:
             data += [f"--feature_based={settings.feature_based}",
                      f"--feature_lstm_units={settings.feature_lstm_units}"]
