@@ -19,6 +19,7 @@ import random
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -286,3 +287,56 @@ def test_a_dry_run_prints_every_command_and_runs_none(tmp_path):
     assert len(commands) == 6  # per seed: the records, the pretraining, MRPC
     assert sum("--objective=ltr" in c for c in commands) == 4
     assert not (tmp_path / "study").exists()
+
+
+# ---- the crosslingual study, at a toy size on data/crosslingual_sample -------------------------
+
+def test_the_crosslingual_study_mixes_languages_tags_zero_shot_and_reports_the_claims(tmp_path):
+    """The multilingual rows with code-switching and with a layer mix (so the multilingual
+    pretraining they start from runs once): the smoothed corpus, a cased vocab learnt from it,
+    its overlap, the tagger fine-tuned on the EWT sample and scored on German and Spanish; every
+    claim line is in the report, the unmeasured ones said so."""
+    ud = tmp_path / "ud"
+    ud.mkdir()
+    for split in ("train", "dev", "test"):
+        (ud / f"en_ewt-ud-{split}.conllu").write_bytes(
+            open(os.path.join(REPO, "data", "ud_ewt_sample", f"{split}.conllu"), "rb").read())
+    out = tmp_path / "study"
+    result = succeeded(run_module(
+        MODULE, "--study=crosslingual", "--rows=multi_cs,multi_mix",
+        f"--crosslingual_dir={os.path.join(REPO, 'data', 'crosslingual_sample')}",
+        f"--ud_dir={ud}", f"--output_dir={out}", "--size=tiny", "--seeds=1",
+        "--vocab_size=600", "--max_seq_length=64", "--finetune_max_seq_length=32",
+        "--pretrain_steps=4", "--pretrain_batch_size=8", "--dupe_factor=1",
+        "--max_eval_steps=2", "--finetune_epochs=1", "--finetune_batch_size=16",
+        "--eval_batch_size=16", "--dtype=float32", "--jobs=2"))
+    ran = {line.split(": running")[0] for line in progress(result) if ": running (log" in line}
+    assert len(ran) == 8 and sum(".pretrain" in name for name in ran) == 0
+    stamps = {p.stem for p in (out / "stages").glob("*.json")}
+    assert stamps == {"corpus.en_de_es", "vocab", "overlap", "data.en_de_es_none.seed1",
+                      "unigram.seed1", "multi.seed1.pretrain", "multi_cs.seed1.xpos",
+                      "multi_mix.seed1.xpos"}
+    mixed = json.loads((out / "corpus" / "en_de_es.json").read_text())
+    assert list(mixed["languages"]) == ["en", "de", "es"] and mixed["smoothing"] == 0.7
+    vocab = (out / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    assert "ü" in vocab and "Ü" in vocab  # cased, accents kept
+    results = json.loads((out / "results.json").read_text())
+    values = {row["id"]: row["values"] for row in results["rows"]}
+    for row in ("multi_cs", "multi_mix"):
+        assert {"xpos_en", "xpos_de", "xpos_es", "mlm_acc"} <= set(values[row])
+        assert all(0 <= values[row][f"xpos_{lang}"]["1"] <= 100 for lang in ("en", "de", "es"))
+    assert values["multi_cs"]["mlm_acc"] == values["multi_mix"]["mlm_acc"]
+    # Code-switched training records for the one row, a layer-mixing tagger for the other.
+    runs = out / "rows" / "{row}" / "seed1" / "xpos"
+    switched = json.loads((Path(str(runs).format(row="multi_cs"))
+                           / "en_ewt-ud-train.conllu.tf_record.json").read_text())
+    assert switched["copies"] == 1 and "code_switching" in switched["key"]
+    assert not (Path(str(runs).format(row="multi_cs")) / "tagger.json").exists()
+    assert json.loads((Path(str(runs).format(row="multi_mix")) / "tagger.json").read_text()) \
+        == {"mix_layers": True}
+    text = (out / "REPORT.md").read_text()
+    assert "| mBERT, English UD POS (paper) [Pires] | 96.8 | 89.4 | 85.9 |" in text
+    assert "- English + German + Spanish < + code-switching (CoSDA-ML) on UPOS de (zero-shot): " \
+           "not measured" in text
+    assert "word-piece overlap" in text and "en-de " in text
+    assert "corpus en_de_es" in text
