@@ -13,6 +13,12 @@ Studies (official/ablation/studies.py says what each row is and what it is told)
               (--feature_based), UPOS; the held-out masked LM and BLiMP
   albert      ALBERT: factorised embeddings (E=H, E=64) x cross-layer sharing (none, all);
               parameters counted; sst2 (default), mrpc, qnli, pos
+  crosslingual
+              zero-shot transfer (mBERT in miniature): no pretraining, English only, English +
+              German + Spanish (shares smoothed as mBERT's), the latter with code-switching or
+              a layer mix while fine-tuning; task xpos (a UPOS tagger fine-tuned on English-EWT,
+              scored zero-shot on German and Spanish GSD); --crosslingual_dir's text,
+              dictionaries and test sets (../shared/data/crosslingual); --corpus unused
 
 --preset names a budget (official/ablation/settings.py); a flag given beside it wins. The
 default, miniature, is the one whose rows separate on two CPU cores: the README's "The ablation

@@ -88,7 +88,9 @@ def test_the_commands_write_a_corpus_and_its_overlap_and_refuse_bad_input(tmp_pa
     (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\nHaus\nHand\n"
                                         "hand\n##s\n")
     languages = f"en={tmp_path}/en/*,de={tmp_path}/de/*"
-    corpus, overlap, twice, one = run_modules(
+    (tmp_path / "es").mkdir()
+    (tmp_path / "es" / "a.txt").write_text("\n\n", encoding="utf-8")
+    corpus, overlap, twice, one, empty = run_modules(
         ["data_prep.mix_languages", f"--languages={languages}", "--smoothing=1",
          f"--output_file={tmp_path / 'mix.txt'}", f"--report_file={tmp_path / 'mix.json'}"],
         ["data_prep.wordpiece_overlap", f"--vocab_file={tmp_path / 'vocab.txt'}",
@@ -96,7 +98,9 @@ def test_the_commands_write_a_corpus_and_its_overlap_and_refuse_bad_input(tmp_pa
         ["data_prep.mix_languages", f"--languages=en={tmp_path}/en/*,en={tmp_path}/de/*",
          f"--output_file={tmp_path / 'bad.txt'}"],
         ["data_prep.wordpiece_overlap", f"--vocab_file={tmp_path / 'vocab.txt'}",
-         f"--languages=en={tmp_path}/en/*", f"--output_file={tmp_path / 'bad.json'}"])
+         f"--languages=en={tmp_path}/en/*", f"--output_file={tmp_path / 'bad.json'}"],
+        ["data_prep.mix_languages", f"--languages={languages},es={tmp_path}/es/*",
+         f"--output_file={tmp_path / 'bad.txt'}"])
     succeeded(corpus)
     documents = (tmp_path / "mix.txt").read_text().split("\n\n")
     assert sorted(documents[:-1]) == ["das Haus\ndie Hand", "red hands", "the house\nthe hand"]
@@ -109,4 +113,5 @@ def test_the_commands_write_a_corpus_and_its_overlap_and_refuse_bad_input(tmp_pa
     assert pairs["en-de"]["shared"] == 0
     assert failed(twice).endswith("--languages: en is named twice")
     assert "an overlap needs two languages or more" in failed(one)
+    assert failed(empty) == "mix_languages: language es: its files hold no words"
     assert not (tmp_path / "bad.txt").exists() and not (tmp_path / "bad.json").exists()

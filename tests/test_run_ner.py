@@ -324,14 +324,21 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     bad_line = next(n for n, line in enumerate(treebank.splitlines(), start=1)
                     if "\tPREP\t" in line)
 
+    # A word list with a line without its tab, and a language's file that is not there.
+    (data / "en-de.txt").write_text("dog\tHund\ncat Katze\n", encoding="utf-8")
+
     # Side by side, each refused before writing.
     out = tmp_path / "out"
-    bad_tag, missing, bad_upos, unnamed = run_modules(
+    bad_tag, missing, bad_upos, unnamed, no_tab, no_language = run_modules(
         command(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data),
         command(toy, out, "--do_train", data_dir=no_train),
         command(toy, out, "--do_train", "--data_format=conllu", "--train_file=bad.conllu",
                 data_dir=data),
-        command(toy, out, "--do_train", "--data_format=conllu", data_dir=data))
+        command(toy, out, "--do_train", "--data_format=conllu", data_dir=data),
+        command(toy, out, "--do_train", "--code_switch_dictionaries=de=en-de.txt",
+                data_dir=data),
+        command(toy, out, "--do_train", "--do_eval", "--eval_languages=de=de.conllu",
+                data_dir=data))
     # A tag outside the label set in the test file: found before any training.
     last = failed(bad_tag)
     assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
@@ -344,6 +351,10 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     last = failed(unnamed)
     assert last == "run_ner: --train_file is needed with --data_format=conllu (the file's " \
                    "name in --data_dir)", last
+    assert failed(no_tab) == f"run_ner: {data / 'en-de.txt'}:2: 0 tabs, expected one " \
+                             "(word<TAB>translation)"
+    assert failed(no_language) == f"run_ner: --eval_languages: {data / 'de.conllu'}: no such " \
+                                  "file (language de)"
     assert not out.exists() or not os.listdir(out)
 
 

@@ -276,7 +276,8 @@ def markdown(outcome: Outcome) -> str:
     if intrinsic:
         parts += ["## Without fine-tuning", "", intrinsic, ""]
     if fine_tuned:
-        parts += ["## Fine-tuned (dev, after the last epoch)", "", fine_tuned, ""]
+        parts += ["## Fine-tuned (the set and epoch of each column: where each number comes "
+                  "from, below)", "", fine_tuned, ""]
     parts += [f"The papers' figures: {study.paper.source}.", "",
               "## Expected orderings", "",
               "Each step of a claim is tested on our seeds: the gap between the two means "

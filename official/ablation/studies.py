@@ -31,6 +31,25 @@ orderings.
                 all shared (num_hidden_groups = layers or 1; inner_group_num 1), with E = H or
                 E = 64 (embedding_size); parameters counted per row. Its data is ALBERT's
                 sentence-order prediction (--objective=sop)
+    crosslingual
+                zero-shot transfer across languages, mBERT in miniature (Pires et al. 2019;
+                K et al. 2020): a tagger of UD's parts of speech fine-tuned on English-EWT
+                (best/ by its dev set), scored on English-EWT test and zero-shot on German-
+                and Spanish-GSD test (task xpos); every row has one cased vocab learnt from
+                the multilingual corpus, and pretrains on full segments (--objective=none)
+                  random       "Random init (no pretraining)"
+                  en           "English only"               English text alone (the control:
+                                                            the same vocab and token budget)
+                  multi        "English + German + Spanish" the three languages' text, their
+                                                            shares smoothed as mBERT's
+                                                            (data_prep.mix_languages)
+                  multi_cs     "+ code-switching (CoSDA-ML)"  multi's pretraining; the tagger's
+                                                            training words switched to German
+                                                            or Spanish (run_ner
+                                                            --code_switch_dictionaries)
+                  multi_mix    "+ layer mix (Chen et al. 2022)"  multi's pretraining; the
+                                                            tagger reads a learned mix of every
+                                                            layer (run_ner --mix_layers)
 
 Every row of a study pretrains on the same corpus for the same steps, batch and sequence length
 (the same token budget) and differs from the study's other rows only in what its row says.
@@ -39,7 +58,9 @@ masked-LM loss and accuracy on held-out contiguous text (a left-to-right row: it
 loss and accuracy there), "heads" its second-sentence head on held-out NSP and SOP records
 (rows trained with one), "probes" a fresh linear head on the frozen pooled output for NSP and
 for SOP (every pretrained row), "blimp" BLiMP's minimal pairs zero-shot, "pos_probe" a linear
-probe of the last layer for UD's universal parts of speech.
+probe of the last layer for UD's universal parts of speech. The masked LM is scored on the
+study's held-out text (`Study.heldout`: --corpus's, or the crosslingual study's multilingual
+corpus's).
 
 sizes' rows: with a named --size (tiny, mini, small, medium, base, large: Turc et al.'s ladder
 of released sizes, then BERT-Large) the three consecutive ladder sizes centred on it (the first
