@@ -3,8 +3,13 @@ where each of its numbers will be read.
 
     make_plan(settings, study) -> Plan
       .stages    in order, seed by seed (every row's first seed before any second seed):
+                   corpus.<languages>       data_prep.mix_languages: a data setting's languages'
+                                            text in one corpus (the crosslingual study)
                    vocab                    data_prep.build_vocab over the corpus (without
-                                            --vocab_file)
+                                            --vocab_file; a multilingual study's: the corpus of
+                                            all its languages, cased)
+                   overlap                  data_prep.wordpiece_overlap of the vocab between a
+                                            multilingual study's languages
                    data.<setting>.seed<k>   data_prep.create_pretraining_data, once per data
                                             setting and seed (--random_seed=k); "none" too when
                                             a measure reads held-out contiguous text, "nsp" and
@@ -25,7 +30,10 @@ where each of its numbers will be read.
                                             --data_format=conllu; conll, and conll_feature:
                                             --feature_based), run_squad (squad_sample), from
                                             the pretrained checkpoint; a row that is not
-                                            pretrained fine-tunes from its initialisation
+                                            pretrained fine-tunes from its initialisation;
+                                            xpos: run_ner on UD EWT, --eval_languages English,
+                                            German and Spanish test (a row pretrained as another
+                                            starts from that row's checkpoint)
       .sources   (row, seed, column) -> Source: the file and field a number is read from
       .references (seed, column) -> Source: the unigram baseline's numbers
       .configs   row -> {"pretrain": (path, BertConfig), "finetune": (path, BertConfig)}: each
@@ -33,6 +41,8 @@ where each of its numbers will be read.
 
 The layout under --output_dir:
     corpus/corpus.txt, vocab.txt      the corpus as one plain text file; the learnt vocab
+    corpus/<languages>.txt, .json     a multilingual study's corpora, and each language's part
+    overlap.json                      the vocab's word-piece overlap between its languages
     data/<setting>/seed<k>/           NUM_SHARDS shards; shard 0 (a tenth of the corpus's bytes,
                                       whole documents: the same books for every setting and
                                       seed) is held out, the others train
