@@ -5,11 +5,12 @@ Each language's text is cut into pieces by the vocab (`PythonTokenizer`: FullTok
 each distinct word cut once, weighted by its count); a language's pieces are the ids its text
 uses, [UNK] left out. For languages A and B:
 
-    shared     |pieces(A) & pieces(B)|, the piece types both use
-    jaccard    shared / |pieces(A) | pieces(B)|, Wu & Dredze's overlap of subword vocabularies
-    coverage   of B by A: the share of B's piece tokens whose piece A also uses (the text's
-               view: frequent shared pieces, digits and punctuation, weigh as often as they
-               occur)
+    shared_types  |pieces(A) & pieces(B)|, the piece types both use
+    jaccard       shared_types / |pieces(A) | pieces(B)|, Wu & Dredze's overlap of subword
+                  vocabularies
+    coverage      of B by A: the share of B's piece tokens whose piece A also uses (the
+                  text's view: frequent shared pieces, digits and punctuation, weigh as often
+                  as they occur)
 
     counts = piece_counts(tokenizer, lines)          # Counter {piece id: tokens}, [UNK] apart
     table = overlaps({"en": en_counts, "de": de_counts})
@@ -18,7 +19,7 @@ Example (hand-made counts of piece ids):
     >>> import collections
     >>> a, b = collections.Counter({1: 5, 2: 3}), collections.Counter({2: 4, 3: 4})
     >>> found = overlap(a, b)
-    >>> found.shared, found.jaccard, found.coverage_of_b, found.coverage_of_a
+    >>> found.shared_types, found.jaccard, found.coverage_of_b, found.coverage_of_a
     (1, 0.3333333333333333, 0.5, 0.375)
 """
 
@@ -46,7 +47,7 @@ class LanguagePieces:
 class PairOverlap:
     """Two languages' overlap (the module docstring): coverage_of_b is B's tokens covered by
     A's pieces, coverage_of_a the other way."""
-    shared: int
+    shared_types: int
     jaccard: float
     coverage_of_b: float
     coverage_of_a: float

@@ -65,8 +65,8 @@ def job(plan: tuple[PythonTokenizer, dict[str, list[str]]]) -> None:
         print(f"{language:<8}  {found.tokens:>12,}  {found.types:>11,}  {found.unknown_rate:.4f}")
     print("\npair   shared types  jaccard  A covers B  B covers A")
     for (a, b), found in pairs.items():
-        print(f"{a}-{b}  {found.shared:>12,}  {found.jaccard:.3f}    {found.coverage_of_b:.3f}"
-              f"       {found.coverage_of_a:.3f}")
+        print(f"{a}-{b}  {found.shared_types:>12,}  {found.jaccard:.3f}    "
+              f"{found.coverage_of_b:.3f}       {found.coverage_of_a:.3f}")
     if FLAGS.output_file:
         with open_atomically(FLAGS.output_file) as f:
             json.dump({"vocab_file": FLAGS.vocab_file,

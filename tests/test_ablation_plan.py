@@ -185,8 +185,8 @@ def test_seeds_count_from_the_first_seed(tmp_path):
 # ---- the crosslingual study: corpora mixed from languages, one cased vocab, zero-shot tagging --
 
 def crosslingual_dir(tmp_path):
-    """../shared/data/crosslingual's layout, a line of text per language, German's test set
-    gzip-compressed as it is there."""
+    """The crosslingual data folder's layout (text, ud, dict), a line of text per language,
+    German's test set gzip-compressed as it is in the full data set."""
     root = tmp_path / "crosslingual"
     for language in ("en", "de", "es"):
         (root / "text" / language).mkdir(parents=True)

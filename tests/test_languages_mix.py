@@ -110,7 +110,7 @@ def test_the_commands_write_a_corpus_and_its_overlap_and_refuse_bad_input(tmp_pa
     pairs = json.loads((tmp_path / "overlap.json").read_text())["pairs"]
     # en: the, [UNK] (house), the, hand, [UNK] (red), hand ##s; de: [UNK] (das), Haus,
     # [UNK] (die), Hand: nothing shared but case-sensitive "hand" vs "Hand" differ.
-    assert pairs["en-de"]["shared"] == 0
+    assert pairs["en-de"]["shared_types"] == 0
     assert failed(twice).endswith("--languages: en is named twice")
     assert "an overlap needs two languages or more" in failed(one)
     assert failed(empty) == "mix_languages: language es: its files hold no words"

@@ -467,7 +467,7 @@ def describe_languages(corpus_reports: Mapping[str, str], overlap_file: str | No
             overlap = json.load(f)
         pairs.append(("word-piece overlap (vocab types shared; Jaccard; share of the second "
                       "language's tokens the first's pieces cover)", "; ".join(
-                          f"{pair} {found['shared']:,}, {found['jaccard']:.3f}, "
+                          f"{pair} {found['shared_types']:,}, {found['jaccard']:.3f}, "
                           f"{found['coverage_of_b']:.3f}"
                           for pair, found in overlap["pairs"].items())))
     return pairs

@@ -251,7 +251,7 @@ class AblationSettings:
           ValueError: the first missing one, naming its flag.
         """
         if self.reads_corpus(study) and not self.corpus:
-            raise ValueError("--corpus: no file given")
+            raise ValueError("--corpus: required (no default corpus under ../shared/data here)")
         for path in self.corpus if self.reads_corpus(study) else ():
             if not os.path.isfile(path):
                 raise ValueError(f"--corpus: {path}: no such file")
