@@ -218,6 +218,7 @@ def prepare() -> Plan:
 def job(plan: Plan) -> dict[str, dict[str, float]]:
     """The task and data the flags name, fine-tuned."""
     from data_prep import conll
+    from official import records
     from official.peft import artifact
     from official.tasks import ner_settings
     from official.tasks.ner import NerTask
@@ -233,6 +234,10 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
                            FLAGS.do_lower_case, plan.options.output_dir, FLAGS.data_format,
                            evaluation_sets=plan.languages, augmentation=plan.code_switching)
     tagger = ner_settings.TaggerSettings(mix_layers=FLAGS.mix_layers)
+    if not plan.options.do_train:
+        # So does a tagger that mixes layers, from its tagger.json.
+        tagger = records.read(os.path.join(plan.options.output_dir, ner_settings.TAGGER_FILE),
+                              ner_settings.TaggerSettings) or tagger
     return common_flags.finetune(plan.options, NerTask(labels, features, scheme, tagger),
                                  data, plan.adaptations)
 

@@ -10,6 +10,7 @@ import json
 import os
 import random
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -232,6 +233,17 @@ def test_a_further_set_is_scored_by_the_kept_model_and_training_switched_code(to
     spec = ner_kind.KIND.spec(SimpleNamespace(labels=["NOUN"], peft_checkpoint=None,
                                               init_checkpoint=str(out)))
     assert spec["mix_layers"] is True and ner_kind.KIND.task(spec).tagger.mix_layers
+    # A rerun that only evaluates takes the mix from tagger.json: the same scores.
+    again = toy["root"] / "upos_again"
+    again.mkdir()
+    for name in os.listdir(out):
+        if not name.endswith(".tf_record") and not name.endswith(".tf_record.json") and \
+                os.path.isfile(out / name):
+            (again / name).write_bytes((out / name).read_bytes())
+    shutil.copytree(out / "best", again / "best")
+    succeeded(run(toy, again, "--do_eval", "--data_format=conllu",
+                  "--dev_file=eng.testa.conllu", "--eval_languages=xx=eng.testb.conllu"))
+    assert results(again / "eval_results_xx.txt")["accuracy"] == pytest.approx(accuracy)
 
 
 @pytest.fixture(scope="module")
