@@ -243,10 +243,23 @@ class Servers:
             self._write_config()
         self.turn = (self.turn + 1) % len(self.servers)
         if not self.servers[self.turn].alive():  # died with the thread that started it
-            self.servers[self.turn] = self._server()
-            self._write_config()
-        return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd, stdout,
-                             stderr, new_session)
+            self._remake(self.turn)
+        try:
+            return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd,
+                                 stdout, stderr, new_session)
+        except ConnectionRefusedError:
+            # The server died between the check and the connection (the thread that started
+            # it ending just then): its socket is still there, nobody listens. Nothing was sent
+            # yet, so the command goes to a new server.
+            if not self.servers[self.turn].ended(patience=10):
+                raise
+            self._remake(self.turn)
+            return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd,
+                                 stdout, stderr, new_session)
+
+    def _remake(self, turn: int) -> None:
+        self.servers[turn] = self._server()
+        self._write_config()
 
     def _server(self) -> "_Server":
         return _Server(self.env, self.cwd, os.path.join(self.folder, "python"))
@@ -294,6 +307,14 @@ class _Server:
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def ended(self, patience: float) -> bool:
+        """Whether the server has ended, or does within `patience` seconds."""
+        try:
+            self.process.wait(timeout=patience)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def connect(self, patience: float) -> socket.socket:
         """A connection, once the server listens (its imports take seconds, minutes on a

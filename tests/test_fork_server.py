@@ -55,6 +55,23 @@ def test_two_commands_in_a_row_have_different_hash_seeds(servers):
     assert seeds[0] != seeds[1]
 
 
+def test_a_server_that_died_after_its_check_is_replaced_and_the_command_runs(servers):
+    """The server next in turn is killed after the check that it lives (its socket stays, no
+    one listens): the command goes to a new server, unchanged."""
+    servers.start("tests.fork_probe", [], subprocess.PIPE, subprocess.PIPE,
+                  False).communicate()  # the servers are made
+    turn = (servers.turn + 1) % len(servers.servers)
+    victim = servers.servers[turn]
+    victim.process.kill()
+    victim.process.wait()
+    victim.alive = lambda: True  # as the check saw it, just before it died
+    probe = servers.start("tests.fork_probe", ["--then=exit:0"], subprocess.PIPE,
+                          subprocess.PIPE, False)
+    out, _ = probe.communicate()
+    assert probe.returncode == 0 and json.loads(out)["rest"] == []
+    assert servers.servers[turn] is not victim and servers.servers[turn].alive()
+
+
 @pytest.mark.parametrize("then, code", [("exit:3", 3), ("raise", 1),
                                         ("interrupt", -signal.SIGINT)])
 def test_a_forked_command_ends_as_a_fresh_one_does(servers, then, code):
