@@ -10,6 +10,9 @@
     attack         TextFooler's and BAE's greedy word-substitution attack and its summary
     seat           May et al.'s sentence encoder association tests: effect size and p-value
     crows_pairs    Nangia et al.'s CrowS-Pairs: pseudo-log-likelihood preferences
+    eec            Kiritchenko & Mohammad's Equity Evaluation Corpus: a classifier's score
+                   differences by gender and race, paired t-tests (paired_t_test)
+    name_probe     gender and race in names' vectors: linear probes within and across groups
 
 The masked language model that CrowS-Pairs and BAE read is official/lm_scoring/masked_lm.py.
 
