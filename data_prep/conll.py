@@ -1,5 +1,5 @@
-"""Token-classification data: CoNLL-2003's named entities (and a treebank's parts of speech), the
-readers, the features, their TFRecords, and the prediction file.
+"""Token-classification data: named entities (CoNLL-2003's, or a domain's: any types) and a
+treebank's parts of speech; the readers, the tag set, the features, their TFRecords.
 
 google-research/bert has no NER script; this follows the BERT paper's CoNLL-2003 setup (section
 5.3: "the representation of the first sub-token as the input to the token-level classifier")
@@ -12,6 +12,8 @@ and what BERT NER code commonly does:
                         (UPOS_LABELS): run_ner --data_format=conllu
     read_wikiann        WikiANN as XTREME's PAN-X gives it ("en:Paris<TAB>B-LOC" lines), any
                         language, tagged PER/ORG/LOC (PANX_LABELS): run_ner --data_format=panx
+    tag_set             the training sentences -> the tags a run trains on (label ids), by one
+                        rule for every format (below)
     convert_sentences   each sentence -> one or more `InputFeatures` (windows of whole words):
                         [CLS] word pieces [SEP], 0-padded; a word's tag on its first piece only
     write_tfrecord      features -> TFRecords; `cached_tfrecord` makes them once per setting
@@ -21,10 +23,15 @@ Choices, and why:
   entities of one type) is converted on reading, as most BERT NER code and Hugging Face's
   `conll2003` do, so that a model learns where every entity starts. Converting IOB2 is a no-op,
   so files already in IOB2 read the same. The entities, hence conlleval's scores, are unchanged.
-- The label list is fixed, `LABELS` (Hugging Face `conll2003`'s `ner_tags` order), not derived
-  from the training file: ids then never depend on which file was read, and a tag outside the
-  list is an error at its line instead of a silently bigger output layer. Another tag set
-  (OntoNotes in this format, say) is passed as `labels`.
+- The tag set is the training file's, by one rule (`tag_set`): each format has a published set
+  (CoNLL-2003's `LABELS` in Hugging Face `conll2003`'s `ner_tags` order, PAN-X's, UD's UPOS),
+  kept whole and in its order when it holds every tag of the training file, so models
+  fine-tuned on CoNLL-2003 keep their ids; any other tags (a domain's: BC5CDR's Chemical and
+  Disease, JNLPBA's protein, DNA, ...) give a set derived from them alone, whatever their order
+  in the file. The other files are read against it: a tag outside it (an entity type the
+  training file never has) is an error at its line, not a silently bigger output layer. The run
+  records a set that is not CoNLL-2003's (official/tasks/ner_settings.py), so that its reruns
+  and its export read the same ids.
 - Only a word's first piece is predicted; its other pieces, [CLS], [SEP] and padding get
   `label_weights` 0 (and label id 0, a valid id, so every id stays non-negative). The loss is
   sum(weights * per-token loss) / sum(weights), as the pretraining loss weights masked_lm_weights.
@@ -114,7 +121,10 @@ from official.text.tokenizer import UNKNOWN_TOKEN, FullTokenizer
 LABELS = CONLL2003_LABELS
 
 _DOCSTART = "-DOCSTART-"
-_COLUMNS = 4  # word, part of speech, syntactic chunk, named entity
+# A word's line: the word first, its tag last, at least these columns, and as many on every line
+# of a file: CoNLL-2003's 4 (word, part of speech, syntactic chunk, named entity), or the 2 of
+# domain NER files (BC5CDR, NCBI-disease, JNLPBA as Crichton et al. 2017's collection gives them).
+_MIN_COLUMNS = 2
 _TAG = re.compile(r"O|[BI]-.+")
 _FIELD_SEPARATOR = re.compile(r"[ \t]+")
 # Sentences converted per tokenizer call: distinct words are tokenized once per chunk, and a
@@ -134,8 +144,8 @@ class Sentence:
 
     Attributes:
       words: the first column, one word a line.
-      tags: the last column converted to IOB2, one per word (the POS and chunk columns, which
-        BERT does not use, are dropped).
+      tags: the last column converted to IOB2, one per word (any columns between, CoNLL-2003's
+        POS and chunk, which BERT does not use, are dropped).
       document: 0-based index of the sentence's document among the file's documents that
         have sentences; a -DOCSTART- line starts a document.
       line: the 1-based line of the first word; word i is on line `line + i`.
@@ -183,11 +193,16 @@ def _sentence_rows(path: str) -> Iterator[tuple[int, list[tuple[int, str, str]]]
     layout checked."""
     document, document_has_sentences = 0, False
     rows: list[tuple[int, str, str]] = []
+    first: tuple[int, int] | None = None  # the first word line's (columns, number)
     for number, fields in _read_lines(path):
         if fields and fields[0] != _DOCSTART:
-            if len(fields) != _COLUMNS:
-                raise ConllError(f"{path}:{number}: {len(fields)} columns, expected {_COLUMNS} "
-                                 "(word POS chunk NER)")
+            if len(fields) < _MIN_COLUMNS:
+                raise ConllError(f"{path}:{number}: 1 column, expected the word and its tag "
+                                 "(word POS chunk NER, or word tag)")
+            first = first or (len(fields), number)
+            if len(fields) != first[0]:
+                raise ConllError(f"{path}:{number}: {len(fields)} columns, expected {first[0]} "
+                                 f"as on line {first[1]}")
             if not _TAG.fullmatch(fields[-1]):
                 raise ConllError(f"{path}:{number}: tag {fields[-1]!r} is not O, B-TYPE or "
                                  "I-TYPE")
@@ -203,18 +218,20 @@ def _sentence_rows(path: str) -> Iterator[tuple[int, list[tuple[int, str, str]]]
         yield document, rows
 
 
-def read_conllu_tags(path: str, labels: Sequence[str] = UPOS_LABELS) -> list[Sentence]:
+def read_conllu_tags(path: str, labels: Sequence[str] | None = UPOS_LABELS) -> list[Sentence]:
     """A CoNLL-U treebank's sentences as tagged words: each syntactic word (multiword tokens'
     surface forms and empty nodes skipped, data_prep/conllu.py) with its universal part of
     speech (UPOS) as its tag; one document.
 
     Raises:
-      ConllError: "path:line: problem" for what read_conllu refuses, or a tag outside `labels`.
+      ConllError: "path:line: problem" for what read_conllu refuses (a UPOS that is none of
+        UD's 17), or a tag outside `labels` (None: any of the 17).
     """
     try:
         treebank = read_conllu(path)
     except ConlluError as e:
         raise ConllError(str(e)) from None
+    labels = UPOS_LABELS if labels is None else labels
     allowed = set(labels)
     for sentence in treebank:
         for position, tag in enumerate(sentence.upos):
@@ -225,25 +242,26 @@ def read_conllu_tags(path: str, labels: Sequence[str] = UPOS_LABELS) -> list[Sen
     return [Sentence(s.words, s.upos, 0, s.line) for s in treebank]
 
 
-def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
-    """The sentences of a CoNLL-2003 file, in file order, tags converted to IOB2.
+def read_conll(path: str, labels: Sequence[str] | None = LABELS) -> list[Sentence]:
+    """The sentences of a CoNLL-2003 file, in file order, tags converted to IOB2; or of a file in
+    its layout with other columns: the word first, the tag last (a domain's "word<TAB>tag").
 
     Blank (or whitespace-only) lines end a sentence; runs of them, spaces or tabs at a line's
     end and a missing final newline are all read alike. A -DOCSTART- line (whatever its other
     columns) ends the sentence before it and starts a document; it is not a sentence.
 
     Raises:
-      ConllError: "path:line: problem" for a missing or non-UTF-8 file, a line without 4
-        columns, a tag that is not O, B-TYPE or I-TYPE, a tag (in IOB2) outside `labels`, or a
-        file without sentences.
+      ConllError: "path:line: problem" for a missing or non-UTF-8 file, a line of one column or
+        of another count than the file's first, a tag that is not O, B-TYPE or I-TYPE, a tag
+        (in IOB2) outside `labels` (None: any such tag), or a file without sentences.
     """
-    allowed = set(labels)
+    allowed = None if labels is None else set(labels)
     sentences = []
     for document, rows in _sentence_rows(path):
         numbers, words, file_tags = zip(*rows)
         tags = tuple(iob1_to_iob2(file_tags))
         for number, file_tag, tag in zip(numbers, file_tags, tags):
-            if tag not in allowed:
+            if allowed is not None and tag not in allowed:
                 as_iob2 = "" if tag == file_tag else f" ({tag} in IOB2)"
                 raise ConllError(f"{path}:{number}: tag {file_tag!r}{as_iob2} is not one of "
                                  f"{', '.join(labels)}")
@@ -258,8 +276,8 @@ def read_conll(path: str, labels: Sequence[str] = LABELS) -> list[Sentence]:
 _LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z]+)*|simple")
 
 
-def _wikiann_row(path: str, number: int, line: str, allowed: set[str],
-                 labels: Sequence[str]) -> tuple[str, str]:
+def _wikiann_row(path: str, number: int, line: str,
+                 labels: Sequence[str] | None) -> tuple[str, str]:
     """(word, tag) of one line "<language>:<word><TAB><tag>", checked."""
     fields = line.strip(" \t").split("\t")
     if len(fields) != 2:
@@ -272,12 +290,14 @@ def _wikiann_row(path: str, number: int, line: str, allowed: set[str],
                          "and ':' (as in en:Paris)")
     if not word:
         raise ConllError(f"{path}:{number}: no word after {language}:")
-    if tag not in allowed:
+    if labels is None and not _TAG.fullmatch(tag):
+        raise ConllError(f"{path}:{number}: tag {tag!r} is not O, B-TYPE or I-TYPE")
+    if labels is not None and tag not in labels:
         raise ConllError(f"{path}:{number}: tag {tag!r} is not one of {', '.join(labels)}")
     return word, tag
 
 
-def read_wikiann(path: str, labels: Sequence[str] = PANX_LABELS) -> list[Sentence]:
+def read_wikiann(path: str, labels: Sequence[str] | None = PANX_LABELS) -> list[Sentence]:
     """The sentences of a WikiANN file as Rahimi et al. (2019) split Pan et al.'s (2017) data and
     XTREME distributes it as PAN-X (each language's `<lang>.tar.gz` holds `train`, `dev` and
     `test`; XTREME's download script renames them `<lang>-train`, ...); one document.
@@ -292,14 +312,13 @@ def read_wikiann(path: str, labels: Sequence[str] = PANX_LABELS) -> list[Sentenc
     Raises:
       ConllError: "path:line: problem" for a missing or non-UTF-8 file, a line that is not one
         prefixed word, a tab and a tag, a prefix that is no language code, a tag outside
-        `labels`, or a file without sentences.
+        `labels` (None: any of O, B-TYPE, I-TYPE), or a file without sentences.
     """
-    allowed = set(labels)
     sentences = []
     lines = utf8_lines(path, ConllError)
     for blank, group in itertools.groupby(lines, key=lambda numbered: not numbered[1].strip()):
         if not blank:
-            rows = [(number, *_wikiann_row(path, number, line, allowed, labels))
+            rows = [(number, *_wikiann_row(path, number, line, labels))
                     for number, line in group]
             numbers, words, tags = zip(*rows)
             sentences.append(Sentence(words, tuple(iob1_to_iob2(tags)), 0, numbers[0]))
@@ -310,6 +329,35 @@ def read_wikiann(path: str, labels: Sequence[str] = PANX_LABELS) -> list[Sentenc
 
 # run_ner's --data_format: the reader of each file format.
 READERS = {"conll2003": read_conll, "conllu": read_conllu_tags, "panx": read_wikiann}
+
+
+def tag_set(sentences: Sequence[Sentence], published: Sequence[str], scheme: str) -> list[str]:
+    """The tags a run trains on, in label-id order, from its training sentences: one rule for
+    every format.
+
+    - `published`, the format's own set (CoNLL-2003's, PAN-X's, UD's 17 UPOS), whole and in its
+      order when it holds every tag of the sentences: CoNLL-2003 runs keep the ids of every
+      model fine-tuned on it, and a treebank whose training file lacks a rare part of speech
+      still tags all 17;
+    - else a set derived from the sentences' tags, the same whatever their order in the file:
+      for entities (`scheme` "entities", IOB2 tags) O, then B- and I- of each type, types
+      sorted (an I- even for a type whose every entity is one word, so that another file's
+      longer one is a tag of the set); for tags ("tags", one per word) the tags sorted.
+
+    Example (BC5CDR's types):
+        >>> tag_set([Sentence(("Naloxone", "reverses", "hypotension"),
+        ...                   ("B-Chemical", "O", "B-Disease"), 0, 1)], LABELS, "entities")
+        ['O', 'B-Chemical', 'I-Chemical', 'B-Disease', 'I-Disease']
+    """
+    if scheme not in ("entities", "tags"):
+        raise ValueError(f"scheme must be entities or tags, got {scheme!r}")
+    tags = {tag for sentence in sentences for tag in sentence.tags}
+    if tags <= set(published):
+        return list(published)
+    if scheme == "tags":
+        return sorted(tags)
+    types = sorted({tag[2:] for tag in tags if tag != "O"})
+    return ["O"] + [f"{prefix}-{kind}" for kind in types for prefix in "BI"]
 
 
 def convert_sentences(sentences: Sequence[Sentence], labels: Sequence[str],
@@ -496,6 +544,8 @@ class ConllData:
 
     Args:
       files: {"train", "dev", "test": path}; only the splits asked for are read.
+      labels: the tags (label ids are their indices); None: the training file's, which
+        `choose_tags` reads before any split is.
       vocab_file, do_lower_case: the tokenizer's, read by `read` (after the run's checks).
       data_format: the files' format, a key of READERS (CoNLL-2003's columns, or CoNLL-U read
         as words and their universal part of speech).
@@ -504,27 +554,44 @@ class ConllData:
       augmentation: what becomes of the training sentences (code-switching), or None.
     """
 
-    def __init__(self, files: dict[str, str], labels: Sequence[str], max_seq_length: int,
-                 vocab_file: str, do_lower_case: bool, output_dir: str,
+    def __init__(self, files: dict[str, str], labels: Sequence[str] | None,
+                 max_seq_length: int, vocab_file: str, do_lower_case: bool, output_dir: str,
                  data_format: str = "conll2003",
                  evaluation_sets: Mapping[str, str] | None = None,
                  augmentation: Augmentation | None = None):
         self.files = {**files, **(evaluation_sets or {})}
         self.evaluation_sets = tuple(evaluation_sets or ())
-        self.labels, self.data_format = list(labels), data_format
+        self.labels = None if labels is None else list(labels)
+        self.data_format = data_format
         self.max_seq_length, self.output_dir = max_seq_length, output_dir
         self.vocab_file, self.do_lower_case = vocab_file, do_lower_case
         self.augmentation = augmentation
         self._sentences: dict[str, list[Sentence]] = {}
 
+    def choose_tags(self, published: Sequence[str], scheme: str) -> list[str]:
+        """The training file's tag set (`tag_set`), which every other split is then read
+        against; its sentences are kept for `read`.
+
+        Raises:
+          ConllError: see the format's reader.
+        """
+        train = READERS[self.data_format](self.files["train"], None)
+        self._sentences["train"] = train
+        self.labels = tag_set(train, published, scheme)
+        return self.labels
+
     def source(self, split: str) -> str:
         return self.files[split]
 
     def read(self, splits: Sequence[str]) -> int | None:
+        if self.labels is None:
+            raise ValueError("the tags are the training file's: choose_tags reads them first")
         self.tokenizer = FullTokenizer(self.vocab_file, self.do_lower_case)
         # cached_tfrecord reads a file again only when its records are not cached yet.
         read = READERS[self.data_format]
-        self._sentences = {split: read(self.files[split], self.labels) for split in splits}
+        self._sentences = {split: self._sentences.get(split) or read(self.files[split],
+                                                                      self.labels)
+                           for split in splits}
         return None  # windows are counted as the records are made
 
     def records(self, split: str) -> Records:

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from data_prep import conll, record_cache
 from data_prep.conll import LABELS, Sentence
-from official.tasks.ner_metrics import PANX_LABELS, get_chunks
+from official.tasks.ner_metrics import PANX_LABELS, UPOS_LABELS, get_chunks
 from official.text.tokenizer import FullTokenizer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,8 +85,11 @@ def test_reader_converts_iob1_and_keeps_documents(tmp_path):
 
 
 @pytest.mark.parametrize("lines, message", [
-    (["EU NNP I-ORG"], r"bad\.txt:1: 3 columns, expected 4 \(word POS chunk NER\)"),
-    (["a DT I-NP O", "EU NNP I-NP I-ORG extra"], r"bad\.txt:2: 5 columns, expected 4"),
+    (["EU"], r"bad\.txt:1: 1 column, expected the word and its tag \(word POS chunk NER, or "
+             r"word tag\)"),
+    (["a DT I-NP O", "EU NNP I-NP I-ORG extra"],
+     r"bad\.txt:2: 5 columns, expected 4 as on line 1"),
+    (["a\tO", "", "EU NNP I-ORG"], r"bad\.txt:3: 3 columns, expected 2 as on line 1"),
     (["EU NNP I-NP E-ORG"], r"bad\.txt:1: tag 'E-ORG' is not O, B-TYPE or I-TYPE"),
     (["EU NNP I-NP I-"], r"bad\.txt:1: tag 'I-' is not O, B-TYPE or I-TYPE"),
     (["a DT I-NP O", "", "Monday NNP I-NP I-DATE"],
@@ -110,6 +113,72 @@ def test_unreadable_files(tmp_path):
     dated = conll.read_conll(write(tmp_path, ["Monday NNP I-NP I-DATE"], "dated.txt"),
                              labels=["O", "B-DATE", "I-DATE"])
     assert dated[0].tags == ("B-DATE",)
+
+
+# ---- the tag set: the training file's, by one rule ----------------------------------------------
+
+# BC5CDR as Crichton et al.'s collection gives it: "word<TAB>tag", IOB2, chemicals and diseases;
+# Disease before Chemical in the file, and a chemical of one word only.
+BC5CDR = [
+    "Naloxone\tB-Chemical", "reverses\tO", "the\tO", "antihypertensive\tO", "effect\tO",
+    "of\tO", "clonidine\tB-Chemical", ".\tO", "",
+    "Severe\tB-Disease", "hypotension\tI-Disease", "followed\tO", "lithium\tB-Chemical", "",
+]
+# JNLPBA's types in IOB1 (an entity starts with I- unless it follows one of its type).
+JNLPBA = [
+    "IL-2 NN I-NP I-DNA", "gene NN I-NP I-DNA", "expression NN I-NP O", "", "in IN I-PP O",
+    "T NN I-NP I-cell_type", "cells NNS I-NP I-cell_type", "NF-kappa NN I-NP I-protein",
+    "B NN I-NP I-protein", "p50 NN I-NP B-protein", "",
+]
+
+
+def test_a_domain_files_tags_are_o_then_b_and_i_of_each_type_sorted(tmp_path):
+    sentences = conll.read_conll(write(tmp_path, BC5CDR, "train.tsv"), labels=None)
+    assert [s.tags for s in sentences] == [
+        ("B-Chemical", "O", "O", "O", "O", "O", "B-Chemical", "O"),
+        ("B-Disease", "I-Disease", "O", "B-Chemical")]
+    expected = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
+    assert conll.tag_set(sentences, LABELS, "entities") == expected
+    # The sentences' order, hence the file's, does not change it.
+    assert conll.tag_set(sentences[::-1], LABELS, "entities") == expected
+    # IOB1 reads as IOB2 first (I-DNA at a start is B-DNA): the types are sorted as strings.
+    iob1 = conll.read_conll(write(tmp_path, JNLPBA, "jnlpba.txt"), labels=None)
+    assert iob1[1].tags == ("O", "B-cell_type", "I-cell_type", "B-protein", "I-protein",
+                            "B-protein")
+    assert conll.tag_set(iob1, LABELS, "entities") == [
+        "O", "B-DNA", "I-DNA", "B-cell_type", "I-cell_type", "B-protein", "I-protein"]
+
+
+def test_a_published_set_is_kept_in_its_order_when_it_holds_the_files_tags(tmp_path):
+    """CoNLL-2003's files keep Hugging Face's ids whichever types a file has; a treebank keeps
+    UD's 17 though its file lacks some; one tag outside the set derives the set instead."""
+    conll_file = conll.read_conll(write(tmp_path, SAMPLE), labels=None)
+    assert conll.tag_set(conll_file, LABELS, "entities") == list(LABELS)
+    assert conll.tag_set(conll_file[1:2], LABELS, "entities") == list(LABELS)  # PER alone
+    assert conll.tag_set(conll_file, PANX_LABELS, "entities") == [  # MISC: not PAN-X's
+        "O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
+    treebank = [sentence(["the", "cat"], ["DET", "NOUN"])]
+    assert conll.tag_set(treebank, UPOS_LABELS, "tags") == list(UPOS_LABELS)
+    assert conll.tag_set([sentence(["x", "y"], ["VERB", "ADJ-X"])], UPOS_LABELS, "tags") == [
+        "ADJ-X", "VERB"]
+    with pytest.raises(ValueError, match="scheme must be entities or tags"):
+        conll.tag_set(treebank, UPOS_LABELS, "spans")
+
+
+def test_a_dev_tag_of_a_type_the_training_file_lacks_is_refused_at_its_line(tmp_path):
+    train = write(tmp_path, BC5CDR, "train.tsv")
+    dev = write(tmp_path, ["Aspirin\tB-Chemical", "", "BRCA1\tB-Gene", "gene\tO"], "dev.tsv")
+    data = conll.ConllData({"train": train, "dev": dev}, None, 16, UNCASED_VOCAB, True,
+                           str(tmp_path / "out"))
+    with pytest.raises(ValueError, match="choose_tags reads them first"):
+        data.read(["train"])
+    assert data.choose_tags(LABELS, "entities") == [
+        "O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
+    with pytest.raises(conll.ConllError) as refused:
+        data.read(["train", "dev"])
+    assert str(refused.value) == (f"{dev}:3: tag 'B-Gene' is not one of O, B-Chemical, "
+                                  "I-Chemical, B-Disease, I-Disease")
+    assert not os.path.exists(tmp_path / "out")
 
 
 def expected_features(tokenizer, words, tags, max_seq_length):
