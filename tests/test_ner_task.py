@@ -1,6 +1,7 @@
 """Tests for official.tasks.ner: the weighted token loss, windows back to one tag per word, and
 the scores. References are hand-built arrays and hand-computed numbers."""
 
+import json
 import math
 import os
 from types import SimpleNamespace
@@ -91,6 +92,38 @@ def test_evaluate_scores_entities_and_the_loss():
     assert scores["PER_f1"] == pytest.approx(0.5) and scores["LOC_f1"] == 1.0
     # Each weighted position: logit 5 on the gold label, 0 on 4 others.
     assert scores["loss"] == pytest.approx(math.log(1 + 4 * math.exp(-5)), rel=1e-6)
+
+
+def test_a_domain_taggers_entity_scores_are_seqevals_and_by_hand():
+    """The same predicted ids read as BC5CDR's tags (data_prep/conll.py tag_set's order): gold
+    chunks Chemical [0, 2) of sentence 0, Disease [0, 1) and Chemical [3, 5) of sentence 1;
+    predicted Chemical [0, 2), Disease [0, 2) and Chemical [3, 4): one of three right."""
+    import seqeval.metrics
+
+    labels = ("O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease")
+    gold = [["B-Chemical", "I-Chemical", "O"], ["B-Disease", "O", "O", "B-Chemical", "I-Chemical"]]
+    scores, tags = ner.evaluate(outputs(), gold, labels)
+    assert tags == [["B-Chemical", "I-Chemical", "O"],
+                    ["B-Disease", "I-Disease", "O", "B-Chemical", "O"]]
+    assert (scores["precision"], scores["recall"]) == (pytest.approx(1 / 3),) * 2
+    assert scores["f1"] == pytest.approx(1 / 3)
+    assert scores["f1"] == pytest.approx(seqeval.metrics.f1_score(gold, tags))
+    report = seqeval.metrics.classification_report(gold, tags, output_dict=True)
+    assert scores["Chemical_f1"] == pytest.approx(report["Chemical"]["f1-score"]) == 0.5
+    assert scores["Disease_f1"] == report["Disease"]["f1-score"] == 0.0
+
+
+def test_a_task_records_its_tags_unless_they_are_conll_2003s():
+    from official import records
+    from official.tasks.ner_metrics import CONLL2003_LABELS
+    from official.tasks.ner_settings import TAGGER_FILE, TaggerSettings
+
+    assert ner.NerTask(CONLL2003_LABELS).files() == {TAGGER_FILE: None}
+    labels = ["O", "B-Chemical", "I-Chemical"]
+    text = ner.NerTask(labels, tagger=TaggerSettings.of(False, labels)).files()[TAGGER_FILE]
+    assert records.from_dict(TaggerSettings, json.loads(text), TAGGER_FILE).tags() == labels
+    with pytest.raises(ValueError, match="records the tags O, B-Chemical, I-Chemical, not O$"):
+        ner.NerTask(["O"], tagger=TaggerSettings.of(False, labels))
 
 
 # ---- the loss ------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Token classification (CoNLL-2003 NER; a treebank's parts of speech): the loss, and logits back
-to one tag per word.
+"""Token classification (named entities, CoNLL-2003's or any types a training file has; a
+treebank's parts of speech): the loss, and logits back to one tag per word.
 
     NerTask             the training loop's Task: sum(w * cross-entropy) / sum(w) over the
                         global batch, w = label_weights (1.0 at each word's first piece)
@@ -75,13 +75,15 @@ class NerTask:
     """Token classification with per-position weights: run_ner's task (official/tasks/base.py).
 
     Args:
-      labels: the tags in label-id order (data_prep.conll.LABELS for CoNLL-2003).
+      labels: the tags in label-id order (data_prep/conll.py `tag_set`: chosen from the
+        training file's tags).
       feature_based: the paper's feature-based approach (official/tasks/ner_settings.py): a
         BertFeatureTagger (a BiLSTM on the chosen layers of the encoder, which the run's
         frozen method freezes) instead of fine-tuning a BertTokenClassifier; kept in the
         serving spec, so an export rebuilds the same model.
-      tagger: what a fine-tuned BertTokenClassifier reads (the last layer, or a learned mix of
-        every layer), kept in tagger.json and the serving spec.
+      tagger: what the tagger is beyond its weights, kept in tagger.json: what a fine-tuned
+        BertTokenClassifier reads (the last layer, or a learned mix of every layer; in the
+        serving spec too) and the tags when they are not CoNLL-2003's (then `labels`).
       scheme: "entities" (IOB tags: conlleval's entity scores, best/ by F1) or "tags" (each
         word's tag on its own, a part of speech: accuracy over words, best/ by accuracy).
 
@@ -107,6 +109,9 @@ class NerTask:
         if feature_based is not None and tagger.mix_layers:
             raise ValueError("--mix_layers is for fine-tuning; --feature_based chooses its "
                              "own layers")
+        if tagger.labels is not None and list(tagger.labels) != list(labels):
+            raise ValueError(f"the tagger records the tags {', '.join(tagger.labels)}, not "
+                             f"{', '.join(labels)}")
         self.labels = list(labels)
         self.feature_based = feature_based
         self.tagger = tagger
@@ -126,8 +131,9 @@ class NerTask:
         return spec if self.feature_based is None else {**spec, **self.feature_based.to_spec()}
 
     def files(self) -> dict[str, str | None]:
-        """tagger.json when the tagger mixes layers (an export reads it back)."""
-        return {TAGGER_FILE: to_json(self.tagger) if self.tagger.mix_layers else None}
+        """tagger.json when the tagger mixes layers or its tags are not CoNLL-2003's (an
+        evaluation-only rerun and an export read it back)."""
+        return {TAGGER_FILE: None if self.tagger == TaggerSettings() else to_json(self.tagger)}
 
     def normalizers(self, features: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """This batch's share of the loss denominator: float32 scalars that add across batches."""

@@ -1,5 +1,5 @@
-"""NER's feature-based setting (the BERT paper's Table 7): `FeatureBasedSettings`, checked once,
-without TensorFlow.
+"""NER's settings, checked once, without TensorFlow: the feature-based setting (the BERT paper's
+Table 7), `FeatureBasedSettings`, and what a tagger is beyond its weights, `TaggerSettings`.
 
     --feature_based=NAME     the encoder frozen (official/peft/frozen.py), the layers NAME
                              chooses (official/modeling/feature_layers.py: concat_last_4,
@@ -10,15 +10,24 @@ without TensorFlow.
                              runs; fewer on a CPU)
 
     --mix_layers             fine-tuning (not feature-based): the tagger reads a learned mix of
-                             every transformer layer (`TaggerSettings`), not the last alone; the
-                             run writes tagger.json (`TAGGER_FILE`) beside its checkpoints so its
-                             export rebuilds the same model
+                             every transformer layer (`TaggerSettings`), not the last alone
+
+What a tagger is beyond its weights, `TaggerSettings`, is the run's tagger.json (`TAGGER_FILE`),
+written beside its checkpoints so that an evaluation-only rerun, its export and the API rebuild
+the same model: whether it mixes layers, and its tags in output order unless they are
+CoNLL-2003's. A run records nothing for CoNLL-2003's tags, as every run did before tags were
+read from the training file, so the absence of a record means them (`TaggerSettings.tags`;
+run_ner's reruns read a run of another format made before then as that format's tag set).
 
 Shared by run_ner (flags, checked before TensorFlow loads), the NER task (its model, and its
 serving spec's "feature_based" entry, which peft_config.json keeps) and the NER export (the same
 model rebuilt from the spec). Without the setting NER fine-tunes BertTokenClassifier as before.
 
 Example:
+    >>> TaggerSettings.of(False, ("O", "B-Disease", "I-Disease")).tags()
+    ['O', 'B-Disease', 'I-Disease']
+    >>> TaggerSettings.of(False, CONLL2003_LABELS) == TaggerSettings()  # nothing recorded
+    True
     >>> settings = FeatureBasedSettings("weighted_sum_last_4", lstm_units=128)
     >>> settings.to_spec()
     {'feature_based': {'layers': 'weighted_sum_last_4', 'lstm_units': 128}}
@@ -33,8 +42,10 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from typing import Sequence
 
 from official.modeling import feature_layers
+from official.tasks.ner_metrics import CONLL2003_LABELS
 
 SPEC_KEY = "feature_based"  # the setting's entry in the NER task's serving spec
 DEFAULT_LSTM_UNITS = 768
@@ -43,9 +54,25 @@ TAGGER_FILE = "tagger.json"
 
 @dataclasses.dataclass(frozen=True)
 class TaggerSettings:
-    """What a fine-tuned tagger reads of its encoder: the last layer, or with `mix_layers` a
-    learned mix of every transformer layer (official/modeling/models.py BertTokenClassifier)."""
+    """A tagger beyond its weights, as its run's tagger.json keeps it.
+
+    Attributes:
+      mix_layers: a fine-tuned tagger reads a learned mix of every transformer layer, not the
+        last layer alone (official/modeling/models.py BertTokenClassifier).
+      labels: its tags in output order (a tag's id is its index), None for CoNLL-2003's: a run
+        records only tags that are not (data_prep/conll.py `tag_set` chooses them).
+    """
     mix_layers: bool = False
+    labels: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, mix_layers: bool, labels: Sequence[str]) -> TaggerSettings:
+        """The settings a run records for a tagger of these tags."""
+        return cls(mix_layers, None if tuple(labels) == CONLL2003_LABELS else tuple(labels))
+
+    def tags(self, unrecorded: Sequence[str] = CONLL2003_LABELS) -> list[str]:
+        """The tags in output order: the recorded ones, else `unrecorded` (CoNLL-2003's)."""
+        return list(unrecorded if self.labels is None else self.labels)
 
 
 @dataclasses.dataclass(frozen=True)
