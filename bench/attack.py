@@ -40,7 +40,7 @@ import numpy as np
 
 from bench import robustness_models as models
 from data_prep.attack_data import summary_path
-from official.robustness.attack import SIMILARITY_THRESHOLD
+from official.robustness.similarity_window import SIMILARITY_THRESHOLD
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")

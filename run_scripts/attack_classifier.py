@@ -3,7 +3,7 @@ r"""Attacks a classifier export with word substitutions (TextFooler, BAE), offli
     python -m run_scripts.attack_classifier --export_dir=exports/sst2 \
       --input_file=$GLUE_DIR/SST-2/dev.tsv --recipe=textfooler \
       --synonyms_file=ppdb_synonyms.txt --antonyms_files=ppdb_antonyms.txt,wordnet_antonyms.txt \
-      --similarity_export_dir=exports/minilm \
+      --similarity_export_dir=exports/minilm --pos_tagger_export_dir=exports/upos \
       --output_file=/tmp/attack.jsonl
 
 For each text the export classifies correctly, its words are ranked by how much deleting each
@@ -17,11 +17,22 @@ exactly how). Candidates:
                        TextFooler's were; cosine at least --min_cos_sim);
   --recipe=bae         a masked-LM head's top words for the masked word (BAE-R): the
                        checkpoint --masked_lm_checkpoint, which must have the head.
-Stop words are never replaced. With --similarity_export_dir (a sentence_encoder export such as
-all-MiniLM-L6-v2's), a perturbed text whose cosine with the original is below
---similarity_threshold (default cos(0.5 rad) = 0.878, TextAttack's TextFooler rule) is never
-tried; without it there is no such constraint (said in the log). Every classifier, encoder and
-masked-LM call is a batch.
+Stop words are never replaced. TextFooler's two filters, each with its export, drop a
+candidate before it is classified (without the export there is no such filter, said in the
+log):
+  --similarity_export_dir  a sentence_encoder export (all-MiniLM-L6-v2's): the window of
+                           --similarity_window words around the swap (TextFooler's 15; 0: the
+                           whole text; a shorter text is not checked) must keep a cosine of at
+                           least --similarity_threshold with the same window before the swap
+                           (default cos(0.5 rad) = 0.878: TextFooler's angular similarity
+                           0.840845057 as a cosine); official/robustness/similarity_window.py;
+  --pos_tagger_export_dir  a UPOS tagger (run_ner --data_format=conllu on UD English EWT,
+                           exported with export_saved_model --export_type=ner and the tags as
+                           B- labels): the replacement's tag in its new text must be the word's
+                           in the original, a noun and a verb interchangeable with
+                           --pos_noun_verb_swap (TextFooler's code; the default);
+                           official/robustness/part_of_speech.py and tagger.py.
+Every classifier, encoder, tagger and masked-LM call is a batch.
 
 --input_file is a TSV file with a header naming `sentence` and `label` columns (GLUE's SST-2
 dev.tsv, a tsv task's files); every label must be one of the export's. Writes --output_file, one
@@ -55,8 +66,9 @@ from official import command_line
 from official.atomic_files import open_atomically
 from official.embeddings.word2vec_files import read_word2vec
 from official.output_paths import check_output_file
-from official.robustness.attack import SIMILARITY_THRESHOLD, AttackSettings
+from official.robustness.attack import AttackSettings
 from official.robustness.candidates import read_word_pairs
+from official.robustness.similarity_window import SIMILARITY_THRESHOLD, WINDOW_SIZE
 from official.training.options import check_checkpoint_path
 from run_scripts import common_flags
 
@@ -86,9 +98,18 @@ flags.DEFINE_integer("max_queries", 2000, "Texts classified per example, the ori
 flags.DEFINE_string("similarity_export_dir", None, "A sentence_encoder export measuring how "
                     "close a perturbed text stays to the original.")
 flags.DEFINE_float("similarity_threshold", SIMILARITY_THRESHOLD,
-                   "The least cosine between the original's and a perturbed text's vectors "
-                   "(with --similarity_export_dir). Default cos(0.5 rad): TextAttack's TextFooler "
-                   "recipe asks for an angle of at most 0.5 rad (angular similarity 0.8408).")
+                   "The least cosine between a swap's window and the same window before it "
+                   "(with --similarity_export_dir). Default cos(0.5 rad): TextFooler's angular "
+                   "similarity 1 - angle / pi of at least 0.840845057.")
+flags.DEFINE_integer("similarity_window", WINDOW_SIZE, "Words around a swap the sentence "
+                     "encoder compares (TextFooler's 15; 0: the whole texts); a text of fewer "
+                     "words is not checked.")
+flags.DEFINE_string("pos_tagger_export_dir", None, "A UPOS tagger export (run_ner "
+                    "--data_format=conllu, export_type=ner): a replacement must keep the "
+                    "word's part of speech.")
+flags.DEFINE_bool("pos_noun_verb_swap", True, "With --pos_tagger_export_dir: a noun may replace "
+                  "a verb and back (TextFooler's code and TextAttack; its paper asks for the "
+                  "same tag).")
 flags.DEFINE_integer("max_examples", 0, "Attack the first N texts only (0: all).")
 flags.DEFINE_integer("max_words", 1000, "A longer text is cut to its first N words before it is "
                      "attacked (the classifier reads only its first --max_seq_length pieces, so "
@@ -145,14 +166,16 @@ def prepare() -> Plan:
     candidates' files and the texts read and checked, the output writable."""
     settings = AttackSettings(FLAGS.max_candidates, FLAGS.max_queries,
                               FLAGS.similarity_threshold,
-                              importance="drop" if FLAGS.recipe == "bae" else "textfooler")
+                              importance="drop" if FLAGS.recipe == "bae" else "textfooler",
+                              window_size=FLAGS.similarity_window,
+                              noun_verb_swap=FLAGS.pos_noun_verb_swap)
     settings.check()
     if FLAGS.max_examples < 0 or FLAGS.batch_size < 1:
         raise ValueError("--max_examples must be 0 (all) or more, --batch_size at least 1")
     if FLAGS.max_words < 1:
         raise ValueError(f"--max_words={FLAGS.max_words}: must be at least 1")
     _check_recipe()
-    for flag in ("export_dir", "similarity_export_dir"):
+    for flag in ("export_dir", "similarity_export_dir", "pos_tagger_export_dir"):
         if FLAGS[flag].value and not os.path.isdir(FLAGS[flag].value):
             raise ValueError(f"--{flag}: {FLAGS[flag].value}: no such folder")
     synonyms = _pairs("synonyms_file", FLAGS.synonyms_file) if FLAGS.synonyms_file else []
@@ -193,17 +216,19 @@ def _candidates(plan: Plan) -> tuple[object, str]:
         sha256_of_file(path) for path in files if path)
 
 
-def _key(victim, similarity_export: str | None, candidates: str) -> str:
+def _key(victim, similarity_export: str | None, tagger_export: str | None,
+         candidates: str) -> str:
     """What an example's attack depends on, hashed: the exports, the candidates' source and
     the settings (not --max_examples: each example's attack is its own)."""
     from official.export.versions import digest
 
     facts = {name: FLAGS[name].value for name in (
         "recipe", "min_cos_sim", "do_lower_case", "max_seq_length", "max_candidates",
-        "max_queries", "similarity_threshold", "batch_size")}
+        "max_queries", "similarity_threshold", "similarity_window", "pos_noun_verb_swap",
+        "batch_size")}
     facts.update(export=digest(victim.path), labels=victim.labels,
                  similarity=similarity_export and digest(similarity_export),
-                 candidates=candidates)
+                 tagger=tagger_export and digest(tagger_export), candidates=candidates)
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 
@@ -244,12 +269,22 @@ def job(plan: Plan) -> dict:
     else:
         logging.warning("No --similarity_export_dir: perturbed texts are not checked for "
                         "staying close to the original")
+    tagger = None
+    if FLAGS.pos_tagger_export_dir:
+        from official.robustness.tagger import ExportedTagger
+        try:
+            tagger = ExportedTagger(FLAGS.pos_tagger_export_dir, FLAGS.batch_size)
+        except ValueError as e:
+            raise ValueError(f"--pos_tagger_export_dir: {e}") from None
+    else:
+        logging.warning("No --pos_tagger_export_dir: replacements are not checked for keeping "
+                        "the word's part of speech")
     candidates, identity = _candidates(plan)
     attack = WordSubstitutionAttack(
         lambda texts: victim.probabilities(texts, FLAGS.batch_size), candidates, plan.settings,
-        similarity)
+        similarity, tagger)
     progress = AttackProgress(FLAGS.output_file, _key(
-        victim, similarity and os.path.abspath(encoder.path), identity))
+        victim, similarity and os.path.abspath(encoder.path), tagger and tagger.path, identity))
     if plan.cut:
         logging.info("%d text(s) longer than --max_words=%d words cut to their first %d",
                      plan.cut, FLAGS.max_words, FLAGS.max_words)

@@ -78,7 +78,7 @@ def test_the_similarity_threshold_drops_candidates_before_they_cost_a_query():
     def embed(texts):  # "fine" makes a text orthogonal to the original
         return np.array([[0.0, 1.0] if "fine" in t else [1.0, 0.0] for t in texts])
 
-    settings = at.AttackSettings(similarity_threshold=0.5)
+    settings = at.AttackSettings(similarity_threshold=0.5, window_size=0)  # the whole text
     attack = at.WordSubstitutionAttack(toy, synonyms("good great", "good fine"), settings,
                                        similarity=embed)
     result = attack.run("a good movie", gold=1)

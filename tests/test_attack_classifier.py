@@ -12,6 +12,7 @@ import pytest
 from data_prep import attack_data
 from data_prep.input_errors import TsvError
 from tests import cli
+from tests.test_tagger import save_toy_tagger
 
 
 def save_toy_exports(root) -> tuple[str, str]:
@@ -52,11 +53,13 @@ def save_toy_exports(root) -> tuple[str, str]:
 def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("attack")
     classifier, encoder = save_toy_exports(root)
+    save_toy_tagger(root / "tagger")  # "good" an ADJ, every other word a NOUN
     (root / "synonyms.txt").write_text("good fine\ngood nice\ngood bad\nmovie film\nnot never\n")
     (root / "antonyms.txt").write_text("good bad\n")
     (root / "dev.tsv").write_text("label\tsentence\npos\ta good movie\nneg\tnot a good "
                                   "movie\nneg\tA dull film .\npos\tGood , and not dull\n")
     return {"root": root, "classifier": classifier, "encoder": encoder,
+            "tagger": str(root / "tagger"),
             "synonyms": str(root / "synonyms.txt"), "antonyms": str(root / "antonyms.txt"),
             "dev": str(root / "dev.tsv")}
 
@@ -77,7 +80,7 @@ def test_the_attack_flips_the_decisive_word_within_the_similarity_threshold(file
     output = tmp_path / "attack.jsonl"
     result = cli.succeeded(attack(files, output,
                                   f"--similarity_export_dir={files['encoder']}",
-                                  "--similarity_threshold=0.5"))
+                                  "--similarity_threshold=0.5", "--similarity_window=0"))
     rows = read_lines(output)
     assert [r["status"] for r in rows] == ["successful", "skipped", "failed", "successful"]
     # 1: "good" decides; "fine" (first listed) is orthogonal to the original, so "nice" wins;
@@ -104,6 +107,22 @@ def test_the_attack_flips_the_decisive_word_within_the_similarity_threshold(file
     assert "Attack success rate: " in result.stdout
 
 
+def test_the_tagger_drops_a_replacement_of_another_part_of_speech(files, tmp_path):
+    """"Good" is an ADJ, "fine" and "nice" NOUNs to the toy tagger: with it, "good" has no
+    candidate left and the first text's attack fails (original, 2 deletions, "movie" ->
+    "film", which does not lower the gold probability); without it "fine" flips it."""
+    dev = tmp_path / "one.tsv"
+    dev.write_text("label\tsentence\npos\ta good movie\n")
+    output = tmp_path / "attack.jsonl"
+    files = {**files, "dev": str(dev)}
+    cli.succeeded(attack(files, output, f"--pos_tagger_export_dir={files['tagger']}"))
+    [row] = read_lines(output)
+    assert row["status"] == "failed" and row["queries"] == 4 and row["changes"] == []
+    cli.succeeded(attack(files, tmp_path / "without.jsonl"))
+    [row] = read_lines(tmp_path / "without.jsonl")
+    assert row["status"] == "successful" and row["perturbed"] == "a fine movie"
+
+
 def test_bad_inputs_are_one_line_and_write_nothing(files, tmp_path):
     output = tmp_path / "attack.jsonl"
     bad = tmp_path / "bad.tsv"
@@ -113,9 +132,17 @@ def test_bad_inputs_are_one_line_and_write_nothing(files, tmp_path):
          f"--input_file={bad}", f"--synonyms_file={files['synonyms']}", f"--output_file={output}"],
         ["run_scripts.attack_classifier", f"--export_dir={files['encoder']}",
          f"--input_file={files['dev']}", f"--synonyms_file={files['synonyms']}",
-         f"--output_file={output}"])
+         f"--output_file={output}"],
+        ["run_scripts.attack_classifier", f"--export_dir={files['classifier']}",
+         f"--input_file={files['dev']}", f"--synonyms_file={files['synonyms']}",
+         f"--pos_tagger_export_dir={files['encoder']}", f"--output_file={output}"],
+        ["run_scripts.attack_classifier", f"--export_dir={files['classifier']}",
+         f"--input_file={files['dev']}", f"--synonyms_file={files['synonyms']}",
+         "--similarity_window=-1", f"--output_file={output}"])
     cli.refused(refusals[0], f"{bad}:2: label 'positive' is not one of the export's")
     cli.refused(refusals[1], "--export_dir: ", "not text_a")
+    cli.refused(refusals[2], "--pos_tagger_export_dir: ", "not a tagger (export_type=ner)")
+    cli.refused(refusals[3], "--similarity_window=-1: must be 0 (the whole text) or more")
     assert not output.exists() and not (tmp_path / "attack.summary.json").exists()
 
 

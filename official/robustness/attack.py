@@ -2,15 +2,17 @@
 Ramakrishnan, EMNLP 2020), on any classifier given as a function, and TextAttack's summary.
 
     attack = WordSubstitutionAttack(classify, candidates, AttackSettings(max_queries=2000),
-                                    similarity=embed)
+                                    similarity=embed, pos_tagger=tagger)
     result = attack.run("a charming and often affecting journey", gold=1)
     summarize([result, ...])    -> {"Number of successful attacks": ..., ...}
 
 `classify(texts) -> float32 [texts, classes]` is the victim (its class probabilities; every
 call is one batch); `similarity(texts) -> float32 [texts, dim]` a sentence encoder whose
-vectors' cosine measures how close a perturbed text stays to the original; `candidates` a
-`candidates.Candidates` source. Queries count the texts `classify` is given (TextAttack's
-count: a batch of 50 candidates is 50 queries); the encoder's calls are not queries.
+vectors' cosine measures how close a swap keeps the words around it (`similarity_window`);
+`pos_tagger(texts) -> [[UPOS tag per word] per text]` a part-of-speech tagger
+(`part_of_speech`); `candidates` a `candidates.Candidates` source. Queries count the texts
+`classify` is given (TextAttack's count: a batch of 50 candidates is 50 queries); the encoder's
+and the tagger's calls are not queries.
 
 The search, for an example the classifier gets right (otherwise it is skipped):
   1. Word importance by deletion: each replaceable word that is not a stop word is deleted in
@@ -19,15 +21,20 @@ The search, for an example the classifier gets right (otherwise it is skipped):
      TextFooler's (eq. 2, `importance="textfooler"`), when the deletion changes the prediction
      to class k, the rise of class k's probability.
   2. In that order (most important first; ties by position), the word's candidates are put in
-     its place in the current text. Candidates whose text falls below `similarity_threshold`
-     (cosine with the original text's vector) are dropped before any query, then the rest are
+     its place in the current text. Before any query, TextFooler's two filters drop
+     candidates: the similarity constraint (`similarity_window`: the window of
+     `window_size` words around the swap, cosine at least `similarity_threshold` with the
+     same window of the current text), then the part-of-speech filter (`part_of_speech`: the
+     replacement's tag in its new text against the word's tag in the original). The rest are
      classified in one batch. If some flip the prediction away from the gold class, the one
-     most similar to the original wins and the attack has succeeded (TextFooler's choice). If
-     none does, the one that lowers the gold probability most is kept, if it lowers it at all,
-     and the search moves to the next word.
+     most similar to the current text wins and the attack has succeeded (TextFooler's choice).
+     If none does, the one that lowers the gold probability most is kept, if it lowers it at
+     all, and the search moves to the next word.
   3. The attack fails when the words run out, or when the next batch would pass `max_queries`
      (that batch is cut to what is left, and the search stops after it).
-A word is replaced at most once; replaced words are never deleted for ranking again.
+A word is replaced at most once; replaced words are never deleted for ranking again. The
+result's similarity is the whole perturbed text's cosine with the original (one encoder call),
+whatever window the constraint used.
 """
 
 from __future__ import annotations
@@ -38,13 +45,17 @@ from typing import Callable
 import numpy as np
 
 from official.robustness.candidates import STOP_WORDS, Candidates
+from official.robustness.part_of_speech import same_part_of_speech
+from official.robustness.similarity_window import (
+    SIMILARITY_THRESHOLD,
+    WINDOW_SIZE,
+    WindowedSimilarity,
+    cosines,
+)
 from official.robustness.text_words import WordText
 
 SUCCEEDED, FAILED, SKIPPED = "successful", "failed", "skipped"
 IMPORTANCE = ("textfooler", "drop")
-# TextAttack's TextFooler recipe keeps a text whose sentence vector is within 0.5 rad of the
-# original's (its angular similarity 1 - angle / pi >= 0.840845): a cosine of at least cos(0.5).
-SIMILARITY_THRESHOLD = 0.8775825618903728
 # Word deletions classified per call in step 1 (a bound on the copies of a text held at once).
 DELETIONS_PER_CALL = 256
 
@@ -57,14 +68,19 @@ class AttackSettings:
       max_candidates: candidates tried per word (TextFooler's N, 50).
       max_queries: texts classified per example, the original included (TextAttack's
         budget).
-      similarity_threshold: the least cosine between the original's and a perturbed text's
-        sentence vectors; used only with a `similarity` encoder.
+      similarity_threshold: the least cosine between a swap's window and the current text's
+        (`similarity_window`); used only with a `similarity` encoder.
       importance: how deleting a word scores it (step 1 of the module docstring).
+      window_size: the words around a swap the encoder compares (0: the whole texts).
+      noun_verb_swap: whether the part-of-speech filter lets a noun replace a verb and back
+        (TextFooler's code; used only with a `pos_tagger`).
     """
     max_candidates: int = 50
     max_queries: int = 2000
     similarity_threshold: float = SIMILARITY_THRESHOLD
     importance: str = "textfooler"
+    window_size: int = WINDOW_SIZE
+    noun_verb_swap: bool = True
 
     def check(self) -> None:
         if self.max_candidates < 1:
@@ -78,6 +94,9 @@ class AttackSettings:
         if not -1.0 <= self.similarity_threshold <= 1.0:
             raise ValueError(f"--similarity_threshold={self.similarity_threshold}: must be a "
                              "cosine, in [-1, 1]")
+        if self.window_size < 0:
+            raise ValueError(f"--similarity_window={self.window_size}: must be 0 (the whole "
+                             "text) or more")
 
 
 @dataclasses.dataclass
@@ -128,11 +147,6 @@ class AttackResult:
                    tuple(record["gold_probability"]))
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
-
-
 class _Budget:
     """Queries left for one example; `classify` cuts a batch to them."""
 
@@ -160,10 +174,13 @@ class WordSubstitutionAttack:
 
     def __init__(self, classify: Callable[[list[str]], np.ndarray], candidates: Candidates,
                  settings: AttackSettings = AttackSettings(),
-                 similarity: Callable[[list[str]], np.ndarray] | None = None):
+                 similarity: Callable[[list[str]], np.ndarray] | None = None,
+                 pos_tagger: Callable[[list[str]], list[list[str | None]]] | None = None):
         settings.check()
         self._classify, self._candidates = classify, candidates
-        self._settings, self._similarity = settings, similarity
+        self._settings, self._similarity, self._tagger = settings, similarity, pos_tagger
+        self._window = None if similarity is None else WindowedSimilarity(
+            similarity, settings.window_size, settings.similarity_threshold)
 
     def _importance(self, text: WordText, probabilities: np.ndarray, gold: int,
                     budget: _Budget) -> list[int]:
@@ -187,33 +204,50 @@ class WordSubstitutionAttack:
         order = sorted(range(len(indices)), key=lambda k: (-scores[k], indices[k]))
         return [indices[k] for k in order]
 
+    def _filtered(self, current: WordText, index: int, words: list[str],
+                  original_tag: str | None) -> tuple[list[WordText], list[str], np.ndarray]:
+        """The candidates that pass both filters (step 2): their texts, their words and their
+        similarities (1 without an encoder)."""
+        texts = [current.replaced(index, word) for word in words]
+        similarities = np.ones(len(texts), np.float32)
+        if self._window is not None and texts:
+            similarities, kept = self._window(current, index, texts)
+            texts, words = ([x for x, k in zip(items, kept) if k] for items in (texts, words))
+            similarities = similarities[kept]
+        if self._tagger is not None and texts:
+            kept = np.array([same_part_of_speech(original_tag, tags[index],
+                                                 self._settings.noun_verb_swap)
+                             for tags in self._tagger([t.text for t in texts])], bool)
+            texts, words = ([x for x, k in zip(items, kept) if k] for items in (texts, words))
+            similarities = similarities[kept]
+        return texts, words, similarities
+
     def run(self, text: str, gold: int) -> AttackResult:
         original = WordText(text)
         budget = _Budget(self._classify, self._settings.max_queries)
         probabilities = budget([original])[0]
         start = float(probabilities[gold])
 
-        def result(status, current, predicted, changes, similarity, gold_probability):
+        def result(status, current, predicted, changes, gold_probability):
+            similarity = None
+            if self._similarity is not None:
+                similarity = 1.0 if current == original else float(
+                    cosines(self._similarity, text, [current.text])[0])
             return AttackResult(status, text, current.text, gold, predicted, changes,
                                 len(original), budget.used, similarity,
                                 (start, float(gold_probability)))
 
         if int(np.argmax(probabilities)) != gold:
-            return result(SKIPPED, original, int(np.argmax(probabilities)), [], None, start)
-        anchor = None if self._similarity is None else _unit(self._similarity([text]))[0]
+            return AttackResult(SKIPPED, text, text, gold, int(np.argmax(probabilities)), [],
+                                len(original), budget.used, None, (start, start))
+        tags = None if self._tagger is None else self._tagger([text])[0]
         current, current_probability, changes = original, probabilities, []
-        current_similarity = None if anchor is None else 1.0
         for index in self._importance(original, probabilities, gold, budget):
             if budget.exhausted:
                 break
             words = self._candidates.propose(current, index, self._settings.max_candidates)
-            texts = [current.replaced(index, word) for word in words]
-            similarities = np.ones(len(texts), np.float32)
-            if anchor is not None and texts:
-                similarities = _unit(self._similarity([t.text for t in texts])) @ anchor
-                kept = similarities >= self._settings.similarity_threshold
-                texts, words = ([x for x, k in zip(items, kept) if k] for items in (texts, words))
-                similarities = similarities[kept]
+            texts, words, similarities = self._filtered(
+                current, index, words, None if tags is None else tags[index])
             if not texts:
                 continue
             rows = budget(texts)
@@ -226,16 +260,14 @@ class WordSubstitutionAttack:
             if flipped.size:
                 best = flipped[np.argmax(similarities[flipped])]
                 changes = changes + [(index, original.words[index], words[best])]
-                similarity = None if anchor is None else float(similarities[best])
-                return result(SUCCEEDED, texts[best], int(predicted[best]), changes, similarity,
+                return result(SUCCEEDED, texts[best], int(predicted[best]), changes,
                               rows[best][gold])
             best = int(np.argmin(rows[:, gold]))
             if rows[best, gold] < current_probability[gold]:
                 current, current_probability = texts[best], rows[best]
                 changes = changes + [(index, original.words[index], words[best])]
-                current_similarity = None if anchor is None else float(similarities[best])
         return result(FAILED, current, int(np.argmax(current_probability)), changes,
-                      current_similarity, current_probability[gold])
+                      current_probability[gold])
 
 
 def summarize(results: list[AttackResult]) -> dict[str, float | int]:
