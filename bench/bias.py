@@ -1,7 +1,9 @@
-r"""Bias measures on real weights: SEAT on all-MiniLM-L6-v2, CrowS-Pairs on small pretrained BERTs.
+r"""Bias measures on real weights: SEAT on all-MiniLM-L6-v2, CrowS-Pairs on small pretrained BERTs,
+the Equity Evaluation Corpus on MiniLM fine-tuned on SST-2, gender and race in MiniLM's names.
 
     .venv/bin/python -m bench.bias [--work_dir=/work/benchwork/robustness]
-        [--permutations=100000] [--pretraining_steps=3000]
+        [--permutations=100000] [--pretraining_steps=3000] [--tests=seat,crows,eec,names]
+        [--classifier_epochs=E]
 
 Runs `python -m run_scripts.bias_report` as a user does:
 
@@ -17,6 +19,15 @@ Runs `python -m run_scripts.bias_report` as a user does:
          ../shared/data/pretraining_text/gutenberg_sentences.txt, --pretraining_steps steps),
          beside BERT-base's published 60.5 (Nangia et al. 2020, Table 3). These are far smaller
          models trained on old fiction: a report, not a target.
+  EEC    on MiniLM fine-tuned on SST-2 (bench/robustness_models.py's classifier; with
+         --classifier_epochs, a run of that many epochs of the same rows instead, named apart),
+         scored by P(positive) over the 8,640 sentences of data/eec_templates/: gender and race
+         differences with paired t-tests, beside Kiritchenko & Mohammad's (2018) finding over
+         219 SemEval-2018 systems. Theirs scored emotion and valence intensity by regression;
+         this is a binary sentiment classifier's probability, nearest to their valence task.
+  names  MiniLM's vectors of the EEC's 40 names in its 5,760 name sentences, per layer: gender
+         probes within and across races (official/robustness/name_probe.py), beside Guo &
+         Caliskan's (2021) finding, whose measure is another (no figure to set beside ours).
 
 May et al.'s BERT column (bert-large-cased) is quoted from sent-bias's pull request #2, whose
 "BERT (prev)" column is the paper's Table 3 as the released code reproduces it (issue #1); that
@@ -38,7 +49,12 @@ import subprocess
 import sys
 import time
 
-from bench.robustness_models import minilm_sentence_export
+from bench.finetune_glue import minilm_checkpoint
+from bench.robustness_models import (
+    minilm_sentence_export,
+    sst2_classifier_export,
+    sst2_dev_accuracy,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
@@ -46,6 +62,8 @@ SEAT_DIR = os.path.join(SHARED, "bias", "seat")
 CROWS = os.path.join(SHARED, "bias", "crows_pairs", "crows_pairs_anonymized.csv")
 CORPUS = os.path.join(SHARED, "pretraining_text", "gutenberg_sentences.txt")
 VOCAB = os.path.join(REPO, "data", "vocab", "uncased_vocab.txt")
+EEC_FILE = os.path.join(REPO, "data", "eec_templates", "eec_templates.json")
+TESTS = ("seat", "crows", "eec", "names")
 DEMO_PRETRAINED = os.path.join(REPO, "demo_output", "pretrained")
 
 # The rows of May et al.'s Table 3 (sent-bias's print_table.py, test set "overall") and of their
@@ -139,15 +157,80 @@ def crows_pairs(name: str, init_checkpoint: str, vocab_file: str, work_dir: str)
     return dict(_results(output_dir), seconds=seconds)
 
 
+def eec(work_dir: str, classifier_epochs: float | None) -> None:
+    """The EEC's test on the SST-2 classifier, its tables printed beside the published finding."""
+    if classifier_epochs is None:
+        name, flags = "sst2_minilm", ()
+    else:
+        name, flags = f"sst2_minilm_{classifier_epochs:g}ep", (
+            f"--num_train_epochs={classifier_epochs:g}",)
+    export = sst2_classifier_export(work_dir, name, *flags)
+    output_dir = os.path.join(work_dir, f"bias_eec_{name}")
+    seconds = _run("run_scripts.bias_report", "--test=eec", f"--export_dir={export}",
+                   "--score_class=1", f"--input_file={EEC_FILE}", "--batch_size=128",
+                   f"--output_dir={output_dir}")
+    found = _results(output_dir)
+    print(f"\nEEC on MiniLM fine-tuned on SST-2 ({name}: dev accuracy "
+          f"{sst2_dev_accuracy(work_dir, name):.3f}), P(positive) of {found['sentences']} "
+          f"sentences ({seconds:.0f} s)")
+    print(f"{'comparison':<22} {'held':<14} {'pairs':>5} {'mean diff':>10} {'first >':>8} "
+          f"{'t':>7} {'p':>9} sig")
+    for comparison, rows in found["comparisons"].items():
+        for held, row in [("all", rows["all"]), *rows["emotions"].items()]:
+            print(f"{comparison:<22} {held:<14} {row['pairs']:>5} "
+                  f"{row['mean_difference']:>+10.4f} {row['first_higher']:>8.1%} "
+                  f"{row['t']:>7.2f} {row['p_value']:>9.1e} "
+                  f"{'yes' if row['significant'] else 'no'}")
+    published = found["published"]["eec"]
+    print(f"Published ({published['source']}): {published['finding']} "
+          f"({published['systems']} systems; {published['test']}). Per task: "
+          f"{published['per_task_shares']}.")
+
+
+def names(work_dir: str) -> None:
+    """The names probe on MiniLM, its table printed beside the published finding."""
+    output_dir = os.path.join(work_dir, "bias_names_minilm")
+    model = minilm_checkpoint(work_dir)
+    seconds = _run("run_scripts.bias_report", "--test=names", f"--init_checkpoint={model}",
+                   f"--input_file={EEC_FILE}", "--max_seq_length=64", "--batch_size=128",
+                   f"--output_dir={output_dir}")
+    found = _results(output_dir)
+    print(f"\nNames in all-MiniLM-L6-v2: probe accuracy (%) by layer, {found['occurrences']} "
+          f"occurrences of {found['names']} names, within = {found['folds']}-fold by name "
+          f"({seconds:.0f} s)")
+    with open(os.path.join(output_dir, "bias_results.md"), encoding="utf-8") as f:
+        print(f.read().strip())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work_dir", default="/work/benchwork/robustness")
     parser.add_argument("--permutations", type=int, default=100000)
     parser.add_argument("--pretraining_steps", type=int, default=3000)
+    parser.add_argument("--tests", default=",".join(TESTS),
+                        help=f"comma-separated, of {', '.join(TESTS)}")
+    parser.add_argument("--classifier_epochs", type=float, default=None,
+                        help="eec: fine-tune the SST-2 classifier for this many epochs (a run of "
+                             "its own) instead of using robustness_models' one-epoch run")
     args = parser.parse_args()
+    tests = [t for t in args.tests.split(",") if t]
+    unknown = sorted(set(tests) - set(TESTS))
+    if unknown:
+        parser.error(f"--tests: {', '.join(unknown)} not among {', '.join(TESTS)}")
     os.makedirs(args.work_dir, exist_ok=True)
+    if "seat" in tests:
+        seat_table(args.work_dir, args.permutations)
+    if "crows" in tests:
+        crows_table(args.work_dir, args.pretraining_steps)
+    if "eec" in tests:
+        eec(args.work_dir, args.classifier_epochs)
+    if "names" in tests:
+        names(args.work_dir)
 
-    found = seat(args.work_dir, args.permutations)
+
+def seat_table(work_dir: str, permutations: int) -> None:
+    """SEAT on MiniLM beside May et al.'s BERT column."""
+    found = seat(work_dir, permutations)
     by_test = {r["test"]: r for r in found["results"]}
     print(f"\nSEAT on all-MiniLM-L6-v2 (mean pooling, normalised; {found['seconds']:.0f} s); "
           "May et al. (2019), Table 3: bert-large-cased (sent-bias PR #2's \"BERT (prev)\")")
@@ -159,6 +242,10 @@ def main() -> None:
         print(f"{label:<24} {level:<9} {r['effect_size']:>9.2f} {r['p_value']:>9.1e} "
               f"{r['p_value_method']:<8} {theirs:>18}")
 
+
+
+def crows_table(work_dir: str, pretraining_steps: int) -> None:
+    """CrowS-Pairs on the demo's BERT-Tiny and a run_pretraining output, beside BERT-base's."""
     models = []
     if os.path.isdir(DEMO_PRETRAINED):
         models.append(("demo_bert_tiny", DEMO_PRETRAINED,
@@ -166,11 +253,11 @@ def main() -> None:
                        "the demo's BERT-Tiny (L2/H128, 4k Gutenberg vocab, 5,000 steps)"))
     else:
         print(f"\n{DEMO_PRETRAINED}: not there (run `make demo` first); skipped")
-    output = pretraining_output(args.work_dir, args.pretraining_steps)
+    output = pretraining_output(work_dir, pretraining_steps)
     models.append(("run_pretraining", output, VOCAB,
                    f"run_pretraining here (L2/H128, uncased 30k vocab, "
-                   f"{args.pretraining_steps} steps on gutenberg_sentences)"))
-    rows = [(about, crows_pairs(name, path, vocab, args.work_dir))
+                   f"{pretraining_steps} steps on gutenberg_sentences)"))
+    rows = [(about, crows_pairs(name, path, vocab, work_dir))
             for name, path, vocab, about in models]
     print(f"\nCrowS-Pairs: % of {rows[0][1]['pairs']} pairs whose more stereotyping sentence has "
           f"the higher pseudo-log-likelihood (50 = no preference); BERT-base {CROWS_BERT_BASE} "
