@@ -2,6 +2,7 @@
 its cosines against numpy on hand-made word vectors; then the window in the attack."""
 
 import numpy as np
+import pytest
 
 from official.robustness import attack as at
 from official.robustness import candidates as cd
@@ -87,3 +88,29 @@ def test_the_attack_drops_a_swap_that_changes_its_window_though_the_whole_text_s
             victim, source, at.AttackSettings(window_size=size), similarity=encode).run(text, 1)
         assert result.status == status
         assert (after in victim.texts) == (size == 0)  # dropped before it cost a query
+
+
+def test_each_swap_is_measured_against_the_text_before_it_not_the_original():
+    """Two swaps each turn the window's vector by 0.35 rad, 0.7 rad in all: past 0.5 rad from
+    the original, yet each within 0.5 rad of the text it was made in (TextFooler's reference),
+    so both are made; the result's similarity is the whole texts'."""
+    vectors = {w: np.array([1.0, 0.0]) for w in WORDS}
+    first = 15 * np.array([np.cos(0.35), np.sin(0.35)])   # the window's sum after swap 1
+    second = 15 * np.array([np.cos(0.7), np.sin(0.7)])    # and after swap 2
+    vectors["xa"] = first - [14.0, 0.0]
+    vectors["xb"] = second - first + [1.0, 0.0]
+
+    def classify(texts):  # P(gold) 0.9; 0.6 once "xa" is in; 0.2 with "xb" too
+        return np.array([[0.8, 0.2] if {"xa", "xb"} <= set(t.split()) else
+                         [0.4, 0.6] if "xa" in t.split() else [0.1, 0.9] for t in texts])
+
+    text = " ".join(WORDS[:16])
+    source = cd.SynonymCandidates([(WORDS[0], "xa"), (WORDS[1], "xb")])
+    encode = bag_of_words(vectors)
+    result = at.WordSubstitutionAttack(classify, source, similarity=encode).run(text, 1)
+    assert result.status == at.SUCCEEDED
+    assert result.changes == [(0, WORDS[0], "xa"), (1, WORDS[1], "xb")]
+    before, after = encode([text, result.perturbed])
+    assert result.similarity == pytest.approx(
+        before @ after / np.linalg.norm(before) / np.linalg.norm(after), abs=1e-6)
+    assert np.cos(0.7) < sw.SIMILARITY_THRESHOLD < np.cos(0.35)
