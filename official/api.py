@@ -21,6 +21,8 @@
                                   the weights as a tf1, tf2, hf or keras_hub checkpoint (an
                                   adapted model's method folded in when it folds)
     example_checkpoint(folder)    a tiny random release, for examples and tests
+    ner_tags(path)                a run_ner output's tags in output order (its tagger.json's,
+                                  else CoNLL-2003's), for a token classifier and its export
 
 A text model keeps the task model of official/modeling/models.py as `.model`, so everything the
 command line does with a model works on it; its `.keras` file carries the vocab, and loads in a
@@ -52,7 +54,7 @@ from official import checkpoints
 from official.checkpoints import converter, tf1
 from official.checkpoints.errors import CheckpointError
 from official.configs import BertConfig
-from official.export import packing, saving
+from official.export import ner_kind, packing, saving
 from official.export.kinds import KINDS
 from official.export.options import ExportOptions
 from official.export.sentence_encoder import SentenceEncoderExport
@@ -446,6 +448,13 @@ class BertTextTokenClassifier(_TextModel):
     def serving_module(self, tokenizer, labels: Sequence[str]):
         """labels: the tags in output order (B-PER, ...): entities are read from them."""
         return self._served(tokenizer, "ner", labels=list(labels))
+
+
+def ner_tags(path: str) -> list[str]:
+    """The tags of the run_ner output at `path` in output order, as its export reads them (its
+    tagger.json's, else CoNLL-2003's): `BertTextTokenClassifier.from_checkpoint(path,
+    num_classes=len(tags))`, `.export(export_dir, labels=tags)`."""
+    return ner_kind.recorded_tagger(path)[0].tags()
 
 
 @keras.saving.register_keras_serializable(package="official")

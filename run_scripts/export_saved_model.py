@@ -12,7 +12,7 @@ r"""Exports SavedModels that TF Serving serves from raw text, and TF Hub encoder
                 texts of any length (windows in the graph, --window_batch_size at a time,
                 pooled as in training; also num_windows)
   ner           a run_ner output_dir: text -> entities (text, type, character offsets), words
-                and tags (tags: --ner_labels, default CoNLL-2003's)
+                and tags (tags: --ner_labels, else the run's tagger.json, else CoNLL-2003's)
   squad         a run_squad output_dir: question, context -> answer, score, character offsets
                 (the --doc_stride ... --null_score_diff_threshold flags as run_squad's)
   encoder       any --init_checkpoint: TF Hub's BERT encoder (with .mlm when the checkpoint has

@@ -1,5 +1,5 @@
-r"""Token classification: CoNLL-2003 named entities (entity F1) or a Universal Dependencies
-treebank's parts of speech (accuracy): fine-tune, evaluate, predict.
+r"""Token classification: named entities (CoNLL-2003's, or a domain's of any types; entity F1) or
+a Universal Dependencies treebank's parts of speech (accuracy): fine-tune, evaluate, predict.
 
     python -m run_scripts.run_ner \
       --data_dir=conll2003 --vocab_file=$BERT_DIR/vocab.txt --do_lower_case=False \
@@ -9,6 +9,22 @@ treebank's parts of speech (accuracy): fine-tune, evaluate, predict.
 
 --data_dir holds eng.train (training), eng.testa (--do_eval, after every epoch) and eng.testb
 (--do_predict); --train_file, --dev_file and --test_file name others.
+
+The tags are the training file's (data_prep/conll.py `tag_set`, one rule for every format):
+the format's published set (CoNLL-2003's nine, in Hugging Face's order; PAN-X's; UD's 17 UPOS)
+when it holds them all, else O and B-/I- of each entity type, types sorted. So a domain's files
+in CoNLL's layout, IOB1 or IOB2, the word first and the tag last ("Naloxone<TAB>B-Chemical", as
+BC5CDR, NCBI-disease and JNLPBA are distributed), train a tagger of their own types:
+
+    python -m run_scripts.run_ner --data_dir=BC5CDR-IOB --train_file=train.tsv \
+      --dev_file=devel.tsv --test_file=test.tsv --vocab_file=$BERT_DIR/vocab.txt \
+      --init_checkpoint=$BERT_DIR/bert_model.ckpt --do_train --do_eval --do_predict \
+      --output_dir=/tmp/bc5cdr
+
+A dev or test tag of a type the training file lacks is refused at its line, before training.
+Tags that are not CoNLL-2003's are recorded in output_dir/tagger.json (official/tasks/
+ner_settings.py), which a rerun that only evaluates or predicts and export_saved_model
+--export_type=ner read back.
 
 --data_format=conllu tags words with their universal part of speech (UD's 17 UPOS tags) from
 CoNLL-U files of any language (--train_file, --dev_file, --test_file name them in --data_dir):
@@ -70,7 +86,8 @@ from official.tasks.ner_settings import DEFAULT_LSTM_UNITS, FeatureBasedSettings
 from official.training.options import FinetuningOptions
 from run_scripts import common_flags
 
-# Each --data_format's tag set, scheme (official/tasks/ner.py) and default files.
+# Each --data_format's published tag set (kept when it holds the training file's tags:
+# data_prep/conll.py `tag_set`), scheme (official/tasks/ner.py) and default files.
 FORMATS = {"conll2003": (CONLL2003_LABELS, "entities"), "conllu": (UPOS_LABELS, "tags"),
            "panx": (PANX_LABELS, "entities")}
 DEFAULT_FILES = {"conll2003": {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"},
@@ -78,7 +95,9 @@ DEFAULT_FILES = {"conll2003": {"train": "eng.train", "dev": "eng.testa", "test":
 
 flags.DEFINE_string("data_dir", None, "The directory holding the data files.")
 flags.DEFINE_enum("data_format", "conll2003", list(FORMATS),
-                  "conll2003: CoNLL-2003's four columns, IOB entity tags, scored by entity F1. "
+                  "conll2003: CoNLL-2003's four columns (or a domain's word<TAB>tag: the word "
+                  "first, the tag last), IOB1 or IOB2 entity tags of the training file's types, "
+                  "scored by entity F1. "
                   "conllu: a Universal Dependencies treebank, each word tagged with its "
                   "universal part of speech, scored by accuracy. panx: WikiANN as XTREME's "
                   "PAN-X gives it, '<lang>:<word><TAB><tag>' lines, IOB2 PER/ORG/LOC tags, "
@@ -229,16 +248,23 @@ def job(plan: Plan) -> dict[str, dict[str, float]]:
         # record, as it takes the method and the base.
         record = artifact.read_record(plan.options.output_dir)
         features = ner_settings.from_spec(record.task) if record is not None else None
-    labels, scheme = FORMATS[FLAGS.data_format]
-    data = conll.ConllData(plan.files, labels, plan.options.max_seq_length, FLAGS.vocab_file,
-                           FLAGS.do_lower_case, plan.options.output_dir, FLAGS.data_format,
-                           evaluation_sets=plan.languages, augmentation=plan.code_switching)
-    tagger = ner_settings.TaggerSettings(mix_layers=FLAGS.mix_layers)
+    published, scheme = FORMATS[FLAGS.data_format]
+    tagger = None
     if not plan.options.do_train:
-        # So does a tagger that mixes layers, from its tagger.json.
+        # So do the tags and a tagger that mixes layers, from its tagger.json (a run made
+        # before tags were recorded trained on its format's published set).
         tagger = records.read(os.path.join(plan.options.output_dir, ner_settings.TAGGER_FILE),
-                              ner_settings.TaggerSettings) or tagger
-    return common_flags.finetune(plan.options, NerTask(labels, features, scheme, tagger),
+                              ner_settings.TaggerSettings) \
+            or ner_settings.TaggerSettings(mix_layers=FLAGS.mix_layers)
+    data = conll.ConllData(plan.files, tagger and tagger.tags(published),
+                           plan.options.max_seq_length, FLAGS.vocab_file, FLAGS.do_lower_case,
+                           plan.options.output_dir, FLAGS.data_format,
+                           evaluation_sets=plan.languages, augmentation=plan.code_switching)
+    if tagger is None:
+        # A training run's tags are its training file's (read before any work).
+        tagger = ner_settings.TaggerSettings.of(FLAGS.mix_layers,
+                                                data.choose_tags(published, scheme))
+    return common_flags.finetune(plan.options, NerTask(data.labels, features, scheme, tagger),
                                  data, plan.adaptations)
 
 

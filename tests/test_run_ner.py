@@ -223,17 +223,21 @@ def test_a_further_set_is_scored_by_the_kept_model_and_training_switched_code(to
         total = counts[word] + counts[translation]
         spread = 5 * (total * 0.25) ** 0.5
         assert abs(counts[translation] - total / 2) < spread, (word, counts)
-    assert json.loads((out / "tagger.json").read_text()) == {"mix_layers": True}
+    # The tags are UD's 17, not CoNLL-2003's: recorded beside the mix.
+    from official.tasks.ner_metrics import UPOS_LABELS
+    assert json.loads((out / "tagger.json").read_text()) == {"labels": list(UPOS_LABELS),
+                                                             "mix_layers": True}
     heads = {name for name, _ in tf.train.list_variables(str(out / "best"))}
     assert any("scalar_mix" in name for name in heads)
-    # Its export rebuilds the tagger that mixes layers, from tagger.json.
+    # Its export rebuilds the tagger that mixes layers, of those tags, from tagger.json.
     from types import SimpleNamespace
 
     from official.export import ner_kind
-    spec = ner_kind.KIND.spec(SimpleNamespace(labels=["NOUN"], peft_checkpoint=None,
+    spec = ner_kind.KIND.spec(SimpleNamespace(labels=None, peft_checkpoint=None,
                                               init_checkpoint=str(out)))
     assert spec["mix_layers"] is True and ner_kind.KIND.task(spec).tagger.mix_layers
-    # A rerun that only evaluates takes the mix from tagger.json: the same scores.
+    assert spec["labels"] == list(UPOS_LABELS)
+    # A rerun that only evaluates takes the mix and the tags from tagger.json: the same scores.
     again = toy["root"] / "upos_again"
     again.mkdir()
     for name in os.listdir(out):
@@ -262,6 +266,16 @@ def test_train_eval_predict_learns_the_entities(toy, trained):
             "best", "eng.train.tf_record", "eng.testa.tf_record", "eng.testb.tf_record",
             f"model.ckpt-{TRAIN_STEPS}.index"} <= set(os.listdir(out))
     assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
+    # Its tags are CoNLL-2003's, in their order (its types are a part of CoNLL's): it records
+    # none, as no run did before tags were recorded, and its export reads them as CoNLL's.
+    from types import SimpleNamespace
+
+    from official.export import ner_kind
+    from official.tasks.ner_metrics import CONLL2003_LABELS
+    assert "tagger.json" not in os.listdir(out)
+    assert ner_kind.KIND.spec(SimpleNamespace(labels=None, peft_checkpoint=None,
+                                              init_checkpoint=str(out))) == {
+        "labels": list(CONLL2003_LABELS)}
 
     # Entity F1 on held-out sentences, against 0 for tagging everything O; evaluated after
     # each of the 2 epochs, the best kept.
@@ -339,9 +353,15 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
     # A word list with a line without its tab, and a language's file that is not there.
     (data / "en-de.txt").write_text("dog\tHund\ncat Katze\n", encoding="utf-8")
 
+    # A domain's dev file with an entity type its training file lacks.
+    (data / "train.tsv").write_text("Naloxone\tB-Chemical\nreverses\tO\n\nSevere\t"
+                                    "B-Disease\nhypotension\tI-Disease\n", encoding="utf-8")
+    (data / "devel.tsv").write_text("Aspirin\tB-Chemical\n\nBRCA1\tB-Gene\n",
+                                    encoding="utf-8")
+
     # Side by side, each refused before writing.
     out = tmp_path / "out"
-    bad_tag, missing, bad_upos, unnamed, no_tab, no_language = run_modules(
+    bad_tag, missing, bad_upos, unnamed, no_tab, no_language, unseen = run_modules(
         command(toy, out, "--do_train", "--do_eval", "--do_predict", data_dir=data),
         command(toy, out, "--do_train", data_dir=no_train),
         command(toy, out, "--do_train", "--data_format=conllu", "--train_file=bad.conllu",
@@ -350,7 +370,9 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
         command(toy, out, "--do_train", "--code_switch_dictionaries=de=en-de.txt",
                 data_dir=data),
         command(toy, out, "--do_train", "--do_eval", "--eval_languages=de=de.conllu",
-                data_dir=data))
+                data_dir=data),
+        command(toy, out, "--do_train", "--do_eval", "--train_file=train.tsv",
+                "--dev_file=devel.tsv", data_dir=data))
     # A tag outside the label set in the test file: found before any training.
     last = failed(bad_tag)
     assert last.startswith(f"run_ner: {data / 'eng.testb'}:{bad + 1}: tag 'I-PLANET'"), last
@@ -367,6 +389,8 @@ def test_bad_input_is_one_line_and_writes_nothing(toy, tmp_path):
                              "(word<TAB>translation)"
     assert failed(no_language) == f"run_ner: --eval_languages: {data / 'de.conllu'}: no such " \
                                   "file (language de)"
+    assert failed(unseen) == f"run_ner: {data / 'devel.tsv'}:3: tag 'B-Gene' is not one of " \
+                             "O, B-Chemical, I-Chemical, B-Disease, I-Disease"
     assert not out.exists() or not os.listdir(out)
 
 
