@@ -28,7 +28,7 @@ Choices, and why:
   kept whole and in its order when it holds every tag of the training file, so models
   fine-tuned on CoNLL-2003 keep their ids; any other tags (a domain's: BC5CDR's Chemical and
   Disease, JNLPBA's protein, DNA, ...) give a set derived from them alone, whatever their order
-  in the file. The other files are read against it: a tag outside it (an entity type the
+  in the file. The other files are read against it: a tag outside it (of a type a domain's
   training file never has) is an error at its line, not a silently bigger output layer. The run
   records a set that is not CoNLL-2003's (official/tasks/ner_settings.py), so that its reruns
   and its export read the same ids.

@@ -21,7 +21,8 @@ BC5CDR, NCBI-disease and JNLPBA are distributed), train a tagger of their own ty
       --init_checkpoint=$BERT_DIR/bert_model.ckpt --do_train --do_eval --do_predict \
       --output_dir=/tmp/bc5cdr
 
-A dev or test tag of a type the training file lacks is refused at its line, before training.
+A dev or test tag outside the set (of a type a domain's training file lacks) is refused at its
+line, before training.
 Tags that are not CoNLL-2003's are recorded in output_dir/tagger.json (official/tasks/
 ner_settings.py), which a rerun that only evaluates or predicts and export_saved_model
 --export_type=ner read back.
