@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from official.tasks.ner_metrics import UPOS_LABELS
 from tests.cli import ENV, PATIENCE, REPO, refused, run_module, run_modules, start, succeeded
 
 VOCAB = os.path.join(REPO, "tests", "data", "cased_vocab.txt")
@@ -331,9 +332,9 @@ def test_the_crosslingual_study_mixes_languages_tags_zero_shot_and_reports_the_c
     switched = json.loads((Path(str(runs).format(row="multi_cs"))
                            / "en_ewt-ud-train.conllu.tf_record.json").read_text())
     assert switched["copies"] == 1 and "code_switching" in switched["key"]
-    assert not (Path(str(runs).format(row="multi_cs")) / "tagger.json").exists()
-    assert json.loads((Path(str(runs).format(row="multi_mix")) / "tagger.json").read_text()) \
-        == {"mix_layers": True}
+    for row, mix in (("multi_cs", False), ("multi_mix", True)):  # UD's 17 tags recorded too
+        assert json.loads((Path(str(runs).format(row=row)) / "tagger.json").read_text()) == {
+            "labels": list(UPOS_LABELS), "mix_layers": mix}
     text = (out / "REPORT.md").read_text()
     assert "| mBERT, English UD POS (paper) [Pires] | 96.8 | 89.4 | 85.9 |" in text
     assert "- English + German + Spanish < + code-switching (CoSDA-ML) on UPOS de (zero-shot): " \
