@@ -168,7 +168,7 @@ def test_a_published_set_is_kept_in_its_order_when_it_holds_the_files_tags(tmp_p
 def test_a_dev_tag_of_a_type_the_training_file_lacks_is_refused_at_its_line(tmp_path):
     train = write(tmp_path, BC5CDR, "train.tsv")
     dev = write(tmp_path, ["Aspirin\tB-Chemical", "", "BRCA1\tB-Gene", "gene\tO"], "dev.tsv")
-    data = conll.ConllData({"train": train, "dev": dev}, None, 16, UNCASED_VOCAB, True,
+    data = conll.ConllData({"train": train, "dev": dev}, None, 16, CASED_VOCAB, False,
                            str(tmp_path / "out"))
     with pytest.raises(ValueError, match="choose_tags reads them first"):
         data.read(["train"])
