@@ -21,11 +21,13 @@ Stop words are never replaced. TextFooler's two filters, each with its export, d
 candidate before it is classified (without the export there is no such filter, said in the
 log):
   --similarity_export_dir  a sentence_encoder export (all-MiniLM-L6-v2's): the window of
-                           --similarity_window words around the swap (TextFooler's 15; 0: the
-                           whole text; a shorter text is not checked) must keep a cosine of at
-                           least --similarity_threshold with the same window before the swap
+                           --similarity_window words around the swap (TextFooler's 15; a
+                           shorter text is not checked) must keep a cosine of at least
+                           --similarity_threshold with the same window before the swap
                            (default cos(0.5 rad) = 0.878: TextFooler's angular similarity
-                           0.840845057 as a cosine); official/robustness/similarity_window.py;
+                           0.840845057 as a cosine); with --similarity_window=0, the whole text
+                           with the original (this project's earlier rule);
+                           official/robustness/similarity_window.py;
   --pos_tagger_export_dir  a UPOS tagger (run_ner --data_format=conllu on UD English EWT,
                            exported with export_saved_model --export_type=ner and the tags as
                            B- labels): the replacement's tag in its new text must be the word's
@@ -102,8 +104,8 @@ flags.DEFINE_float("similarity_threshold", SIMILARITY_THRESHOLD,
                    "(with --similarity_export_dir). Default cos(0.5 rad): TextFooler's angular "
                    "similarity 1 - angle / pi of at least 0.840845057.")
 flags.DEFINE_integer("similarity_window", WINDOW_SIZE, "Words around a swap the sentence "
-                     "encoder compares (TextFooler's 15; 0: the whole texts); a text of fewer "
-                     "words is not checked.")
+                     "encoder compares (TextFooler's 15); a text of fewer words is not "
+                     "checked. 0: the whole text, against the original.")
 flags.DEFINE_string("pos_tagger_export_dir", None, "A UPOS tagger export (run_ner "
                     "--data_format=conllu, export_type=ner): a replacement must keep the "
                     "word's part of speech.")

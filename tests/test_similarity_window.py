@@ -14,12 +14,11 @@ WORDS = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(30)]  # waa, w
 
 def test_the_window_is_seven_words_each_side_shifted_at_the_ends():
     # 20 words, 15 a window: centred from index 7 to 12, shifted to [0, 15) or [5, 20) nearer
-    # an end; a text of 14 words is not checked; size 0 is the whole text.
+    # an end; a text of 14 words is not checked.
     assert [sw.window(20, i, 15) for i in (0, 6, 7, 8, 12, 13, 19)] == [
         (0, 15), (0, 15), (0, 15), (1, 16), (5, 20), (5, 20), (5, 20)]
     assert sw.window(15, 14, 15) == (0, 15) and sw.window(14, 3, 15) is None
     assert sw.window(40, 20, 15) == (13, 28) and sw.window(40, 20, 4) == (19, 23)
-    assert sw.window(9, 4, 0) == (0, 9)
 
 
 def bag_of_words(vectors):
@@ -35,7 +34,7 @@ def test_window_cosines_are_numpys_on_the_windows_text():
     text = WordText(" ".join(WORDS[:20]) + " .")
     candidates = [text.replaced(3, "xx"), text.replaced(3, "yy")]
     check = sw.WindowedSimilarity(bag_of_words(vectors), size=15, threshold=0.9)
-    values, kept = check(text, 3, candidates)
+    values, kept = check(text.text, text, 3, candidates)
 
     def cos(a, b):
         return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
@@ -54,7 +53,7 @@ def test_a_text_shorter_than_the_window_passes_whole_ranked_by_its_whole_cosines
                "nice": np.array([1.0, 0.1]), "movie": np.array([0.0, 0.0])}
     text = WordText("good movie")
     values, kept = sw.WindowedSimilarity(bag_of_words(vectors), 15, 0.99)(
-        text, 0, [text.replaced(0, "fine"), text.replaced(0, "nice")])
+        text.text, text, 0, [text.replaced(0, "fine"), text.replaced(0, "nice")])
     np.testing.assert_allclose(values, [0.0, 1 / np.sqrt(1.01)], atol=1e-6)
     assert kept.tolist() == [True, True]
 
@@ -93,7 +92,9 @@ def test_the_attack_drops_a_swap_that_changes_its_window_though_the_whole_text_s
 def test_each_swap_is_measured_against_the_text_before_it_not_the_original():
     """Two swaps each turn the window's vector by 0.35 rad, 0.7 rad in all: past 0.5 rad from
     the original, yet each within 0.5 rad of the text it was made in (TextFooler's reference),
-    so both are made; the result's similarity is the whole texts'."""
+    so both are made; the result's similarity is the whole texts'. Without a window
+    (`window_size=0`) the whole text is measured against the original: 0.33 rad after the first
+    swap, 0.62 after the second, which is dropped."""
     vectors = {w: np.array([1.0, 0.0]) for w in WORDS}
     first = 15 * np.array([np.cos(0.35), np.sin(0.35)])   # the window's sum after swap 1
     second = 15 * np.array([np.cos(0.7), np.sin(0.7)])    # and after swap 2
@@ -114,3 +115,6 @@ def test_each_swap_is_measured_against_the_text_before_it_not_the_original():
     assert result.similarity == pytest.approx(
         before @ after / np.linalg.norm(before) / np.linalg.norm(after), abs=1e-6)
     assert np.cos(0.7) < sw.SIMILARITY_THRESHOLD < np.cos(0.35)
+    result = at.WordSubstitutionAttack(classify, source, at.AttackSettings(window_size=0),
+                                       similarity=encode).run(text, 1)
+    assert result.status == at.FAILED and result.changes == [(0, WORDS[0], "xa")]

@@ -24,10 +24,11 @@ The search, for an example the classifier gets right (otherwise it is skipped):
      its place in the current text. Before any query, TextFooler's two filters drop
      candidates: the similarity constraint (`similarity_window`: the window of
      `window_size` words around the swap, cosine at least `similarity_threshold` with the
-     same window of the current text), then the part-of-speech filter (`part_of_speech`: the
+     same window of the current text; or, with `window_size=0`, the whole text with the
+     original), then the part-of-speech filter (`part_of_speech`: the
      replacement's tag in its new text against the word's tag in the original). The rest are
      classified in one batch. If some flip the prediction away from the gold class, the one
-     most similar to the current text wins and the attack has succeeded (TextFooler's choice).
+     most similar wins and the attack has succeeded (TextFooler's choice).
      If none does, the one that lowers the gold probability most is kept, if it lowers it at
      all, and the search moves to the next word.
   3. The attack fails when the words run out, or when the next batch would pass `max_queries`
@@ -71,7 +72,8 @@ class AttackSettings:
       similarity_threshold: the least cosine between a swap's window and the current text's
         (`similarity_window`); used only with a `similarity` encoder.
       importance: how deleting a word scores it (step 1 of the module docstring).
-      window_size: the words around a swap the encoder compares (0: the whole texts).
+      window_size: the words around a swap the encoder compares (0: the whole texts, each
+        against the original).
       noun_verb_swap: whether the part-of-speech filter lets a noun replace a verb and back
         (TextFooler's code; used only with a `pos_tagger`).
     """
@@ -204,14 +206,14 @@ class WordSubstitutionAttack:
         order = sorted(range(len(indices)), key=lambda k: (-scores[k], indices[k]))
         return [indices[k] for k in order]
 
-    def _filtered(self, current: WordText, index: int, words: list[str],
+    def _filtered(self, original: str, current: WordText, index: int, words: list[str],
                   original_tag: str | None) -> tuple[list[WordText], list[str], np.ndarray]:
         """The candidates that pass both filters (step 2): their texts, their words and their
         similarities (1 without an encoder)."""
         texts = [current.replaced(index, word) for word in words]
         similarities = np.ones(len(texts), np.float32)
         if self._window is not None and texts:
-            similarities, kept = self._window(current, index, texts)
+            similarities, kept = self._window(original, current, index, texts)
             texts, words = ([x for x, k in zip(items, kept) if k] for items in (texts, words))
             similarities = similarities[kept]
         if self._tagger is not None and texts:
@@ -247,7 +249,7 @@ class WordSubstitutionAttack:
                 break
             words = self._candidates.propose(current, index, self._settings.max_candidates)
             texts, words, similarities = self._filtered(
-                current, index, words, None if tags is None else tags[index])
+                text, current, index, words, None if tags is None else tags[index])
             if not texts:
                 continue
             rows = budget(texts)

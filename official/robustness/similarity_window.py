@@ -2,7 +2,8 @@
 close in a sentence encoder's eyes.
 
     check = WindowedSimilarity(encoder, size=15, threshold=SIMILARITY_THRESHOLD)
-    cosines, kept = check(current, index, candidates)   float32 [candidates], bool [candidates]
+    cosines, kept = check(original, current, index, candidates)
+                                                float32 [candidates], bool [candidates]
 
 TextFooler (Jin et al., AAAI 2020, sec. 3.2 step 2) encodes a window of words around the
 swapped word, not the whole text, so that a long text does not hide a change in one sentence of
@@ -22,8 +23,10 @@ the rule, which is this one:
     to the same window, so the check measures this swap alone.
   - The window's text is the text from its first word's first character to its last word's
     last character, punctuation between words kept.
-  - `size=0` checks the whole texts instead (no window, no text skipped): the constraint this
-    project's attack used before TextFooler's window.
+  - `size=0` is the constraint this project's attack used before TextFooler's window: the
+    whole candidate text against the original text (not the current one), every text checked.
+    Each swap is then measured with all the swaps before it, where TextFooler's window
+    measures one swap at a time and lets a text drift from the original step by step.
 
 The threshold is a cosine. TextFooler's code and TextAttack compare the angular similarity
 1 - arccos(cos) / pi with 0.840845057 (TextAttack's reading of TextFooler's 0.5 rad), which is
@@ -46,11 +49,9 @@ SIMILARITY_THRESHOLD = math.cos(0.5)
 
 
 def window(words: int, index: int, size: int) -> tuple[int, int] | None:
-    """The [start, end) word indices of the window around word `index` of a text of `words`
-    words (see the module docstring); None when the text is shorter than the window (it is not
-    checked). `size=0`: the whole text."""
-    if size == 0:
-        return 0, words
+    """The [start, end) word indices of the window of `size` words (at least 1) around word
+    `index` of a text of `words` words (see the module docstring); None when the text is
+    shorter than the window (it is not checked)."""
     if words < size:
         return None
     start = min(max(index - (size - 1) // 2, 0), words - size)
@@ -81,7 +82,7 @@ class WindowedSimilarity:
 
     Args:
       encoder: a sentence encoder (its vectors' cosine is the similarity).
-      size: words in the window (0: the whole texts).
+      size: words in the window (0: the whole texts, against the original).
       threshold: the least cosine a candidate's window keeps with the reference's.
     Both are checked where they are settings (`attack.AttackSettings.check`).
     """
@@ -90,12 +91,15 @@ class WindowedSimilarity:
                  threshold: float = SIMILARITY_THRESHOLD):
         self.encoder, self.size, self.threshold = encoder, size, threshold
 
-    def __call__(self, current: WordText, index: int,
+    def __call__(self, original: str, current: WordText, index: int,
                  candidates: list[WordText]) -> tuple[np.ndarray, np.ndarray]:
         """(float32 [candidates], bool [candidates]): each candidate's cosine with `current`,
         where word `index` was swapped (a candidate has `current`'s words but that one), on the
         window, and whether it passes; a text too short to be checked passes whole, with its
-        whole texts' cosines."""
+        whole texts' cosines. With `size=0`, the whole candidates' cosines with `original`."""
+        if self.size == 0:
+            values = cosines(self.encoder, original, [text.text for text in candidates])
+            return values, values >= self.threshold
         bounds = window(len(current), index, self.size)
         if bounds is None:
             values = cosines(self.encoder, current.text, [text.text for text in candidates])
