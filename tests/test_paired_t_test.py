@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from official.robustness.paired_t_test import (PairedTTest, paired_t_test, regularized_beta,
-                                               two_sided_p_value)
+from official.robustness.paired_t_test import (
+    PairedTTest,
+    paired_t_test,
+    regularized_beta,
+    two_sided_p_value,
+)
 
 
 @pytest.mark.parametrize("n, shift", [(2, 0.3), (5, 0.0), (40, 0.05), (1440, 0.01)])
