@@ -37,13 +37,15 @@ def _body(page: str) -> list[str]:
 def test_markdown_subset_renders_as_written_by_hand():
     text = ("# Title <1>\n\nA *short* line\nand `a < b` with **bold**.\n\n"
             "| name | n |\n|---|---:|\n| [x](x.html) | 1 |\n\n"
-            "- one\n* two\n\n```\n| not a table |\n```\n![plot](d/p.png)\n")
+            "- one\n  - one.1\n    * one.1.1\n  - one.2\n* two\n\n"
+            "```\n| not a table |\n```\n![plot](d/p.png)\n")
     assert _body(to_html(text, "T")) == [
         "<h1>Title &lt;1&gt;</h1>",
         "<p>A <em>short</em> line and <code>a &lt; b</code> with <strong>bold</strong>.</p>",
         "<table>", "<tr><th>name</th><th align=right>n</th></tr>",
         '<tr><td><a href="x.html">x</a></td><td align=right>1</td></tr>', "</table>",
-        "<ul>", "<li>one</li>", "<li>two</li>", "</ul>",
+        "<ul><li>one<ul><li>one.1<ul><li>one.1.1</li></ul></li><li>one.2</li></ul></li>"
+        "<li>two</li></ul>",
         "<pre><code>| not a table |</code></pre>",
         '<p><img alt="plot" src="d/p.png"></p>']
     assert "<title>T</title>" in to_html(text, "T")

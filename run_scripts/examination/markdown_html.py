@@ -5,9 +5,9 @@ dependency, and the report needs a small subset):
 
 Blocks: `#` headings (one to six), pipe tables (a header row, then a `|---|---:|` row whose
 `:` on the right aligns a column right, then rows), fenced code (```), lists of `- ` or `* `
-items, and paragraphs (lines up to a blank one). Inline: `code`, **bold**, *italic*, images
-![alt](src) and links [text](href). Everything else is text, escaped; an image's src is kept as
-written (the report's PNGs, relative to the page).
+items (an item indented under another nested in it), and paragraphs (lines up to a blank one).
+Inline: `code`, **bold**, *italic*, images ![alt](src) and links [text](href). Everything else
+is text, escaped; an image's src is kept as written (the report's PNGs, relative to the page).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import html
 import re
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_ITEM = re.compile(r"^[-*]\s+(.*)$")
+_ITEM = re.compile(r"^(\s*)[-*]\s+(.*)$")
 _SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # Inline marks, tried in this order at each place: code first (its inside is literal).
 _INLINE = re.compile(r"`([^`]+)`|!\[([^\]]*)\]\(([^)\s]+)\)|\[([^\]]+)\]\(([^)\s]+)\)"
@@ -61,6 +61,23 @@ def _table(lines: list[str]) -> list[str]:
             "</table>"]
 
 
+def _list(lines: list[str]) -> str:
+    """A list's HTML on one line; an item indented more than the one before is nested in it."""
+    out, depths = [], []
+    for line in lines:
+        indent, text = _ITEM.match(line).groups()
+        if not depths or len(indent) > depths[-1]:
+            out.append("<ul>")
+            depths.append(len(indent))
+        else:
+            out.append("</li>")
+            while len(depths) > 1 and len(indent) < depths[-1]:
+                out.append("</ul></li>")
+                depths.pop()
+        out.append(f"<li>{inline(text)}")
+    return "".join(out) + "</li></ul>" * len(depths)
+
+
 def _blocks(lines: list[str]) -> list[str]:
     out, i = [], 0
     while i < len(lines):
@@ -85,11 +102,11 @@ def _blocks(lines: list[str]) -> list[str]:
             out += _table(lines[i:end])
             i = end
         elif _ITEM.match(line):
-            out.append("<ul>")
-            while i < len(lines) and (item := _ITEM.match(lines[i])):
-                out.append(f"<li>{inline(item.group(1))}</li>")
-                i += 1
-            out.append("</ul>")
+            end = i
+            while end < len(lines) and _ITEM.match(lines[end]):
+                end += 1
+            out.append(_list(lines[i:end]))
+            i = end
         else:
             end = i
             while end < len(lines) and lines[end].strip() and not (
