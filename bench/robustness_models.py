@@ -26,7 +26,6 @@ import sys
 
 from bench.finetune_glue import limited_data_dir, minilm_checkpoint, read_results
 from official.export.versions import is_saved_model
-from official.robustness.part_of_speech import upos_export_labels
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UD_EWT = os.path.join(REPO, "..", "shared", "data", "ud_english_ewt")
@@ -137,13 +136,12 @@ def upos_dev_accuracy(work_dir: str) -> dict[str, str]:
 
 def upos_tagger_export(work_dir: str) -> str:
     """The tagger's export_dir `work_dir/upos_minilm_export` (made when missing): the NER
-    export with the UPOS tags as B- labels (official/robustness/tagger.py)."""
+    export of the UPOS run (its tags from the run's tagger.json)."""
     export_dir = os.path.join(work_dir, "upos_minilm_export")
     if not _exported(export_dir):
         run = upos_tagger_run(work_dir)
         model = minilm_checkpoint(work_dir)
         _run("run_scripts.export_saved_model", "--export_type=ner",
              f"--init_checkpoint={run}", f"--vocab_file={model}/vocab.txt",
-             f"--ner_labels={','.join(upos_export_labels())}",
              f"--max_seq_length={SST2_SEQ_LENGTH}", f"--export_dir={export_dir}")
     return export_dir

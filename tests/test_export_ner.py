@@ -17,7 +17,7 @@ from official.configs import BertConfig
 from official.export.ner import NerExport
 from official.modeling.encoder import build_encoder
 from official.modeling.models import BertTokenClassifier
-from official.tasks.ner_metrics import get_chunks
+from official.tasks.ner_metrics import UPOS_LABELS, get_chunks
 from official.text.basic_tokenizer import BasicTokenizer
 from official.text.tokenizer import FullTokenizer
 
@@ -101,6 +101,22 @@ def test_offsets_are_characters_of_the_text(model, tokenizer):
     for text, _, start, end in entities:
         assert texts[0][start:end] == text
     assert _served(outputs, 1)[0] == ["bad", "bytes"]
+
+
+def test_tags_of_single_words_serve_each_word_as_a_span_of_its_own(model, tokenizer):
+    """A part-of-speech tagger's labels (no O, no prefix): each word's tag as it is, and each word
+    an entity of its tag, where the same labels with B- prefixes would join runs of a tag."""
+    word_tags = list(UPOS_LABELS[:len(LABELS)])
+    export = NerExport(model, tokenizer, word_tags, 64)
+    outputs = export.signatures()["serving_default"](text=tf.constant(SENTENCES))
+    for i, (words, tags, _) in enumerate(_reference(model, tokenizer, SENTENCES, 64)):
+        expected_tags = [word_tags[LABELS.index(tag)] for tag in tags]
+        spans, cursor = [], 0
+        for word, tag in zip(words, expected_tags):
+            cursor = SENTENCES[i].index(word, cursor)
+            spans.append((word, tag, cursor, cursor + len(word)))
+            cursor += len(word)
+        assert _served(outputs, i) == (words, expected_tags, spans), SENTENCES[i]
 
 
 def test_labels_must_be_tags(model, tokenizer):

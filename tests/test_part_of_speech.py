@@ -8,7 +8,6 @@ from official.robustness import attack as at
 from official.robustness import candidates as cd
 from official.robustness import part_of_speech as ps
 from official.robustness.text_words import WordText
-from official.tasks.ner_metrics import UPOS_LABELS
 
 
 def test_a_replacement_keeps_the_tag_a_noun_and_a_verb_interchangeable_by_choice():
@@ -18,12 +17,6 @@ def test_a_replacement_keeps_the_tag_a_noun_and_a_verb_interchangeable_by_choice
     assert not ps.same_part_of_speech("NOUN", "VERB", noun_verb_swap=False)
     assert not ps.same_part_of_speech("NOUN", "PROPN")
     assert not ps.same_part_of_speech(None, "NOUN") and not ps.same_part_of_speech("X", None)
-
-
-def test_the_export_labels_are_the_upos_tags_in_order_as_b_labels():
-    labels = ps.upos_export_labels()
-    assert len(labels) == 17 and labels[0] == "B-ADJ" and labels[-1] == "B-X"
-    assert [label[2:] for label in labels] == list(UPOS_LABELS)
 
 
 TAGS = {"a": "DET", "good": "ADJ", "fine": "ADJ", "well": "ADV", "movie": "NOUN"}

@@ -42,14 +42,19 @@ _PREFIXES = "OBIES"  # index of a tag's prefix; O is 0
 
 
 def _tag_table(labels: Sequence[str]) -> tuple[list[int], list[str], list[int]]:
-    """Per label: its prefix's index in _PREFIXES, and its type's index in the types list."""
+    """Per label: its prefix's index in _PREFIXES, and its type's index in the types list.
+
+    Labels are entity tags (O, or B-/I-/E-/S- and a type) or, when none is O or has a prefix,
+    tags of single words (a part-of-speech tagger's ADJ, NOUN, ...): each word is then a span of
+    its own, as an S- tag, and `tags` serves the labels as they are."""
+    word_tags = all(label != "O" and "-" not in label for label in labels)
     prefixes, types, type_ids = [], [], []
     for label in labels:
         if label == "O":
             prefixes.append(0)
             type_ids.append(-1)
             continue
-        prefix, dash, entity_type = label.partition("-")
+        prefix, dash, entity_type = ("S", "-", label) if word_tags else label.partition("-")
         if prefix not in _PREFIXES[1:] or not dash or not entity_type:
             raise ValueError(f"label {label!r} is neither 'O' nor B-/I-/E-/S- and a type")
         if entity_type not in types:

@@ -18,8 +18,6 @@ here is the code's (`noun_verb_swap=True`); False is the paper's words.
 
 from __future__ import annotations
 
-from official.tasks.ner_metrics import UPOS_LABELS
-
 NOUN_VERB = frozenset(("NOUN", "VERB"))
 
 
@@ -32,9 +30,3 @@ def same_part_of_speech(original: str | None, replacement: str | None,
         return True
     return noun_verb_swap and {original, replacement} <= NOUN_VERB
 
-
-def upos_export_labels() -> list[str]:
-    """`export_saved_model --export_type=ner --ner_labels` for a run_ner --data_format=conllu
-    run: its UPOS tags in output order, as B- labels (the NER export reads a label as a prefix
-    and a type; `tagger` drops the prefix)."""
-    return [f"B-{tag}" for tag in UPOS_LABELS]

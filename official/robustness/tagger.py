@@ -7,10 +7,9 @@ word of `WordText` out (the attack's part-of-speech filter, `part_of_speech`).
 The tagger is `run_ner --data_format=conllu` (UD treebank words tagged with the 17 UPOS tags)
 exported by `export_saved_model --export_type=ner` (official/export/ner.py): `serving_default
 (text: string [batch]) -> words, tags: string [batch, max_words], num_words int32 [batch]`, the
-words at the original tokenizer's boundaries. The NER export reads each label as a prefix and
-an entity type, so a UPOS tagger is exported with the tags as B- labels (`--ner_labels=B-ADJ,
-B-ADP,...`: `part_of_speech.upos_export_labels`); the prefix is dropped here, and a tag without
-one is taken as it is.
+words at the original tokenizer's boundaries. The export serves a UPOS run's tags as they are
+(its tagger.json names them); a tagger exported with them as B- labels (`--ner_labels=B-ADJ,
+...`) has the prefix dropped here.
 
 Words. The export's words are cut at whitespace and every punctuation mark ("film's" is film '
 s); `WordText`'s keep inner apostrophes and hyphens. Each export word is found in the text after
