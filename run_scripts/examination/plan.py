@@ -15,7 +15,7 @@ is output_dir/<name>/, and the report gathers the files the row names from it.
 The budgets size the samples through each entry point's own flags. quick reads what the
 repository ships in data/ (so a fresh clone runs it); full reads ../shared/data where it is
 there (the README's full data), else the shipped files too. What quick costs at BERT-Base's
-size is examine_checkpoint's docstring's.
+size, as measured, is in examine_checkpoint's docstring.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Budget:
 
 BUDGETS = {
     "quick": Budget("quick", probe_train_sentences=300, probe_epochs=10, pairs_per_paradigm=5,
-                    checklist_cases=20, attack_examples=25, seat_files="sent-weat*.jsonl",
+                    checklist_cases=5, attack_examples=25, seat_files="sent-weat*.jsonl",
                     seat_permutations=10000, crows_pairs=100, shared=False),
     "full": Budget("full", probe_train_sentences=2000, probe_epochs=20, pairs_per_paradigm=100,
                    checklist_cases=500, attack_examples=500, seat_files="*.jsonl",
