@@ -258,6 +258,8 @@ class Servers:
                                  stdout, stderr, new_session)
 
     def _remake(self, turn: int) -> None:
+        """A new server in the place of a dead one, whose folder (its socket and log) goes."""
+        self.servers[turn].stop()
         self.servers[turn] = self._server()
         self._write_config()
 

@@ -70,6 +70,7 @@ def test_a_server_that_died_after_its_check_is_replaced_and_the_command_runs(ser
     out, _ = probe.communicate()
     assert probe.returncode == 0 and json.loads(out)["rest"] == []
     assert servers.servers[turn] is not victim and servers.servers[turn].alive()
+    assert not os.path.exists(victim.folder)  # no dead server's socket left in /tmp
 
 
 @pytest.mark.parametrize("then, code", [("exit:3", 3), ("raise", 1),
