@@ -45,8 +45,8 @@ def recorded_tagger(path: str) -> tuple[TaggerSettings, str]:
 
 def _spec(options: ExportOptions) -> dict:
     """The tags and whether the tagger mixes layers, from the run's tagger.json; the options'
-    tags (--ner_labels) name its outputs instead when given (a part-of-speech tagger's tags as B-
-    labels, say, for the entity graph to read).
+    tags (--ner_labels) rename its outputs when given (a part-of-speech run's tags serve as they
+    are, each word a span of its own: official/export/ner.py).
 
     Raises:
       ValueError: the options name another number of outputs than the run records.
