@@ -6,7 +6,8 @@ Two generators behind one set of flags:
                         comma list --output_file (data_prep/original_instances.py).
   (default)             the fast generator: --num_shards files in --output_dir, made by
                         --num_workers processes (data_prep/fast_generation.py), or with
-                        --runner by an Apache Beam pipeline (data_prep/beam_pipeline.py).
+                        --runner by an Apache Beam pipeline (data_prep/beam_pipeline.py),
+                        e.g. on a Dask cluster: --runner=DaskRunner --dask_address=tcp://HOST:8786.
 
 Usage (a command line, not a doctest):
   python -m data_prep.create_pretraining_data --reproduce_original \\
@@ -82,8 +83,12 @@ flags.DEFINE_integer("num_workers", 1,
                      "Worker processes of the fast generator (at most --num_shards are started).")
 flags.DEFINE_string("runner", None,
                     "Run the fast generator as an Apache Beam pipeline on this runner "
-                    "(DirectRunner, FlinkRunner, SparkRunner, DataflowRunner) instead of local "
-                    "worker processes; the same records (data_prep/beam_pipeline.py).")
+                    "(DirectRunner, DaskRunner, FlinkRunner, SparkRunner, DataflowRunner) instead "
+                    "of local worker processes; the same files (data_prep/beam_pipeline.py).")
+flags.DEFINE_string("dask_address", None,
+                    "With --runner=DaskRunner: the Dask scheduler's address, e.g. "
+                    "tcp://HOST:8786, whose workers make the shards; without it, a LocalCluster "
+                    "of worker processes on this machine.")
 flags.DEFINE_string("beam_pipeline_options", "",
                     "Further Beam flags for --runner, space-separated, e.g. "
                     "'--flink_master=HOST:8081 --environment_type=DOCKER'.")
@@ -171,6 +176,8 @@ def prepare() -> Plan:
     for name in ("num_shards", "num_workers"):
         if FLAGS[name].value < 1:
             raise _FlagError(f"--{name}={FLAGS[name].value}: must be at least 1")
+    if FLAGS.dask_address and FLAGS.runner != "DaskRunner":
+        raise _FlagError("--dask_address: only with --runner=DaskRunner")
     if FLAGS.reproduce_original:
         for path in output_files:
             check_output_file(path, "output_file")
@@ -227,7 +234,9 @@ def _generate(options: PretrainingDataOptions, output_files: list[str],
         beam_pipeline.run_beam(
             input_files, FLAGS.output_dir, FLAGS.vocab_file, FLAGS.do_lower_case, options,
             FLAGS.num_shards, pipeline_args=[
-                f"--runner={FLAGS.runner}", *FLAGS.beam_pipeline_options.split()])
+                f"--runner={FLAGS.runner}",
+                *([f"--dask_client_address={FLAGS.dask_address}"] if FLAGS.dask_address else []),
+                *FLAGS.beam_pipeline_options.split()])
     else:
         from data_prep import fast_generation
         fast_generation.generate(input_files, FLAGS.output_dir, FLAGS.vocab_file,

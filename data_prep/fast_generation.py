@@ -278,15 +278,16 @@ def remove_earlier_output(output_dir: str) -> None:
     shards = sorted(name for name in os.listdir(output_dir) if SHARD_NAME.fullmatch(name))
     for name in shards:
         os.unlink(os.path.join(output_dir, name))
-    _remove_stale_temp_files(output_dir)
+    remove_temp_shards(output_dir)
     if had_summary or shards:
         logging.info("%s: removed the earlier run's output (%s%d shard files) before writing "
                      "this run's", output_dir, f"{SUMMARY_FILE} and " if had_summary else "",
                      len(shards))
 
 
-def _remove_stale_temp_files(output_dir: str) -> None:
-    """Deletes temp shards a killed earlier run left (a clean failure deletes its own)."""
+def remove_temp_shards(output_dir: str) -> None:
+    """Deletes temp shards a killed run left (a clean failure deletes its own), or a killed
+    Beam worker whose shard a retry made again (beam_pipeline.py)."""
     for name in os.listdir(output_dir):
         if name.startswith(".pretraining-") and name.endswith(TEMP_SUFFIX):
             os.unlink(os.path.join(output_dir, name))
@@ -342,7 +343,7 @@ def _generate_in_workers(plan, output_dir, num_shards, tokenizer, options, chunk
             worker.kill()
         for worker in workers:
             worker.join()
-        _remove_stale_temp_files(output_dir)
+        remove_temp_shards(output_dir)
         raise
     return stats
 

@@ -1,4 +1,4 @@
-"""Beam makes the fast generator's records, counts and file format (DirectRunner)."""
+"""Beam makes the fast generator's files and counts (DirectRunner; on Dask: test_beam_dask.py)."""
 
 import json
 import os
@@ -26,15 +26,18 @@ ORIGINAL_FEATURES = original_parse_spec(64, 10)
 def outputs(tmp_path_factory) -> tuple[str, str]:
     """(fast generator's folder, Beam pipeline's folder), made once from the same arguments.
 
-    The Beam folder holds an earlier run's output first (another num_shards), a temp folder of
-    a killed Beam run and a file of the user's: the run replaces the first, deletes the second
-    and keeps the third."""
+    The Beam folder holds an earlier run's output first (another num_shards), a temp shard and
+    a counts' folder of a killed run, and a file of the user's: the run replaces the first,
+    deletes the second and keeps the third."""
     fast_dir = str(tmp_path_factory.mktemp("fast"))
     beam_dir = str(tmp_path_factory.mktemp("beam"))
     for name in ("summary.json", "pretraining-00004-of-00005.tfrecord", "notes.txt"):
         with open(os.path.join(beam_dir, name), "w") as f:
             f.write("earlier")
-    os.makedirs(os.path.join(beam_dir, "beam-temp-pretraining-" + "0" * 32, "part"))
+    with open(os.path.join(beam_dir, f".pretraining-00000-of-00003.tfrecord.{'0' * 32}.tmp"),
+              "w") as f:
+        f.write("killed")
+    os.makedirs(os.path.join(beam_dir, ".beam-stats-" + "0" * 32))
     fast_generation.generate([SAMPLE], fast_dir, VOCAB, True,
                              OPTIONS, num_shards=SHARDS, chunk_bytes=CHUNK_BYTES)
     beam_pipeline.run_beam([SAMPLE], beam_dir, VOCAB, True, OPTIONS, num_shards=SHARDS,
@@ -49,17 +52,29 @@ def records(directory: str) -> list[bytes]:
     return sorted(record.numpy() for record in tf.data.TFRecordDataset(paths))
 
 
+def file_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def summary(directory: str) -> dict:
     with open(os.path.join(directory, "summary.json"), encoding="utf-8") as f:
         return json.load(f)
 
 
 def test_records_are_the_fast_generators(outputs):
-    # The same multiset of records is independent evidence that the pipeline is the same
-    # generation: the same shards, chunks, seeds and instances, only spread over files by Beam.
+    # The same multiset of records, read by TensorFlow, is independent evidence that the
+    # pipeline is the same generation: the same shards, chunks, seeds and instances.
     fast_records, beam_records = (records(directory) for directory in outputs)
     assert len(beam_records) > 100
     assert beam_records == fast_records
+
+
+def test_shard_files_are_the_fast_generators_byte_for_byte(outputs):
+    names = [f"pretraining-{shard:05d}-of-00003.tfrecord" for shard in range(SHARDS)]
+    for name in names:
+        fast, beam = (file_bytes(os.path.join(directory, name)) for directory in outputs)
+        assert beam == fast
 
 
 def test_summary_has_the_same_counts(outputs):
@@ -71,7 +86,7 @@ def test_summary_has_the_same_counts(outputs):
 
 def test_files_are_named_like_the_fast_generators_and_parse_as_the_original(outputs):
     names = [f"pretraining-{shard:05d}-of-00003.tfrecord" for shard in range(SHARDS)]
-    # Nothing else is left behind: no Beam temp folder, no stats file, no earlier run's shard;
+    # Nothing else is left behind: no temp shard, no counts' folder, no earlier run's shard;
     # the user's file stays.
     assert sorted(os.listdir(outputs[1])) == ["notes.txt"] + names + ["summary.json"]
     for name in names:
