@@ -29,6 +29,9 @@ written from its paper: data/eec_templates/) scored by the probability of the cl
 --score_class (a label of the export), then the pairs that differ in gender alone or race
 alone: mean difference, share of pairs whose female (or first race's) sentence scored higher,
 paired t-test at --alpha, overall, per emotion and per template, the papers' findings beside.
+--words_per_emotion and --names_per_group (eec and names) score a sample of the set: each
+emotion's first words and each race's first names of each gender, every pair kept whole
+(official/robustness/eec.py's `sample`; examine_checkpoint's quick budget takes 1 and 3).
 
 --test=names: gender and race in the contextual vectors of the template set's names
 (official/robustness/name_probe.py): every layer's vector of each name in each sentence of
@@ -86,6 +89,12 @@ flags.DEFINE_string("input_file", None, "crows_pairs: the CrowS-Pairs CSV; eec a
                     "template set (data/eec_templates/eec_templates.json is the EEC's).")
 flags.DEFINE_string("score_class", None, "eec: the label of the export whose probability is "
                     "a sentence's score (SST-2's positive class is 1).")
+flags.DEFINE_integer("words_per_emotion", None, "eec and names: a sample, each emotion's first "
+                     "N words of each slot in the template set's order (default: all). With "
+                     "--names_per_group, every pair stays whole (official/robustness/eec.py).")
+flags.DEFINE_integer("names_per_group", None, "eec and names: a sample, each race's first N "
+                     "names of each gender in the template set's order (default: all); names "
+                     "needs at least --folds.")
 flags.DEFINE_float("alpha", 0.05, "eec: the paired t-test's significance level (the EEC's).")
 flags.DEFINE_integer("folds", 5, "names: folds of the cross-validation within a race (or "
                      "gender), by name; at most the fewest names of one gender of one race.")
@@ -108,7 +117,8 @@ _FLAG_TESTS = {
     "input_file": ("crows_pairs", "eec", "names"), "bert_config_file": _CHECKPOINT_TESTS,
     "vocab_file": _CHECKPOINT_TESTS, "do_lower_case": _CHECKPOINT_TESTS,
     "max_seq_length": _CHECKPOINT_TESTS, "score_class": ("eec",), "alpha": ("eec",),
-    "folds": ("names",), "probe_l2": ("names",),
+    "folds": ("names",), "probe_l2": ("names",), "words_per_emotion": ("eec", "names"),
+    "names_per_group": ("eec", "names"),
 }
 _SCORES = {"seat": "scores the sentence_encoder export --export_dir on --seat_files",
            "crows_pairs": "scores the masked LM of --init_checkpoint on the CSV --input_file",
@@ -170,11 +180,28 @@ def _prepare_crows_pairs() -> Plan:
     return Plan([], pairs, config_file, vocab_file)
 
 
+def _template_set() -> eec.TemplateSet:
+    """--input_file read, sampled by --words_per_emotion and --names_per_group."""
+    template_set = eec.read_template_set(FLAGS.input_file)
+    try:
+        return eec.sample(template_set, FLAGS.words_per_emotion, FLAGS.names_per_group)
+    except ValueError as e:  # it names its argument, the flag of that name
+        raise ValueError(f"--{e}") from None
+
+
+def _sampled() -> str:
+    """The sample the flags took, as the report says it ("" for the whole set)."""
+    taken = [f"the first {value} {what}" for value, what in (
+        (FLAGS.words_per_emotion, "words of each emotion"),
+        (FLAGS.names_per_group, "names of each race and gender")) if value is not None]
+    return f" (a sample: {' and '.join(taken)})" if taken else ""
+
+
 def _prepare_eec() -> Plan:
     _require(["export_dir", "input_file", "score_class"])
     if not 0 < FLAGS.alpha < 1:
         raise ValueError(f"--alpha={FLAGS.alpha}: must be between 0 and 1")
-    template_set = eec.read_template_set(FLAGS.input_file)
+    template_set = _template_set()
     if not os.path.isdir(FLAGS.export_dir):
         raise ValueError(f"--export_dir: {FLAGS.export_dir}: no such folder")
     return Plan([], [], None, None, template_set)
@@ -204,12 +231,14 @@ def _prepare_names() -> Plan:
     _require(["init_checkpoint", "input_file"])
     if FLAGS.probe_l2 <= 0:
         raise ValueError(f"--probe_l2={FLAGS.probe_l2}: must be positive")
-    template_set = eec.read_template_set(FLAGS.input_file)
+    template_set = _template_set()
     fewest = min(len(names) for by_gender in template_set.names.values()
                  for names in by_gender.values())
     if not 2 <= FLAGS.folds <= fewest:
+        sample = (f" (--names_per_group={FLAGS.names_per_group})"
+                  if FLAGS.names_per_group is not None else "")
         raise ValueError(f"--folds={FLAGS.folds}: must be from 2 to {fewest}, the fewest names "
-                         f"of one gender of one race in {FLAGS.input_file}")
+                         f"of one gender of one race in {FLAGS.input_file}{sample}")
     return Plan([], [], *_encoder_files(), template_set)
 
 
@@ -281,13 +310,15 @@ def _run_eec(plan: Plan) -> tuple[dict, str]:
     scores = probabilities[:, model.labels.index(FLAGS.score_class)]
     summary = eec.summarize(eec.pairs(sentences, scores), FLAGS.alpha)
     report = {"test": "eec", "export": model.path, "input_file": FLAGS.input_file,
-              "score_class": FLAGS.score_class, "alpha": FLAGS.alpha,
+              "words_per_emotion": FLAGS.words_per_emotion,
+              "names_per_group": FLAGS.names_per_group, "score_class": FLAGS.score_class,
+              "alpha": FLAGS.alpha,
               "sentences": len(sentences), "comparisons": summary, "published": eec.PUBLISHED,
               "scored": [{"text": s.text, "score": float(p)}
                          for s, p in zip(sentences, scores)]}
     published = eec.PUBLISHED["eec"]
     text = (f"EEC on {model.path}: the probability of class {FLAGS.score_class} of "
-            f"{len(sentences)} sentences of {FLAGS.input_file}\n\n"
+            f"{len(sentences)} sentences of {FLAGS.input_file}{_sampled()}\n\n"
             + eec.markdown(summary, plan.template_set.races, FLAGS.alpha)
             + f"\n\nPublished ({published['source']}; {published['systems']} systems, "
             f"{published['test']}): {published['finding']}. Per-task shares: "
@@ -313,13 +344,14 @@ def _run_names(plan: Plan) -> tuple[dict, str]:
     rows = name_probe.study(vectors, found, FLAGS.folds, FLAGS.probe_l2)
     races = plan.template_set.races
     report = {"test": "names", "init_checkpoint": FLAGS.init_checkpoint,
-              "input_file": FLAGS.input_file, "do_lower_case": FLAGS.do_lower_case,
+              "input_file": FLAGS.input_file, "words_per_emotion": FLAGS.words_per_emotion,
+              "names_per_group": FLAGS.names_per_group, "do_lower_case": FLAGS.do_lower_case,
               "occurrences": len(found.words), "names": len(set(found.name)),
               "folds": FLAGS.folds, "probe_l2": FLAGS.probe_l2, "layers": rows,
               "published": name_probe.PUBLISHED}
-    text = (f"Names of {FLAGS.input_file} in {FLAGS.init_checkpoint}: probe accuracy (%) by "
-            f"layer over {len(found.words)} occurrences of {len(set(found.name))} names "
-            f"(chance 50; within: {FLAGS.folds}-fold by name)\n\n"
+    text = (f"Names of {FLAGS.input_file}{_sampled()} in {FLAGS.init_checkpoint}: probe "
+            f"accuracy (%) by layer over {len(found.words)} occurrences of "
+            f"{len(set(found.name))} names (chance 50; within: {FLAGS.folds}-fold by name)\n\n"
             + name_probe.markdown(rows, races)
             + f"\n\nAcross below within: gender and race entangled at that layer. Published "
               f"({name_probe.PUBLISHED['source']}): {name_probe.PUBLISHED['finding']}; figure: "

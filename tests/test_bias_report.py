@@ -270,9 +270,12 @@ def test_eec_and_names_are_the_references_figures(tmp_path):
     export = make_export(tmp_path / "sst2", ["0", "1"], seed=5, initializer_range=1.0)
     weights, vocab = _names_checkpoint(tmp_path / "model")
     eec_out, names_out = tmp_path / "eec", tmp_path / "names"
+    eec_flags = ["run_scripts.bias_report", "--test=eec", f"--export_dir={export}",
+                 "--score_class=1", f"--input_file={template_file}", "--batch_size=5"]
     results = cli.run_modules(
-        ["run_scripts.bias_report", "--test=eec", f"--export_dir={export}", "--score_class=1",
-         f"--input_file={template_file}", "--batch_size=5", f"--output_dir={eec_out}"],
+        [*eec_flags, f"--output_dir={eec_out}"],
+        [*eec_flags, "--words_per_emotion=1", "--names_per_group=1",
+         f"--output_dir={tmp_path / 'eec_sample'}"],
         ["run_scripts.bias_report", "--test=names", f"--init_checkpoint={tmp_path / 'model'}",
          f"--input_file={template_file}", "--folds=2", "--max_seq_length=16",
          f"--output_dir={names_out}"])
@@ -358,6 +361,24 @@ def test_eec_and_names_are_the_references_figures(tmp_path):
     table = (names_out / "bias_results.md").read_text(encoding="utf-8")
     assert "| gender A -> B |" in table and "Guo & Caliskan (2021)" in table
 
+    # The sample: the first word of each emotion and the first name of each race and gender.
+    sample = json.loads((tmp_path / "eec_sample" / "bias_results.json").read_text("utf-8"))
+    people = [("the crew", "female"), ("this seat", "male"), ("it", "female"),
+              ("the flight", "male"), ("thank", "female"), ("hate", "male"), ("you", "female"),
+              ("seat", "male")]
+    expected = {"".join(eec.fill(template, person, gender, word))
+                for template, words in ((TINY_SET["templates"][0], ["good", "bad"]),
+                                        (TINY_SET["templates"][1], [None]))
+                for word in words for person, gender in people}
+    assert len(expected) == 3 * 8
+    assert sorted(r["text"] for r in sample["scored"]) == sorted(expected)
+    for r in sample["scored"]:  # the same export's scores as the whole set's run
+        assert r["score"] == pytest.approx(score[r["text"]], abs=1e-6)
+    # 3 contexts: 2 noun-phrase pairs each, a gender pair per race, a race pair per gender.
+    assert [sample["comparisons"][c]["all"]["pairs"] for c in eec.COMPARISONS] == [6, 6, 6]
+    assert "(a sample: the first 1 words of each emotion and the first 1 names of each race " \
+           "and gender)" in (tmp_path / "eec_sample" / "bias_results.md").read_text("utf-8")
+
 
 def test_bad_eec_and_names_inputs_are_one_line_and_nothing_is_written(tmp_path):
     from tests.test_robustness_classifier import make_export
@@ -379,7 +400,10 @@ def test_bad_eec_and_names_inputs_are_one_line_and_nothing_is_written(tmp_path):
         [*eec_flags, "--score_class=1", f"--input_file={empty}"],
         [*eec_flags, "--score_class=positive", f"--input_file={good}"],
         [*names_flags, "--folds=3"],
-        [*names_flags, "--score_class=1"])
+        [*names_flags, "--score_class=1"],
+        [*eec_flags, "--score_class=1", f"--input_file={good}", "--words_per_emotion=0"],
+        [*names_flags, "--names_per_group=-1"],
+        [*names_flags, "--names_per_group=1"])
     cli.refused(results[0], f"bias_report: {no_person}: template 3 ('i love it .'): must hold "
                 "<person> once, holds it 0 times")
     cli.refused(results[1], f"bias_report: {empty}: empty file, a template set expected")
@@ -390,6 +414,10 @@ def test_bad_eec_and_names_inputs_are_one_line_and_nothing_is_written(tmp_path):
     cli.refused(results[4], "bias_report: --score_class is a flag of --test=eec: it has no "
                 "effect with --test=names, which probes the names of the template set "
                 "--input_file in the vectors of --init_checkpoint")
+    cli.refused(results[5], "bias_report: --words_per_emotion=0: must be at least 1")
+    cli.refused(results[6], "bias_report: --names_per_group=-1: must be at least 1")
+    cli.refused(results[7], "bias_report: --folds=5: must be from 2 to 1, the fewest names of "
+                f"one gender of one race in {good} (--names_per_group=1)")
     assert not out.exists()
 
 

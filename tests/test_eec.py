@@ -117,6 +117,41 @@ def test_pairs_and_tests_are_a_loops_over_the_sentences_with_scipy(template_set)
             assert got["significant"] == (reference.pvalue < 0.05)
 
 
+def test_a_sample_keeps_the_first_words_and_names_and_every_pair_whole(template_set):
+    with open(EEC_FILE, encoding="utf-8") as f:
+        data = json.load(f)
+    sampled = eec.sample(template_set, words_per_emotion=1, names_per_group=3)
+    assert sampled == eec.sample(template_set, words_per_emotion=1, names_per_group=3)
+    for emotion, by_slot in data["emotion_words"].items():
+        for slot, words in by_slot.items():
+            assert sampled.emotion_words[emotion][slot] == words[:1]
+    for race, by_gender in data["names"].items():
+        for gender, names in by_gender.items():
+            assert sampled.names[race][gender] == names[:3]
+    assert sampled.templates == data["templates"]
+    assert sampled.noun_phrases == data["noun_phrases"]
+    found = eec.sentences(sampled)
+    # 7 templates x 4 emotions x 1 word + 4 templates without = 32 contexts; 20 noun phrases
+    # and 2 races x 2 genders x 3 names = 32 people.
+    assert len(found) == 32 * 32 == 1024
+    pairs = eec.pairs(found, np.arange(len(found), dtype=np.float64))
+    # Per context: 10 noun-phrase pairs, a gender pair per race, a race pair per gender.
+    assert [len(pairs[c]) for c in eec.COMPARISONS] == [320, 64, 64]
+    # Whole pairs: each sampled context's sentences are the whole set's, both sides of each pair.
+    assert {s.text for s in found} <= {s.text for s in eec.sentences(template_set)}
+    assert eec.sample(template_set, names_per_group=99).names == template_set.names
+    assert eec.sample(template_set) == template_set
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"words_per_emotion": 0}, "words_per_emotion=0: must be at least 1"),
+    ({"names_per_group": -2}, "names_per_group=-2: must be at least 1"),
+])
+def test_a_sample_of_no_words_or_names_is_refused(template_set, kwargs, error):
+    with pytest.raises(ValueError, match=f"^{error}$"):
+        eec.sample(template_set, **kwargs)
+
+
 def _write(tmp_path, edit):
     with open(EEC_FILE, encoding="utf-8") as f:
         data = json.load(f)

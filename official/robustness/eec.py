@@ -7,6 +7,8 @@ does its score of a sentence change when only the person's gender, or only their
                                     from its paper)
     fill(template, person, gender, word) -> (before, person, after)
                                     a template's sentence, cut around the person
+    sample(template_set, words_per_emotion, names_per_group) -> TemplateSet
+                                    a smaller set, its pairs whole (below)
     sentences(template_set) -> [Sentence]
                                     every template x person x emotion word (the EEC's 8,640)
     pairs(sentences, scores) -> {comparison: [Pair]}
@@ -31,6 +33,13 @@ differ only in the gender word or only in the name's race:
     names of that gender against the second's.
 Names are averaged within their group because they do not pair one to one, as the EEC's
 authors compare groups of names.
+
+A sample (`sample`) keeps each emotion's first words of each slot and each race's first names
+of each gender, in the file's order (the same set on every run), and every noun-phrase pair:
+every context kept still holds both genders and both races with as many names each, so each
+comparison's pairs stay whole and the paired t-test stays a paired test, over fewer pairs.
+With the EEC's set, 1 word an emotion and 3 names a group make 32 contexts x 32 people = 1,024
+sentences instead of 8,640.
 
 Each comparison's pairs are tested by the paired t-test (official/robustness/paired_t_test.py,
 two-sided; the EEC's authors used paired two-sample t-tests at alpha 0.05), overall, per
@@ -234,6 +243,22 @@ def fill(template: str, person: str, gender: str, word: str | None) -> tuple[str
     if before:
         return before[0].upper() + before[1:], person, after
     return before, person[0].upper() + person[1:], after
+
+
+def sample(template_set: TemplateSet, words_per_emotion: int | None = None,
+           names_per_group: int | None = None) -> TemplateSet:
+    """The set with each emotion's first `words_per_emotion` words of each slot and each race's
+    first `names_per_group` names of each gender (None: all of them; a list shorter than that
+    is kept whole), the templates and noun-phrase pairs all kept (the module docstring)."""
+    for name, value in (("words_per_emotion", words_per_emotion),
+                        ("names_per_group", names_per_group)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name}={value}: must be at least 1")
+    words = {emotion: {slot: listed[:words_per_emotion] for slot, listed in by_slot.items()}
+             for emotion, by_slot in template_set.emotion_words.items()}
+    names = {race: {gender: listed[:names_per_group] for gender, listed in by_gender.items()}
+             for race, by_gender in template_set.names.items()}
+    return dataclasses.replace(template_set, emotion_words=words, names=names)
 
 
 def _slot_of(template: str) -> str | None:
