@@ -49,8 +49,11 @@ at BERT-Base's size with a classifier; without one (probing, BLiMP, vocab, CrowS
 it was 9 min 30 s before names.
 
 Writes output_dir/REPORT.md and REPORT.html (run_scripts/examination/report.py): the settings,
-each examination's outcome (its time, reused, or skipped and why), then each one's tables and
-plots as its entry point wrote them, with the papers' figures beside. Bad input (no checkpoint
+each examination's outcome (its time, reused, skipped and why, or failed: its status and its
+log's last line), then each one's tables and plots as its entry point wrote them, with the
+papers' figures beside. A failed examination stops none of the others, and the report is
+written from those that finished; then the run exits non-zero naming the failed ones, and
+rerunning the same command runs only them. Bad input (no checkpoint
 there, an unknown --skip name or --budget, a missing vocab, export or data file) is one line
 before any work; this entry point never loads TensorFlow itself.
 """
@@ -180,6 +183,16 @@ def prepare() -> tuple[planning.Subject, planning.Data, planning.Budget, tuple[s
     return subject, planning.data_for(budget, **_given_data()), budget, skip
 
 
+def _failed(failure: StageFailed | None, output_dir: str) -> str | None:
+    """A failed examination as the report says it: its status, its log's last line, its log
+    (relative to output_dir)."""
+    if failure is None:
+        return None
+    said = f", its last line: {failure.last_line}" if failure.last_line else ""
+    return (f"exit status {failure.returncode}{said} (log: "
+            f"{os.path.relpath(failure.log, output_dir)})")
+
+
 def job(prepared: tuple[planning.Subject, planning.Data, planning.Budget, tuple[str, ...]]
         ) -> None:
     """Runs the examinations that apply, then writes the report."""
@@ -189,17 +202,16 @@ def job(prepared: tuple[planning.Subject, planning.Data, planning.Budget, tuple[
     output_lock.hold(out)  # one examiner per output folder
     work = planning.make_plan(subject, data, budget, out, skip)
     runner = Runner(os.path.join(out, "stages"), os.path.join(out, "logs"), cwd=planning.REPO,
-                    view=ProgressLines(echo=FLAGS.show_stage_output), jobs=FLAGS.jobs)
+                    view=ProgressLines(echo=FLAGS.show_stage_output), jobs=FLAGS.jobs,
+                    keep_going=True)
     try:
         runs = {run.stage.name: run for run in runner.run(work.stages)}
     except KeyboardInterrupt as e:
         command_line.stopped(SCRIPT, e, "the examinations done are kept, and rerunning the "
                                         "same command goes on from there")
-    except StageFailed as e:
-        command_line.fail(SCRIPT, str(e))
     sections = [section if section.name not in runs else dataclasses.replace(
-        section, seconds=runs[section.name].seconds, reused=runs[section.name].reused)
-        for section in work.sections]
+        section, seconds=runs[section.name].seconds, reused=runs[section.name].reused,
+        failed=_failed(runs[section.name].failure, out)) for section in work.sections]
     described = [("checkpoint", subject.init_checkpoint),
                  ("masked-LM head", "yes" if subject.has_masked_lm_head else "no"),
                  ("classifier export", subject.classifier_export or "none"),
@@ -208,6 +220,11 @@ def job(prepared: tuple[planning.Subject, planning.Data, planning.Budget, tuple[
     paths = report.write(out, f"Examination of {os.path.basename(subject.init_checkpoint)}",
                          described, sections)
     print(f"{SCRIPT}: wrote {paths[0]} and {paths[1]}", file=sys.stderr)
+    failed = [run.stage.name for run in runs.values() if run.failure is not None]
+    if failed:
+        command_line.fail(SCRIPT, f"{', '.join(failed)} failed (the report says how; rerunning "
+                                  f"the same command runs only what did not finish): "
+                                  f"{paths[0]}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ stamp are removed before it runs (run_pretraining would otherwise resume an old 
     on 2 cores, bench/ablation_budget.md). A failed stage starts no new one; those running end
     first, then the first failure is raised (`StageFailed`: the stage, its status, its log and
     its last line). A failed command's outputs and stamp are removed: nothing half-made is
-    trusted later.
+    trusted later. With `keep_going` (independent stages, none after another: the
+    examinations of run_scripts/examine_checkpoint.py) a failure stops nothing: every stage
+    runs, and a failed one's StageRun holds its StageFailed.
   - stopped: ctrl-C or SIGTERM (which raises official/command_line.py's `Terminated`, ctrl-C's
     twin) is sent once to every running command (each runs in a session of its own, so a
     terminal's ctrl-C reaches this process alone), and they are waited for (the entry points
@@ -93,10 +95,11 @@ class Stage:
 @dataclasses.dataclass(frozen=True)
 class StageRun:
     """What became of a stage: `reused` (done before) or run now, and the seconds it took when
-    it ran."""
+    it ran; `failure` its StageFailed when it failed (keep_going)."""
     stage: Stage
     reused: bool
     seconds: float
+    failure: StageFailed | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,7 +176,7 @@ class StageFailed(RuntimeError):
     def __init__(self, stage: Stage, returncode: int, log: str, last_line: str):
         said = f"; it said: {last_line}" if last_line else ""
         super().__init__(f"{stage.title}: exit status {returncode} (log: {log}){said}")
-        self.returncode = returncode
+        self.returncode, self.log, self.last_line = returncode, log, last_line
 
 
 class _Interrupted(Exception):
@@ -209,14 +212,17 @@ def remove(paths: list[str]) -> None:
 class Runner:
     """Runs stages with `python` in `cwd` (see the module docstring), their stamps in
     `state_dir`, their logs in `log_dir`, shown by `view` (default: progress lines on stderr).
-    Commands get TF_CPP_MIN_LOG_LEVEL=3 unless it is set."""
+    Commands get TF_CPP_MIN_LOG_LEVEL=3 unless it is set; with `keep_going`, a failed stage
+    stops none of the others."""
 
     def __init__(self, state_dir: str, log_dir: str, python: str = sys.executable,
-                 cwd: str | None = None, view: View | None = None, jobs: int = 1):
+                 cwd: str | None = None, view: View | None = None, jobs: int = 1,
+                 keep_going: bool = False):
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         self.state_dir, self.log_dir = state_dir, log_dir
         self.python, self.cwd, self.jobs = python, cwd, jobs
+        self.keep_going = keep_going
         self.view = ProgressLines() if view is None else view
         self._lock = threading.Lock()
         self._running: dict[str, Stage] = {}
@@ -272,7 +278,14 @@ class Runner:
     def run(self, stages: list[Stage]) -> list[StageRun]:
         """Runs (or reuses) every stage (see the module docstring); a reused stage's seconds are
         those it took when it ran. Raises StageFailed for the first that failed once the others
-        running have ended, the KeyboardInterrupt that stopped it once they are stopped."""
+        running have ended, the KeyboardInterrupt that stopped it once they are stopped. With
+        keep_going, a failed stage's run holds its StageFailed instead, and a stage that comes
+        after another is refused (ValueError): what would become of it is not decided."""
+        if self.keep_going:
+            for stage in stages:
+                if stage.after:
+                    raise ValueError(f"stage {stage.name} comes after {', '.join(stage.after)}: "
+                                     "keep_going runs independent stages only")
         by_name = {stage.name: stage for stage in stages}
         keys = {}
         for stage in stages:  # each key from its command, its inputs and the earlier keys
@@ -305,7 +318,9 @@ class Runner:
                     break
                 name, outcome = _next(ended)
                 threads.pop(name).join()
-                if isinstance(outcome, BaseException):
+                if self.keep_going and isinstance(outcome, StageFailed):
+                    finished[name] = StageRun(by_name[name], False, 0.0, outcome)
+                elif isinstance(outcome, BaseException):
                     failure = failure or outcome
                 else:
                     finished[name] = StageRun(by_name[name], False, outcome)

@@ -115,6 +115,8 @@ def test_plan_skips_what_does_not_apply_and_sizes_samples_by_budget(tmp_path):
                        "crows_pairs": "the checkpoint has no masked-LM head",
                        "eec": "no classifier export (--export_dir)", "names": None}
     assert [stage.name for stage in work.stages] == ["probing", "names"]
+    assert work.stages[1].command[-4:-1] == ["--words_per_emotion=1", "--names_per_group=3",
+                                             "--folds=3"]
     probing = work.stages[0]
     assert probing.command[:2] == ["-m", "run_scripts.probe_layers"]
     assert "--max_train_sentences=300" in probing.command
@@ -177,25 +179,38 @@ def test_bad_input_is_one_line_before_tensorflow(tmp_path, flags, expected):
 
 
 def test_examines_a_tiny_checkpoint_and_classifier_end_to_end_then_reuses_it(tmp_path):
+    """The first run's domain text is not JSON lines: its vocab examination fails, the others
+    run and the report is written, naming the failure; the second, the text mended, runs the
+    vocab examination alone."""
     write_checkpoint(tmp_path)
     export = make_export(tmp_path / "exports", ["0", "1"])
     pairs, texts = tmp_path / "pairs.csv", tmp_path / "dev.tsv"
     pairs.write_text(CSV_HEADER + "\n".join(ROWS) + "\n", encoding="utf-8")
     texts.write_text("sentence\tlabel\nthe flight was good\t1\ni hate this crew\t0\n",
                      encoding="utf-8")
+    domain = tmp_path / "domain.jsonl"
+    domain.write_text("the flight was good\n", encoding="utf-8")
     out = tmp_path / "out"
     command = ["run_scripts.examine_checkpoint", f"--init_checkpoint={tmp_path}",
                "--max_seq_length=32", f"--export_dir={export}", "--eec_score_class=1",
-               f"--attack_file={texts}", f"--crows_pairs_file={pairs}", "--budget=quick",
-               "--skip=probing,checklist", f"--output_dir={out}"]
-    cli.succeeded(cli.run_module(*command))
+               f"--attack_file={texts}", f"--crows_pairs_file={pairs}",
+               f"--domain_file={domain}", "--budget=quick", "--skip=probing,checklist",
+               f"--output_dir={out}"]
+    cli.refused(cli.run_module(*command), "examine_checkpoint: vocab failed (the report says "
+                "how; rerunning the same command runs only what did not finish): "
+                f"{out / 'REPORT.md'}")
     report = (out / "REPORT.md").read_text(encoding="utf-8")
     rows = [line[2:-2].split(" | ") for line in report.splitlines() if line.startswith("| ")]
     outcomes = {row[0]: row[-1] for row in rows if row[0] in planning.NAMES}
+    vocab_log = (out / "logs" / "vocab.log").read_text(encoding="utf-8").strip().splitlines()
+    assert vocab_log[-1].startswith(f"vocab_report: {domain}")
+    assert outcomes.pop("vocab") == (f"failed: exit status 1, its last line: {vocab_log[-1]} "
+                                     "(log: logs/vocab.log)")
     assert {name: outcome.split(" in ")[0] for name, outcome in outcomes.items()} == {
         "probing": "skipped: --skip", "checklist": "skipped: --skip",
         "seat": "skipped: no sentence-encoder export (--sentence_encoder_export_dir)",
-        **{name: "ran" for name in ("blimp", "vocab", "attack", "crows_pairs", "eec", "names")}}
+        **{name: "ran" for name in ("blimp", "attack", "crows_pairs", "eec", "names")}}
+    assert "*vocab_fit.json was not written.*" not in report  # a failed one shows no files
     blimp = json.loads((out / "blimp" / "minimal_pairs.json").read_text(encoding="utf-8"))
     assert blimp["overall"]["pairs"] == 5 * BLIMP_PARADIGMS  # quick: 5 of each paradigm
     crows = json.loads((out / "crows_pairs" / "bias_results.json").read_text(encoding="utf-8"))
@@ -203,7 +218,16 @@ def test_examines_a_tiny_checkpoint_and_classifier_end_to_end_then_reuses_it(tmp
     for name in ("crows_pairs", "eec", "names"):  # each stage's own tables, in the report
         table = (out / name / "bias_results.md").read_text(encoding="utf-8")
         assert all(line in report for line in table.splitlines() if line.startswith("|"))
-    assert (out / "REPORT.html").read_text(encoding="utf-8").count("<table>") >= 8
+    assert (out / "REPORT.html").read_text(encoding="utf-8").count("<table>") >= 7
+    # quick's sample of the EEC: 32 contexts x (20 noun phrases + 2 x 2 x 3 names), 3 folds.
+    eec = json.loads((out / "eec" / "bias_results.json").read_text(encoding="utf-8"))
+    assert eec["sentences"] == 32 * 32 and eec["names_per_group"] == 3
+    names = json.loads((out / "names" / "bias_results.json").read_text(encoding="utf-8"))
+    assert (names["occurrences"], names["folds"]) == (32 * 12, 3)
 
+    domain.write_text(json.dumps({"text": "the flight was good"}) + "\n", encoding="utf-8")
     again = cli.succeeded(cli.run_module(*command))
-    assert again.stderr.count("reused (done before") == 6
+    assert again.stderr.count("reused (done before") == 5
+    report = (out / "REPORT.md").read_text(encoding="utf-8")
+    assert "| vocab | The vocab on a domain text: pieces per word, words split (vocab_report) " \
+           "| ran in " in report

@@ -144,6 +144,38 @@ def test_after_a_failure_nothing_more_starts_and_what_finished_is_kept(tmp_path)
     assert times_run(str(slow)) == 1 and times_run(str(later)) == 1
 
 
+def test_keep_going_runs_every_stage_past_a_failure_and_returns_it(tmp_path):
+    broken, first, last = (tmp_path / name for name in ("broken", "first", "last"))
+    fail = ["-c", "import sys; print('loading'); print('broken: the bad thing', file=sys.stderr); "
+                  "sys.exit(3)"]
+    stages = [Stage("first", "first", writer(str(first), "x"), outputs=[str(first)]),
+              Stage("broken", "broken", fail, outputs=[str(broken)]),
+              Stage("last", "last", writer(str(last), "x"), outputs=[str(last)])]
+    runs = runner(tmp_path, keep_going=True).run(stages)
+    assert [run.stage.name for run in runs] == ["first", "broken", "last"]
+    assert [run.failure is None for run in runs] == [True, False, True]
+    failure = runs[1].failure
+    assert (failure.returncode, failure.last_line) == (3, "broken: the bad thing")
+    assert failure.log == str(tmp_path / "logs" / "broken.log")
+    assert times_run(str(first)) == 1 and times_run(str(last)) == 1
+    assert not (tmp_path / "stages" / "broken.json").exists()
+
+    stages[1] = Stage("broken", "broken", writer(str(broken), "fixed"), outputs=[str(broken)])
+    again = runner(tmp_path, keep_going=True).run(stages)
+    assert [(run.reused, run.failure) for run in again] == [(True, None), (False, None),
+                                                             (True, None)]
+
+
+def test_keep_going_refuses_a_stage_after_another(tmp_path):
+    stages = [Stage("a", "a", writer(str(tmp_path / "a"), "x"), outputs=[str(tmp_path / "a")]),
+              Stage("b", "b", writer(str(tmp_path / "b"), "x"), outputs=[str(tmp_path / "b")],
+                    after=["a"])]
+    with pytest.raises(ValueError, match="^stage b comes after a: keep_going runs independent "
+                                         "stages only$"):
+        runner(tmp_path, keep_going=True).run(stages)
+    assert times_run(str(tmp_path / "a")) == 0
+
+
 # A stand-in for an entry point: appends "start" to <out>/trace, then "done" if <out>/../go
 # exists, else waits; stopped by SIGTERM or ctrl-C it appends "stopped" and exits 128 + the
 # signal, as the entry points do once their checkpoint is saved.

@@ -52,16 +52,21 @@ class Budget:
     seat_files: str  # the glob of SEAT test files in the SEAT folder
     seat_permutations: int
     crows_pairs: int | None  # the first N CrowS-Pairs pairs (of 1,508)
+    eec_words_per_emotion: int | None  # bias_report --words_per_emotion (of 5), eec and names
+    eec_names_per_group: int | None  # bias_report --names_per_group (of 10), eec and names
+    names_folds: int  # bias_report --folds: at most eec_names_per_group
     shared: bool  # read ../shared/data where it is there
 
 
 BUDGETS = {
     "quick": Budget("quick", probe_train_sentences=300, probe_epochs=10, pairs_per_paradigm=5,
                     checklist_cases=5, attack_examples=25, seat_files="sent-weat*.jsonl",
-                    seat_permutations=10000, crows_pairs=100, shared=False),
+                    seat_permutations=10000, crows_pairs=100, eec_words_per_emotion=1,
+                    eec_names_per_group=3, names_folds=3, shared=False),
     "full": Budget("full", probe_train_sentences=2000, probe_epochs=20, pairs_per_paradigm=100,
                    checklist_cases=500, attack_examples=500, seat_files="*.jsonl",
-                   seat_permutations=100000, crows_pairs=None, shared=True),
+                   seat_permutations=100000, crows_pairs=None, eec_words_per_emotion=None,
+                   eec_names_per_group=None, names_folds=5, shared=True),
 }
 
 
@@ -263,13 +268,21 @@ def _crows_pairs(s: Subject, d: Data, b: Budget, out: str) -> list[str]:
     return [*s.checkpoint_flags(), f"--input_file={sample}"]
 
 
+def _eec_sample(b: Budget) -> list[str]:
+    """bias_report's flags of the budget's sample of the EEC's template set (none: all)."""
+    return [f"--{flag}={value}" for flag, value in (
+        ("words_per_emotion", b.eec_words_per_emotion),
+        ("names_per_group", b.eec_names_per_group)) if value is not None]
+
+
 def _eec(s: Subject, d: Data, b: Budget, out: str) -> list[str]:
     return [f"--export_dir={s.classifier_export}", f"--score_class={s.eec_score_class}",
-            f"--input_file={d.eec_templates}"]
+            f"--input_file={d.eec_templates}", *_eec_sample(b)]
 
 
 def _names(s: Subject, d: Data, b: Budget, out: str) -> list[str]:
-    return [*s.checkpoint_flags(), f"--input_file={d.eec_templates}"]
+    return [*s.checkpoint_flags(), f"--input_file={d.eec_templates}", *_eec_sample(b),
+            f"--folds={b.names_folds}"]
 
 
 def _unless(*reasons: tuple[Callable[[Subject, Data, Budget], object], str]

@@ -6,9 +6,11 @@ each examination's entry point wrote in its folder, nothing computed again.
     write("out", "Examination of ckpt", described, sections)  # -> (REPORT.md, REPORT.html)
 
 The report opens with the settings (`described`: name, value pairs) and a table of every
-examination: run now (its time), reused from an earlier run, or skipped with the reason (it
-does not apply to this checkpoint, or --skip). Then a part per group in the order the sections
-come, and under each examination what it wrote, as `Shown` says:
+examination: run now (its time), reused from an earlier run, skipped with the reason (it
+does not apply to this checkpoint, or --skip), or failed (its exit status, its log's last line
+and the log: the report is still written from the examinations that finished). Then a part
+per group in the order the sections come, and under each examination what it wrote, as `Shown`
+says:
   markdown  the entry point's own Markdown (its tables, and the papers' figures it puts beside
             ours), its headings pushed below the section's (#### to ######);
   text      an aligned table, as a code block;
@@ -60,6 +62,7 @@ class Section:
       published: the papers' figures to state beside, when its files do not.
       skipped: why it did not run (None: it ran).
       seconds: how long it ran (None: skipped); reused: done by an earlier run.
+      failed: how it failed (its status, last line and log), when it did.
     """
     name: str
     group: str
@@ -70,11 +73,14 @@ class Section:
     skipped: str | None = None
     seconds: float | None = None
     reused: bool = False
+    failed: str | None = None
 
 
 def _status(section: Section) -> str:
     if section.skipped is not None:
         return f"skipped: {section.skipped}"
+    if section.failed is not None:
+        return f"failed: {section.failed}"
     took = format_seconds(section.seconds or 0.0)
     return f"reused ({took} when it ran)" if section.reused else f"ran in {took}"
 
@@ -123,7 +129,7 @@ def markdown(title: str, described: Sequence[tuple[str, str]], sections: Sequenc
             group = section.group
             lines += ["", f"## {group}"]
         lines += ["", f"### {section.title}", "", f"*{section.name}: {_status(section)}.*"]
-        if section.skipped is None:
+        if section.skipped is None and section.failed is None:
             for shown in section.shows:
                 lines += ["", *_shown(section.folder, shown, report_dir)]
         if section.published:
