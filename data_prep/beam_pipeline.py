@@ -106,7 +106,8 @@ class _MakeShard(beam.DoFn):
         # Built on the worker (its word cache grows there) rather than pickled with the DoFn.
         self._tokenizer = PythonTokenizer(self._vocab_file, self._do_lower_case)
 
-    def process(self, work: tuple[int, list[corpus_shards.ByteRange]]):
+    def process(self, work):
+        # No annotation: Beam would read it as a type hint (and log that it cannot).
         shard, ranges = work
         stats = make_shard(shard, ranges, self._output_dir, self._num_shards, self._tokenizer,
                            self._options, self._chunk_bytes)

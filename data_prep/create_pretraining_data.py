@@ -112,10 +112,11 @@ class _StopOnSignals:
     While this process runs only its own Python code (the fast generator's coordinator, whose
     workers do the TensorFlow work), it raises _Stopped, and the generator kills its workers
     and deletes their temp files on the way up. Once `exit_at_once(cleanup)` has been called,
-    this process runs TensorFlow's code itself (--reproduce_original, Beam), where an exception
+    this process runs TensorFlow's code itself (--reproduce_original), where an exception
     raised by a signal handler may surface inside TensorFlow's C++ callbacks as a SystemError
-    with a traceback; so the handler calls `cleanup()` (deleting temp files), writes the one
-    line and exits there, without unwinding.
+    with a traceback, or waits on a Beam runner's threads (a Dask client's); so the handler
+    calls `cleanup()` (deleting temp files), writes the one line and exits there, without
+    unwinding.
     """
 
     def __init__(self, stopped_message: Callable[[int], str]):
@@ -227,8 +228,7 @@ def _generate(options: PretrainingDataOptions, output_files: list[str],
     from data_prep import corpus_shards
     input_files = corpus_shards.expand_input_files(FLAGS.input_file)
     if FLAGS.runner:
-        stop.exit_at_once(lambda: None)  # Nothing is written while Beam loads.
-        console.import_tensorflow_quietly(sys.argv)
+        # The pipeline never loads TensorFlow: its workers frame the TFRecords themselves.
         from data_prep import beam_pipeline
         stop.exit_at_once(lambda: beam_pipeline.remove_temp_files(FLAGS.output_dir))
         beam_pipeline.run_beam(

@@ -63,6 +63,9 @@ def runs(tmp_path_factory):
                          f"--vocab_file={root}/no_mask_vocab.txt"),
         "bad_option": start(*outputs("bad_option"), reproduce, texts, vocab, "--max_seq_length=4"),
         "no_output_file": start(root / "no_output_file", reproduce, texts, vocab),
+        "dask_address_alone": start(root / "dask_address_alone", texts, vocab,
+                                    f"--output_dir={root}/dask_address_alone",
+                                    "--dask_address=tcp://127.0.0.1:8786"),
         "fast": start(root / "fast", texts, vocab, f"--output_dir={root}/fast", "--num_shards=2",
                       "--num_workers=2", "--objective=sop"),
         "beam": start(root / "beam", texts, vocab, f"--output_dir={root}/beam", "--num_shards=2",
@@ -115,6 +118,7 @@ def test_fast_mode_and_beam_make_the_same_records(runs):
     ("no_mask", "{root}/no_mask_vocab.txt: vocab lacks [MASK]"),
     ("bad_option", "max_seq_length must be at least 5, got 4"),
     ("no_output_file", "--output_file: required"),
+    ("dask_address_alone", "--dask_address: only with --runner=DaskRunner"),
 ])
 def test_bad_input_fails_with_one_line_and_writes_nothing(runs, case, message):
     status, stderr, out = runs[case]
