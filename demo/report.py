@@ -7,8 +7,9 @@ Everything is read back from what the stages wrote: the vocab, the records' summ
 TensorBoard curves and eval_results.txt of run_pretraining and run_classifier, the classifier's
 test_results.tsv (scored here against the task's test.tsv labels), the exported models' answers
 (on new sentences, and on the passages' test split: the passage accuracy), the passage run's
-long_documents.json, probe_layers' probe_results.json, and run_demo's --run_file (its budget,
-data paths and stage times). The baseline is the majority class of the training set, predicted
+long_documents.json, probe_layers' probe_results.json, examine_checkpoint's REPORT.md (linked,
+with its table of examinations), and run_demo's --run_file (its budget, data paths and stage
+times). The baseline is the majority class of the training set, predicted
 for every test sentence (or passage). Prints the headline figures and where the files are.
 """
 
@@ -39,6 +40,8 @@ flags.DEFINE_string("run_file", None, "run_demo's account of the run (budget, da
 FLAGS = flags.FLAGS
 
 REPORT_FILE = "REPORT.md"
+# The header of examine_checkpoint's table of examinations (run_scripts/examination/report.py).
+EXAMINATION_TABLE = "| examination | what it is | outcome |"
 PRETRAINING_PLOT = "pretraining.png"
 FINETUNING_PLOT = "finetuning.png"
 # (output folder, how the report names it)
@@ -269,6 +272,26 @@ def _attack_section(summary: dict, examples: list[dict]) -> list[str]:
                       e["predicted"]] for e in flipped]), ""]
 
 
+def _examination_section(run: dict) -> list[str]:
+    """A link to examine_checkpoint's report of the pretrained model, with its table of what
+    ran, what was skipped and why (the rows of the report's outcome table)."""
+    folder = os.path.basename(run["examination"])
+    with open(os.path.join(run["examination"], "REPORT.md"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = lines.index(EXAMINATION_TABLE)
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
+               len(lines))
+    outcomes = lines[start:end]
+    return [
+        "## Every examination that applies", "",
+        "`run_scripts.examine_checkpoint --budget=quick` ran every examination that applies to "
+        "the pretrained model (BLiMP's minimal pairs scored by its masked LM, its vocab on a "
+        "biomedical domain's text, CrowS-Pairs and a names probe for bias), each beside the "
+        f"papers' figures: [{folder}/REPORT.md]({folder}/REPORT.md) "
+        f"([HTML]({folder}/REPORT.html)). The same command examines any checkpoint "
+        "(README: One report for any checkpoint).", "", *outcomes, ""]
+
+
 def write(out: str, run: dict) -> tuple[list[str], list[str]]:
     """Writes REPORT.md and the two plots in `out`; returns (their paths, the headline figures
     as lines for the terminal). `run`: run_demo's last_run.json."""
@@ -414,6 +437,7 @@ def write(out: str, run: dict) -> tuple[list[str], list[str]]:
             f"{label} {right}/{count}" for label, (right, count)
             in passages["per_author"].items()) + ".",
         "", *_probing_section(run, probing), *_attack_section(attack_summary, attacked),
+        *_examination_section(run),
         "## Stages", "",
         *_table(["stage", "time", "command"],
                 [[stage["name"], format_seconds(stage["seconds"]) +

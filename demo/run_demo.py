@@ -43,6 +43,12 @@ over; demo/stages.py shows them, each stage's log in output_dir/logs/):
                                         words swapped for synonyms (data/synonyms_sample),
                                         the most telling first, until the predicted author
                                         changes (TextFooler's search)
+ 18. run_scripts.examine_checkpoint     stage 4's model through every examination that
+                                        applies at --budget=quick (BLiMP's minimal pairs, the
+                                        vocab on ChemProt's text, CrowS-Pairs when
+                                        ../shared/data has it, the names probe; probing is
+                                        stage 11's): output_dir/examination/REPORT.md and
+                                        REPORT.html, which the demo's report links to
 Then demo/report.py writes output_dir/REPORT.md with the figures and PNG plots of the curves.
 --smoke runs the same stages at a size for tests (a minute or two, figures meaningless).
 --jobs=N runs up to N stages side by side, each once the stages it reads are done (stages 5 to
@@ -77,6 +83,7 @@ RUN_FILE = "last_run.json"
 REPORT_FILE = "REPORT.md"  # demo/report.py's
 PROBING_DIR = "probing"
 ATTACK_FILE = "attack.jsonl"
+EXAMINATION_DIR = "examination"
 # An export holds the serving code of its day: a change to it exports again (an older export
 # lacks what later stages read, such as its labels).
 CLASSIFIER_EXPORTER = os.path.join("official", "export", "classifier.py")
@@ -147,12 +154,20 @@ class Budget:
     probe_epochs: int = 40
     probe_batch_size: int = 64
     probe_learning_rate: float = 1e-2
+    # examine_checkpoint --skip: probing is the probe stage's (with its control task and mix);
+    # the classifier's attack is the attack stage's, and it is no sentiment classifier, so
+    # neither CheckList nor the EEC applies (no export is given).
+    examine_skip: str = "probing"
 
 
 FULL = Budget()
 SMOKE = Budget(vocab_size=1000, dupe_factor=1, num_shards=2, pretrain_steps=20, log_steps=10,
                jit_compile=False, finetune_log_steps=5, finetune_epochs=1.0,
-               passages_epochs=1.0, max_windows=2, serving_rounds=1, probe_epochs=2)
+               passages_epochs=1.0, max_windows=2, serving_rounds=1, probe_epochs=2,
+               # The vocab's fit alone: no TensorFlow, seconds; the end-to-end test of the
+               # rest is tests/test_examine_checkpoint.py's.
+               examine_skip="probing,blimp,crows_pairs,names")
+
 
 
 def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: str,
@@ -326,6 +341,15 @@ def stages(budget: Budget, out: str, corpus: str, task_dir: str, passages_dir: s
               outputs=[os.path.join(out, ATTACK_FILE),
                        os.path.join(out, attack_summary_file(ATTACK_FILE))],
               inputs=[task_files[-1], synonyms], after=["export"]),
+        Stage("examine", "Examine the pretrained model: what it knows, how its vocab fits a "
+                         "domain's text, its bias (run_scripts.examine_checkpoint "
+                         "--budget=quick)",
+              ["-m", "run_scripts.examine_checkpoint", f"--init_checkpoint={pretrained}",
+               f"--bert_config_file={config}", *tokenizer,
+               f"--max_seq_length={budget.pretrain_seq_length}", "--budget=quick",
+               f"--skip={budget.examine_skip}",
+               f"--output_dir={os.path.join(out, EXAMINATION_DIR)}"],
+              outputs=[os.path.join(out, EXAMINATION_DIR)], after=["pretrain"]),
     ]
 
 
@@ -382,6 +406,7 @@ def job(paths: Paths) -> None:
                    "serving_speed": os.path.join(out, SPEED_FILE),
                    "probing": os.path.join(out, PROBING_DIR),
                    "attack": os.path.join(out, ATTACK_FILE),
+                   "examination": os.path.join(out, EXAMINATION_DIR),
                    "seconds": time.perf_counter() - started,
                    "stages": [{"name": run.stage.name, "command": run.stage.command,
                                "reused": run.reused, "seconds": run.seconds} for run in runs]},

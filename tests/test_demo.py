@@ -14,7 +14,8 @@ DATA = os.path.join(REPO, "data", "gutenberg")
 STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
           "finetune_adapters", "finetune_scratch", "distill", "finetune_passages", "probe",
           "export",
-          "export_distilled", "export_passages", "classify", "serving_speed", "attack"]
+          "export_distilled", "export_passages", "classify", "serving_speed", "attack",
+          "examine"]
 PASSAGE_WORDS = 150  # each passage of the slice cut to its first words: a few windows each
 TREEBANK = os.path.join(REPO, "data", "ud_ewt_sample")
 TREEBANK_SENTENCES = {"train": 60, "dev": 20, "test": 20}
@@ -87,7 +88,7 @@ def demo_run(tmp_path_factory):
 
 def test_every_stage_runs_and_leaves_its_outputs(demo_run):
     out, stdout = demo_run["out"], demo_run["stdout"]
-    assert [f"== [{i}/17]" in stdout for i in range(1, 18)] == [True] * 17
+    assert [f"== [{i}/18]" in stdout for i in range(1, 19)] == [True] * 18
     assert reused_stages(stdout) == []
     vocab = (out / "vocab.txt").read_text().splitlines()
     assert {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"} <= set(vocab)
@@ -192,6 +193,16 @@ def test_the_report_has_the_figures_and_the_plots(demo_run):
     assert "| mix of all |" in report
     assert "## Where it breaks: a word-substitution attack" in report
     assert "| Accuracy under attack |" in report
+    # The smoke size's examination: the vocab's fit alone, the rest skipped (--skip).
+    assert ("[examination/REPORT.md](examination/REPORT.md) ([HTML](examination/REPORT.html))"
+            in report)
+    assert (out / "examination" / "REPORT.html").exists()
+    examined = (out / "examination" / "REPORT.md").read_text()
+    assert "| vocab | The vocab on a domain text: pieces per word, words split (vocab_report) " \
+           "| ran in " in examined and examined.count("| skipped: ") == 8
+    outcomes = [line for line in examined.splitlines()
+                if " | skipped: " in line or " | ran in " in line]
+    assert all(line in report for line in outcomes) and len(outcomes) == 9
     for plot in ("pretraining.png", "finetuning.png", "probing/probe_curves.png"):
         data = (out / plot).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
