@@ -9,8 +9,14 @@ The corpus and the queries are UTF-8 files of one text per line; empty lines are
 results name the corpus line by its number. --export_dir is an export_dir (its newest numbered
 version is used) or one version folder. The corpus is embedded once into --index_dir (default
 `<corpus_file>.index/`) and reused by later runs while the corpus and the export are unchanged
-(official/retrieval/index.py); the search is exact cosine similarity
-(official/retrieval/search.py, which says when to move to ScaNN or FAISS).
+(official/retrieval/index.py). The search is exact cosine similarity by default
+(official/retrieval/search.py); --index=ann searches an approximate FAISS IVF-flat index built
+and reused beside the exact one under the same rules (official/retrieval/ann.py): each query
+scans the rows of its --ann_probe nearest of --ann_lists k-means lists, so a large corpus is
+searched many times faster at a small loss of recall (--ann_probe=--ann_lists is exact):
+
+    python -m run_scripts.semantic_search --export_dir=exports/minilm \
+      --corpus_file=corpus.txt --queries_file=queries.txt --index=ann --ann_probe=64
 
 Output: without --output_file, each query and its results as lines of
 `rank  score  line N  text`; with it, JSON lines, one per query:
@@ -37,6 +43,13 @@ flags.DEFINE_string("queries_file", None, "UTF-8 text, one query per line.")
 flags.DEFINE_integer("top_k", 10, "Results per query (all of the corpus when it is smaller).")
 flags.DEFINE_string("index_dir", None, "Where the corpus's vectors are kept and reused "
                     "(default: <corpus_file>.index).")
+flags.DEFINE_enum("index", "exact", ["exact", "ann"], "exact: every corpus vector scored; "
+                  "ann: an approximate FAISS IVF-flat index, built beside the exact one.")
+flags.DEFINE_integer("ann_lists", 0, "--index=ann: k-means lists the corpus is cut into (0: "
+                     "about 4 * sqrt(corpus texts), 39 texts a list at least); a change "
+                     "rebuilds the approximate index.")
+flags.DEFINE_integer("ann_probe", 64, "--index=ann: lists searched per query (more: higher "
+                     "recall, slower; all of them is exact search).")
 flags.DEFINE_integer("batch_size", 32, "Texts embedded at once.")
 flags.DEFINE_string("output_file", None, "Write the results here as JSON lines instead of "
                     "printing them.")
@@ -53,10 +66,16 @@ class Plan(NamedTuple):
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (official/command_line.py): the flags, both texts
     files read and checked, the places written."""
-    for flag in ("top_k", "batch_size"):
+    for flag in ("top_k", "batch_size", "ann_probe"):
         if FLAGS[flag].value < 1:
             raise ValueError(f"--{flag}={FLAGS[flag].value}: must be at least 1")
     corpus = retrieval_index.read_texts(FLAGS.corpus_file, "--corpus_file")
+    if FLAGS.ann_lists < 0 or FLAGS.ann_lists > len(corpus.texts):
+        raise ValueError(f"--ann_lists={FLAGS.ann_lists}: must be 0 (automatic) or 1 to the "
+                         f"corpus's {len(corpus.texts)} texts")
+    if FLAGS.ann_lists and FLAGS.ann_probe > FLAGS.ann_lists:
+        raise ValueError(f"--ann_probe={FLAGS.ann_probe}: more than --ann_lists="
+                         f"{FLAGS.ann_lists}")
     queries = retrieval_index.read_texts(FLAGS.queries_file, "--queries_file")
     index_dir = FLAGS.index_dir or retrieval_index.default_index_dir(FLAGS.corpus_file)
     check_output_dir(index_dir, "index_dir")
@@ -83,10 +102,18 @@ def job(plan: Plan) -> list[dict]:
                         "returned", k, len(index))
     vectors = retrieval_index.embed_texts(encoder, plan.queries.texts, batch_size,
                                           what="queries")
-    rows, scores = top_k(vectors, index.vectors, k)
+    if FLAGS.index == "ann":
+        from official.retrieval import ann
+
+        ann_index, _ = ann.load_or_build(plan.index_dir, index, ann.AnnParams(FLAGS.ann_lists))
+        rows, scores = ann.top_k(ann_index, vectors, k, FLAGS.ann_probe)
+    else:
+        rows, scores = top_k(vectors, index.vectors, k)
+    # A -1 row: the probed lists held fewer than top_k texts (--index=ann only).
     results = [{"query": query, "results": [
         {"rank": rank, "score": float(score), "line": index.lines[row], "text": index.texts[row]}
-        for rank, (row, score) in enumerate(zip(query_rows, query_scores), start=1)]}
+        for rank, (row, score) in enumerate(zip(query_rows, query_scores), start=1)
+        if row >= 0]}
         for query, query_rows, query_scores in zip(plan.queries.texts, rows, scores)]
     if output_file:
         with open_atomically(output_file) as f:

@@ -308,3 +308,51 @@ def test_cli_refuses_a_missing_queries_file_and_top_k_0_before_any_work(export, 
                                "--queries_file", root / "queries.txt", "--top_k", 0),
                 "semantic_search: --top_k=0: must be at least 1")
     assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]  # no index made
+
+
+def test_cli_index_ann_probing_every_list_equals_exact_and_is_reused(export, tmp_path):
+    root, output = export["root"], tmp_path / "results.jsonl"
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes((root / "corpus.txt").read_bytes())
+    flags = ["--export_dir", export["dir"], "--corpus_file", corpus, "--queries_file",
+             root / "queries.txt", "--top_k", 5, "--index", "ann", "--ann_lists", 4,
+             "--ann_probe", 4, "--output_file", output]
+    run = cli.succeeded(cli.run_module("run_scripts.semantic_search", *flags))
+    assert "building the approximate index" in run.stderr
+    with open(output, encoding="utf-8") as f:
+        results = [json.loads(line) for line in f]
+    lines = [i + 1 for i, text in enumerate(export["corpus"]) if text]
+    texts = [export["corpus"][i - 1] for i in lines]
+    want_rows, want_scores = reference_top_k(_own_vectors(export["dir"], export["queries"]),
+                                             _own_vectors(export["dir"], texts), 5)
+    for result, rows, scores in zip(results, want_rows, want_scores):
+        assert [hit["line"] for hit in result["results"]] == [lines[i] for i in rows]
+        np.testing.assert_allclose([hit["score"] for hit in result["results"]], scores,
+                                   atol=1e-5)
+
+    # Fewer lists probed: the same files reused, each result still a line of the corpus.
+    index_dir = tmp_path / "corpus.txt.index"
+    stamp = os.path.getmtime(index_dir / "ann.faiss")
+    run = cli.succeeded(cli.run_module("run_scripts.semantic_search", *flags[:-4],
+                                       "--ann_probe", 1, "--output_file", output))
+    assert "reusing the approximate index" in run.stderr
+    assert os.path.getmtime(index_dir / "ann.faiss") == stamp
+    with open(output, encoding="utf-8") as f:
+        assert all(hit["text"] == texts[lines.index(hit["line"])]
+                   for line in f for hit in json.loads(line)["results"])
+
+
+@pytest.mark.parametrize("flags, error", [
+    (["--ann_probe", 0], "--ann_probe=0: must be at least 1"),
+    (["--ann_lists", 40], "--ann_lists=40: must be 0 (automatic) or 1 to the corpus's 39"),
+    (["--ann_lists", -1], "--ann_lists=-1: must be 0"),
+    (["--ann_lists", 4, "--ann_probe", 5], "--ann_probe=5: more than --ann_lists=4"),
+])
+def test_cli_refuses_bad_ann_parameters_before_any_work(export, tmp_path, flags, error):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes((export["root"] / "corpus.txt").read_bytes())
+    cli.refused(cli.run_module("run_scripts.semantic_search", "--export_dir", export["dir"],
+                               "--corpus_file", corpus, "--queries_file",
+                               export["root"] / "queries.txt", "--index", "ann", *flags),
+                f"semantic_search: {error}")
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]  # no index made
