@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -68,6 +69,17 @@ def lines_until(stream, pattern: str) -> str:
             return "".join(seen)
     raise AssertionError(f"the run ended before a line matching {pattern!r}:\n"
                          + "".join(seen)[-3000:])
+
+
+def free_ports(n: int) -> list[int]:
+    """`n` TCP ports of 127.0.0.1 free a moment ago (a multi-worker run's TF_CONFIG)."""
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
 
 
 def run_module(module: str, *flags) -> subprocess.CompletedProcess:

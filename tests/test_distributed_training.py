@@ -6,25 +6,14 @@ on the default strategy with the same global batches.
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import numpy as np
 
-from tests.cli import ENV, PATIENCE
+from tests.cli import ENV, PATIENCE, free_ports
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def start(args, tf_config=None):

@@ -115,20 +115,40 @@ def test_training_batches_have_static_shapes_and_repeat(tmp_path):
     assert len(seen) == 100
 
 
-@pytest.mark.parametrize("is_training", [False, True])
-# By record: one file of an even count, so a record keeps its parity, and pipeline, every epoch.
 @pytest.mark.parametrize("records_per_file", [[4, 4, 4, 4, 4], [10]], ids=["by_file", "by_record"])
-def test_sharding_gives_disjoint_covering_parts(tmp_path, records_per_file, is_training):
+def test_evaluation_pipelines_read_disjoint_covering_parts(tmp_path, records_per_file):
     files, _ = write_files(tmp_path, records_per_file)
     everything = set(rows(list(dataset(files, is_training=False))))
-    # Training repeats: 120 rows per pipeline are many epochs of its part.
-    parts = [set(rows(list(dataset(files, is_training=is_training, input_context=context(i))
-                           .take(30)))) for i in range(2)]
+    parts = [set(rows(list(dataset(files, is_training=False, input_context=context(i)))))
+             for i in range(2)]
     assert not parts[0] & parts[1]
     assert parts[0] | parts[1] == everything
     if len(files) > 1:  # by file: pipeline i reads files i, i + 2, ...
         first_files = set(rows(list(dataset(files[0::2], is_training=False))))
         assert parts[0] == first_files
+
+
+@pytest.mark.parametrize("masking", [None, MASKING], ids=["stored_masks", "dynamic_masking"])
+@pytest.mark.parametrize("replicas", [2, 4])
+def test_training_pipelines_split_the_global_batches_of_one_pipeline(tmp_path, masking,
+                                                                      replicas):
+    """Two pipelines (workers) of `replicas` in all: each global batch of 8 rows is one
+    pipeline's batch of 8, masks included, pipeline 0 holding its first rows, then pipeline 1;
+    each of a pipeline's elements is one replica's batch, of 8 / replicas rows."""
+    files, _ = write_files(tmp_path, [7, 9, 6])
+    per_replica = 8 // replicas
+    whole = list(dataset(files, is_training=True, batch_size=8, seed=5,
+                         dynamic_masking=masking).take(5))
+    parts = [list(dataset(files, is_training=True, batch_size=per_replica, seed=5,
+                          dynamic_masking=masking,
+                          input_context=tf.distribute.InputContext(2, i, replicas))
+                  .take(5 * replicas // 2)) for i in range(2)]
+    assert {b["input_word_ids"].shape[0] for part in parts for b in part} == {per_replica}
+    per_step = replicas // 2
+    split = [{name: tf.concat([b[name] for part in parts
+                               for b in part[step * per_step:(step + 1) * per_step]], 0)
+              for name in whole[0]} for step in range(5)]
+    assert_same_batches(whole, split)
 
 
 def test_bad_files_are_named(tmp_path):

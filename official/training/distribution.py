@@ -43,6 +43,15 @@ def get_strategy(name: str, num_gpus: int = 0,
                      f"got {name!r}")
 
 
+def worker_count(strategy: tf.distribute.Strategy) -> int:
+    """The processes that train together: the cluster's chief and workers (1 without one)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None:
+        return 1
+    cluster = resolver.cluster_spec().as_dict()
+    return max(1, sum(len(cluster.get(job, ())) for job in ("chief", "worker")))
+
+
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
     """True on the worker that writes checkpoints, summaries and results (task 0, or alone)."""
     resolver = getattr(strategy, "cluster_resolver", None)

@@ -9,7 +9,7 @@
     check_files(options) -> BertConfig | None
                          the options' files, as far as no TensorFlow is needed: output_dir
                          writable, the config (and max_seq_length and the vocab against it),
-                         the vocab, --init_checkpoint there
+                         the vocab, --init_checkpoint there, a multi-worker run's TF_CONFIG
 
 Names and defaults are the original scripts'. Options are checked when made (one-line
 ValueErrors naming the flag), so an entry point refuses a bad combination before it loads
@@ -26,6 +26,7 @@ from official.output_paths import check_output_dir
 from official.pretraining_records import ORIGINAL_MASKING_MIX
 from official.settings_parsing import check_shares
 from official.text import vocab
+from official.training.cluster import check_tf_config
 
 # --dtype -> Keras dtype policy. float16 adds dynamic loss scaling; bfloat16 needs none.
 DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
@@ -196,7 +197,8 @@ def check_files(options: TrainingOptions) -> BertConfig | None:
       ValueError: an output_dir that cannot be written; an unreadable config; a max_seq_length
         beyond its positions; a vocab that is not one, or larger than its vocab_size; an
         --init_checkpoint that is neither a file, a checkpoint prefix nor a folder; dynamic
-        masking without a vocab_file.
+        masking without a vocab_file; under multi_worker_mirrored, a bad TF_CONFIG
+        (official/training/cluster.py).
     """
     check_output_dir(options.output_dir)
     config = None
@@ -211,6 +213,8 @@ def check_files(options: TrainingOptions) -> BertConfig | None:
         else:
             vocab.load_vocab(options.vocab_file)
     check_checkpoint_path(options.init_checkpoint)
+    if options.distribution_strategy == "multi_worker_mirrored":
+        check_tf_config(os.environ.get("TF_CONFIG"))
     if isinstance(options, PretrainingOptions):
         check_dynamic_masking(options)
     return config

@@ -15,6 +15,16 @@ which keeps the host out of the way on accelerators. Between calls the loop logs
 TensorBoard summaries, saves checkpoints, and checks for SIGTERM (preemption) and ctrl-C: save,
 then stop.
 
+Several workers (MultiWorkerMirroredStrategy): the chief writes output_dir; every other worker
+must take part in each save (TensorFlow's rule) and writes its copy to a folder of its own inside
+output_dir, removed when training ends, stopped or not. A stop asked of any one worker is agreed
+by all between two calls: each worker's request is summed across the workers (one all-reduce of
+two numbers a call), so every worker saves at the same step and stops, each ending as a stopped
+run does (exit 143 for SIGTERM); a worker that stopped alone would leave the others waiting in
+their next all-reduce. (TensorFlow's PreemptionCheckpointHandler agrees the same way through
+the coordination service, but probes the GCE metadata server, does nothing on GCE CPU machines,
+and owns the SIGTERM handler; this one keeps official/command_line.py's.)
+
 A save that finds the disk full removes what it left half-made (official/training/output_dir.py)
 and raises one OSError(ENOSPC) naming output_dir (official/atomic_files.py).
 
@@ -28,7 +38,8 @@ model, the optimiser, the step, the dropout random state and, on the default str
 iterator, so a resumed run on one device continues the same data stream and reaches the same
 weights as an uninterrupted one. A distributed iterator cannot be saved; there a resumed run
 restarts its input with a seed moved by the step (as the original's Estimator restarted
-input_fn), so it does not replay the same batches. A `SavedInput` fingerprints what the
+input_fn, and as a one-process run resumed with a restarted input does), so it does not replay
+the batches an uninterrupted run would have read. A `SavedInput` fingerprints what the
 iterator reads, saved beside it: a resumed run whose input has changed since is refused (or,
 asked to, restarts its input at the saved step) rather than read at the saved places.
 
@@ -65,7 +76,7 @@ from official.checkpoints.training import (
 )
 from official.command_line import Preempted
 from official.modeling import dropout
-from official.training.distribution import is_chief
+from official.training.distribution import is_chief, worker_count
 from official.training.output_dir import remove_interrupted_writes
 from official.training.stopping import Diverged
 
@@ -205,6 +216,7 @@ class Trainer:
                            else self._replica_update)
         self._stop_requested = 0  # the signal that asked to stop, once one has
         self.is_chief = is_chief(strategy)
+        self._several_workers = worker_count(strategy) > 1
 
     # ---- one update, per replica -------------------------------------------------------------
 
@@ -374,9 +386,10 @@ class Trainer:
         metrics: dict[str, float] = {}
         window, window_start, window_first_step = None, time.perf_counter(), step
         while step < opts.num_train_steps:
-            if self._stop_requested:
+            stop = self._agreed_stop()
+            if stop:
                 manager.save(checkpoint_number=step)
-                raise Preempted(step, self._stop_requested)
+                raise Preempted(step, stop)
             next_evaluation = next((s for s in evaluate_at if s > step), opts.num_train_steps)
             first_steps = self.first_steps is not None and step < self.first_steps.steps
             n = min(opts.steps_per_loop, opts.num_train_steps - step, next_evaluation - step,
@@ -546,6 +559,29 @@ class Trainer:
             name += " (ctrl-C again stops at once, without saving)"
         logging.warning("%s: saving a checkpoint after the current loop, then stopping", name)
         self._stop_requested = signum
+
+    def _agreed_stop(self) -> int:
+        """The signal that stops training before the next call, 0 for none: this process's, or
+        under several workers any worker's, the same on all of them (see the module docstring;
+        SIGTERM's when both were asked)."""
+        if not self._several_workers:
+            return self._stop_requested
+        asked = [float(self._stop_requested == s) for s in STOP_SIGNALS]
+        votes = self._stop_votes(tf.constant(asked))
+        for signum, count in zip(STOP_SIGNALS, keras.ops.convert_to_numpy(votes)):
+            if count > 0:
+                if not self._stop_requested:
+                    logging.warning("another worker was stopped by %s: saving a checkpoint at "
+                                    "step %d, then stopping", signal.Signals(signum).name,
+                                    int(self.step.numpy()))
+                return signum
+        return 0
+
+    @tf.function
+    def _stop_votes(self, asked: tf.Tensor) -> tf.Tensor:
+        """[requests of each of STOP_SIGNALS] summed over every replica of every worker."""
+        return self.strategy.reduce(tf.distribute.ReduceOp.SUM,
+                                    self.strategy.run(tf.identity, args=(asked,)), axis=None)
 
     def _write_dir(self, output_dir: str) -> str:
         # Every worker of a multi-worker run must take part in a save; only the chief's is kept.
