@@ -191,9 +191,9 @@ def _template_set() -> eec.TemplateSet:
 
 def _sampled() -> str:
     """The sample the flags took, as the report says it ("" for the whole set)."""
-    taken = [f"the first {value} {what}" for value, what in (
-        (FLAGS.words_per_emotion, "words of each emotion"),
-        (FLAGS.names_per_group, "names of each race and gender")) if value is not None]
+    taken = [f"{whose} first {value} {what}{'s' if value > 1 else ''}" for value, whose, what in (
+        (FLAGS.words_per_emotion, "each emotion's", "word"),
+        (FLAGS.names_per_group, "each race and gender's", "name")) if value is not None]
     return f" (a sample: {' and '.join(taken)})" if taken else ""
 
 
