@@ -11,10 +11,16 @@ Continued pretraining on a domain's text starts from any checkpoint --init_check
 masked-LM head it lacks is built fresh, and says so); after convert_checkpoint --extend_vocab,
 --train_only_new_embeddings_steps=S first trains only the new tokens' rows for S steps.
 
+On several hosts, the same command on each with --distribution_strategy=multi_worker_mirrored
+and its TF_CONFIG (run_scripts/recipes/pretrain_multi_host.sh): the global batches are one
+process's, worker 0 writes the checkpoints, and SIGTERM to any one worker stops them all at one
+saved step.
+
 Rerunning the same command resumes from the newest checkpoint in --output_dir, its input where
-it stopped; if the records were regenerated since, it refuses (naming them) unless
---restart_input. The output_dir is then a valid --init_checkpoint for the fine-tuning scripts.
-The work is done by official/training/pretraining.py.
+it stopped (on several workers, restarted at the checkpoint's step); if the records were
+regenerated since, it refuses (naming them) unless --restart_input. The output_dir is then a
+valid --init_checkpoint for the fine-tuning scripts. The work is done by
+official/training/pretraining.py.
 
 The BERT paper's ablations (Tables 5 and 8): --objective=ltr trains a left-to-right language
 model (causal attention, every position predicting the next token, no next-sentence loss) on

@@ -3,6 +3,7 @@
     default                 one device: the first GPU if there is one, else the CPU
     mirrored                every local GPU (`num_gpus` of them), synchronous all-reduce
     multi_worker_mirrored   several machines, each mirrored; the cluster comes from TF_CONFIG
+                            (checked before TensorFlow loads: official/training/cluster.py)
     tpu                     a Cloud TPU, reached through `tpu_address` (a name or grpc:// address)
 """
 
