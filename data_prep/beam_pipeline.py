@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -103,8 +104,7 @@ class _MakeShard(beam.DoFn):
         self._options, self._chunk_bytes = options, chunk_bytes
 
     def setup(self):
-        # Built on the worker (its word cache grows there) rather than pickled with the DoFn.
-        self._tokenizer = PythonTokenizer(self._vocab_file, self._do_lower_case)
+        self._tokenizer = _worker_tokenizer(self._vocab_file, self._do_lower_case)
 
     def process(self, work):
         # No annotation: Beam would read it as a type hint (and log that it cannot).
@@ -116,6 +116,15 @@ class _MakeShard(beam.DoFn):
             with open(tmp_path, "w", encoding="utf-8") as f:
                 json.dump(dataclasses.asdict(stats), f)
         return ()
+
+
+@functools.cache
+def _worker_tokenizer(vocab_file: str, do_lower_case: bool) -> PythonTokenizer:
+    """One tokenizer a worker process, built there (not pickled with the DoFn) and kept across
+    shards, so its word cache grows as a fast generator worker's does. Kept here rather than by
+    the DoFn because Beam 2.77's Dask runner calls `setup` for every bundle, that is every shard
+    (building it takes a few tenths of a second)."""
+    return PythonTokenizer(vocab_file, do_lower_case)
 
 
 def _stats_path(stats_dir: str, shard: int) -> str:
