@@ -17,6 +17,7 @@ The workers are real processes (bash, then the python the recipe execs): a Tenso
 worker is not forked from tests/fork_server.py. The reference is forked (tests/cli.py).
 """
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -58,6 +59,19 @@ def workers(work, *flags, task_indices=(0, 1)):
             for i in task_indices]
 
 
+@contextlib.contextmanager
+def killed_on_failure(processes):
+    """A failing test leaves no worker behind, waiting for a peer that is gone."""
+    try:
+        yield processes
+    except BaseException:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        raise
+
+
 def weights(prefix):
     """{name: value} of a training checkpoint's float variables."""
     reader = tf.train.load_checkpoint(str(prefix))
@@ -87,10 +101,10 @@ def run(work):
     the step saved, "after_stop": output_dir's listing then, "resumed": [CompletedProcess] x 2,
     "reference": CompletedProcess, "out", "single": the two output_dirs}."""
     out, single = work / "phase1_multi_host", work / "single"
-    running = workers(work, "--num_train_steps=100000", *TINY)
-    said = lines_until(running[1].stderr, r"\bstep [1-9]\d*/100000")
-    running[1].send_signal(signal.SIGTERM)
-    stopped = [outputs(process) for process in running]
+    with killed_on_failure(workers(work, "--num_train_steps=100000", *TINY)) as running:
+        said = lines_until(running[1].stderr, r"\bstep [1-9]\d*/100000")
+        running[1].send_signal(signal.SIGTERM)
+        stopped = [outputs(process) for process in running]
     stopped[1].stderr = said + stopped[1].stderr
     saved = [name for name in listing(out) if name.endswith(".index")]
     assert len(saved) == 1, (saved, stopped[0].stderr[-2000:], stopped[1].stderr[-2000:])
@@ -99,13 +113,13 @@ def run(work):
 
     shutil.copytree(out, single)
     end = f"--num_train_steps={step + 3}"
-    rerun = workers(work, end, *TINY)
     reference = start("run_scripts.run_pretraining", f"--input_file={work}/records_128/*.tfrecord",
                       f"--output_dir={single}", f"--bert_config_file={work}/bert_config.json",
                       "--do_train", end, "--restart_input", *TINY)
-    return {"stopped": stopped, "step": step, "after_stop": after_stop,
-            "resumed": [outputs(process) for process in rerun], "reference": outputs(reference),
-            "out": out, "single": single}
+    with killed_on_failure([*workers(work, end, *TINY), reference]) as rerun:
+        resumed = [outputs(process) for process in rerun]
+    return {"stopped": stopped, "step": step, "after_stop": after_stop, "resumed": resumed[:2],
+            "reference": resumed[2], "out": out, "single": single}
 
 
 def test_sigterm_to_one_worker_stops_both_with_one_checkpoint(run):
