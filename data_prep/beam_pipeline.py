@@ -49,7 +49,9 @@ FUSE-mounted bucket).
 
 A run first removes an earlier run's output from `output_dir` (as the fast generator does:
 `remove_earlier_output`) and the temp files a killed run left; an interrupted or failed run
-deletes its own.
+deletes its own. On a cluster, stopping the launcher does not stop the shards workers have
+begun (Dask drops only the tasks not started): they may still write their shard and counts
+after the command has exited, in a folder without summary.json, which a rerun cleans.
 
 The plain DirectRunner tries Beam's Prism runner first, which it downloads from GitHub; offline it
 logs the failure and falls back to running in-process.
