@@ -10,10 +10,11 @@ results name the corpus line by its number. --export_dir is an export_dir (its n
 version is used) or one version folder. The corpus is embedded once into --index_dir (default
 `<corpus_file>.index/`) and reused by later runs while the corpus and the export are unchanged
 (official/retrieval/index.py). The search is exact cosine similarity by default
-(official/retrieval/search.py); --index=ann searches an approximate FAISS IVF-flat index built
-and reused beside the exact one under the same rules (official/retrieval/ann.py): each query
-scans the rows of its --ann_probe nearest of --ann_lists k-means lists, so a large corpus is
-searched many times faster at a small loss of recall (--ann_probe=--ann_lists is exact):
+(official/retrieval/search.py); --index=ann searches an approximate FAISS index built and
+reused beside the exact one under the same rules (official/retrieval/ann.py): each query scans
+4-bit codes of the rows of its --ann_probe nearest of --ann_lists k-means lists and re-scores
+the --ann_rerank best exactly, so a large corpus is searched many times faster at a small loss
+of recall (every list probed and a rerank of the whole corpus is exact search):
 
     python -m run_scripts.semantic_search --export_dir=exports/minilm \
       --corpus_file=corpus.txt --queries_file=queries.txt --index=ann --ann_probe=64
@@ -44,12 +45,15 @@ flags.DEFINE_integer("top_k", 10, "Results per query (all of the corpus when it 
 flags.DEFINE_string("index_dir", None, "Where the corpus's vectors are kept and reused "
                     "(default: <corpus_file>.index).")
 flags.DEFINE_enum("index", "exact", ["exact", "ann"], "exact: every corpus vector scored; "
-                  "ann: an approximate FAISS IVF-flat index, built beside the exact one.")
+                  "ann: an approximate FAISS index (IVF, 4-bit codes, exact re-ranking), "
+                  "built beside the exact one.")
 flags.DEFINE_integer("ann_lists", 0, "--index=ann: k-means lists the corpus is cut into (0: "
-                     "about 4 * sqrt(corpus texts), 39 texts a list at least); a change "
-                     "rebuilds the approximate index.")
+                     "about sqrt(corpus texts), 39 texts a list at least); a change rebuilds "
+                     "the approximate index.")
 flags.DEFINE_integer("ann_probe", 64, "--index=ann: lists searched per query (more: higher "
-                     "recall, slower; all of them is exact search).")
+                     "recall, slower).")
+flags.DEFINE_integer("ann_rerank", 100, "--index=ann: candidates per query re-scored "
+                     "exactly (at least --top_k; more: higher recall, slower).")
 flags.DEFINE_integer("batch_size", 32, "Texts embedded at once.")
 flags.DEFINE_string("output_file", None, "Write the results here as JSON lines instead of "
                     "printing them.")
@@ -66,7 +70,7 @@ class Plan(NamedTuple):
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (official/command_line.py): the flags, both texts
     files read and checked, the places written."""
-    for flag in ("top_k", "batch_size", "ann_probe"):
+    for flag in ("top_k", "batch_size", "ann_probe", "ann_rerank"):
         if FLAGS[flag].value < 1:
             raise ValueError(f"--{flag}={FLAGS[flag].value}: must be at least 1")
     corpus = retrieval_index.read_texts(FLAGS.corpus_file, "--corpus_file")
@@ -106,7 +110,7 @@ def job(plan: Plan) -> list[dict]:
         from official.retrieval import ann
 
         ann_index, _ = ann.load_or_build(plan.index_dir, index, ann.AnnParams(FLAGS.ann_lists))
-        rows, scores = ann.top_k(ann_index, vectors, k, FLAGS.ann_probe)
+        rows, scores = ann.top_k(ann_index, vectors, k, FLAGS.ann_probe, FLAGS.ann_rerank)
     else:
         rows, scores = top_k(vectors, index.vectors, k)
     # A -1 row: the probed lists held fewer than top_k texts (--index=ann only).

