@@ -39,10 +39,11 @@ unless given), so the scheduler spreads shards over workers. Flink and Spark nee
 servers' jars (fetched from Maven Central at the first run) and Dataflow apache-beam[gcp].
 
 The workers import this repo's `data_prep` and `official` packages and need numpy, absl-py and
-apache-beam with google-crc32c, not TensorFlow: start Dask workers from the repo's root with its
-venv (`PYTHONPATH=/path/to/repo`), give other runners a container image with the repo and
-requirements installed (`--sdk_container_image=IMAGE` on Dataflow, `--environment_type=DOCKER
---environment_config=IMAGE` on Flink and Spark), or `--setup_file=./setup.py`. Workers read
+apache-beam with google-crc32c, not TensorFlow: start the Dask scheduler (which unpickles the
+tasks too) and workers with the repo's venv and `PYTHONPATH=/path/to/repo`; give other runners
+a container image with the repo and requirements installed (`--sdk_container_image=IMAGE` on
+Dataflow, `--environment_type=DOCKER --environment_config=IMAGE` on Flink and Spark), or
+`--setup_file=./setup.py`. Workers read
 the corpus and write the shards with plain file calls, so the input files and `output_dir`
 must be on a file system mounted at the same path by the launcher and every worker (NFS, a
 FUSE-mounted bucket).
