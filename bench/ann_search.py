@@ -2,7 +2,7 @@ r"""Benchmark: semantic_search's --index=ann (FAISS IVF-flat, official/retrieval
 its exact search (official/retrieval/search.py) on the same vectors, in the same run.
 
     .venv/bin/python -m bench.ann_search [--sets=books,random] [--sentences=60000]
-        [--random_count=1000000] [--probes=8,16,32,64,128] [--lists=0] [--rerank=100]
+        [--random_count=1000000] [--probes=8,16,32,64,0] [--lists=0] [--rerank=100]
         [--rounds=3]
         [--work_dir=/tmp/ann_search] [--json=PATH]
 
@@ -21,11 +21,11 @@ Sets of unit vectors, dim 384, each with 1,000 queries not in the corpus:
 
 For each set: the ground truth (search.top_k over all queries, k=10) timed once; the index
 built by ann.build (its seconds, file size, and the process's RSS before and after); then
---rounds rounds in which the exact search and the approximate search at each --probes (with
---rerank rows re-scored exactly) answer the same 200 queries, one batch each (bench/rounds.py), so
-each ratio of queries/s is taken between calls seconds apart. recall@10 is over all 1,000
-queries: the share of exact's 10 rows the approximate search returns. FAISS and numpy use all
-cores (OpenMP / BLAS) alike.
+--rounds rounds in which the exact search and the approximate search at each --probes (0:
+semantic_search's default, a quarter of the lists; --rerank rows re-scored exactly) answer the
+same 200 queries, one batch each (bench/rounds.py), so each ratio of queries/s is taken between
+calls seconds apart. recall@10 is over all 1,000 queries: the share of exact's 10 rows the
+approximate search returns. FAISS and numpy use all cores (OpenMP / BLAS) alike.
 
 Prints a markdown table and the CPU; bench/ann_search.md holds the figures of a run.
 """
@@ -127,7 +127,7 @@ def bench_set(name: str, vectors: np.ndarray, lists: int, probes: list[int], rer
         build_seconds = time.perf_counter() - started
         file_mb = os.path.getsize(os.path.join(folder, ann.ANN_FILE)) / 2**20
     rss_after = rss_mb()
-    probes = sorted({min(p, built.lists) for p in probes})
+    probes = sorted({min(p or ann.default_probe(built.lists), built.lists) for p in probes})
     recall = {}
     for probe in probes:
         rows, _ = ann.top_k(built, queries, K, probe, rerank)
@@ -175,7 +175,8 @@ def main() -> None:
     parser.add_argument("--sets", default="books,random")
     parser.add_argument("--sentences", type=int, default=60000)
     parser.add_argument("--random_count", type=int, default=1_000_000)
-    parser.add_argument("--probes", default="8,16,32,64,128")
+    parser.add_argument("--probes", default="8,16,32,64,0",
+                        help="0: ann.default_probe, a quarter of the lists")
     parser.add_argument("--lists", type=int, default=0, help="0: ann.default_lists(count)")
     parser.add_argument("--rerank", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)

@@ -17,7 +17,7 @@ the --ann_rerank best exactly, so a large corpus is searched many times faster a
 of recall (every list probed and a rerank of the whole corpus is exact search):
 
     python -m run_scripts.semantic_search --export_dir=exports/minilm \
-      --corpus_file=corpus.txt --queries_file=queries.txt --index=ann --ann_probe=64
+      --corpus_file=corpus.txt --queries_file=queries.txt --index=ann
 
 Output: without --output_file, each query and its results as lines of
 `rank  score  line N  text`; with it, JSON lines, one per query:
@@ -50,8 +50,8 @@ flags.DEFINE_enum("index", "exact", ["exact", "ann"], "exact: every corpus vecto
 flags.DEFINE_integer("ann_lists", 0, "--index=ann: k-means lists the corpus is cut into (0: "
                      "about sqrt(corpus texts), 39 texts a list at least); a change rebuilds "
                      "the approximate index.")
-flags.DEFINE_integer("ann_probe", 64, "--index=ann: lists searched per query (more: higher "
-                     "recall, slower).")
+flags.DEFINE_integer("ann_probe", 0, "--index=ann: lists searched per query (0: a quarter "
+                     "of them; more: higher recall, slower).")
 flags.DEFINE_integer("ann_rerank", 100, "--index=ann: candidates per query re-scored "
                      "exactly (at least --top_k; more: higher recall, slower).")
 flags.DEFINE_integer("batch_size", 32, "Texts embedded at once.")
@@ -70,10 +70,12 @@ class Plan(NamedTuple):
 def prepare() -> Plan:
     """Every check that needs no TensorFlow (official/command_line.py): the flags, both texts
     files read and checked, the places written."""
-    for flag in ("top_k", "batch_size", "ann_probe", "ann_rerank"):
+    for flag in ("top_k", "batch_size", "ann_rerank"):
         if FLAGS[flag].value < 1:
             raise ValueError(f"--{flag}={FLAGS[flag].value}: must be at least 1")
     corpus = retrieval_index.read_texts(FLAGS.corpus_file, "--corpus_file")
+    if FLAGS.ann_probe < 0:
+        raise ValueError(f"--ann_probe={FLAGS.ann_probe}: must be 0 (automatic) or more")
     if FLAGS.ann_lists < 0 or FLAGS.ann_lists > len(corpus.texts):
         raise ValueError(f"--ann_lists={FLAGS.ann_lists}: must be 0 (automatic) or 1 to the "
                          f"corpus's {len(corpus.texts)} texts")

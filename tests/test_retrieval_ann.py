@@ -52,6 +52,7 @@ def test_default_lists_are_the_square_root_with_39_rows_a_list():
     assert ann.default_lists(1_000) == 25  # 32 lists would hold 31 rows each
     assert ann.default_lists(600) == 15 and ann.default_lists(20) == 1
     assert ann.pieces(384) == 192 and ann.pieces(7) == 7
+    assert ann.default_probe(1000) == 250 and ann.default_probe(15) == 4
 
 
 def test_every_list_probed_and_row_reranked_gives_exact_searchs_results(tmp_path):
@@ -73,10 +74,10 @@ def test_fewer_lists_probed_find_the_best_rows_of_the_probed_lists(tmp_path):
     vectors = np.asarray(index.vectors, np.float64)
     centroids = built.faiss_index.quantizer.reconstruct_n(0, 12).astype(np.float64)
     home = np.argmax(vectors @ centroids.T, axis=1)  # each row's list
-    for probe in (1, 3):
+    for probe in (1, 3, 0):  # 0: a quarter of the 12 lists
         rows, scores = ann.top_k(built, queries(), 8, probe, rerank=600)
         for query, got_rows, got_scores in zip(queries(), rows, scores):
-            probed = np.argsort(-(centroids @ query))[:probe]
+            probed = np.argsort(-(centroids @ query))[:probe or 3]
             candidates = np.flatnonzero(np.isin(home, probed))
             want = candidates[reference_top_k(query[None], vectors[candidates], 8)[0][0]]
             want = np.concatenate([want, np.full(8 - len(want), -1)])

@@ -344,7 +344,7 @@ def test_cli_index_ann_probing_every_list_equals_exact_and_is_reused(export, tmp
 
 
 @pytest.mark.parametrize("flags, error", [
-    (["--ann_probe", 0], "--ann_probe=0: must be at least 1"),
+    (["--ann_probe", -1], "--ann_probe=-1: must be 0 (automatic) or more"),
     (["--ann_rerank", 0], "--ann_rerank=0: must be at least 1"),
     (["--ann_lists", 40], "--ann_lists=40: must be 0 (automatic) or 1 to the corpus's 39"),
     (["--ann_lists", -1], "--ann_lists=-1: must be 0"),

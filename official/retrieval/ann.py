@@ -19,7 +19,8 @@ recall@10 0.95, where scanning floats is no faster than BLAS; the 4-bit codes ar
 to scan).
 
 Parameters. `lists` is chosen at build (0: `default_lists`, about sqrt(count)); a change of it
-rebuilds the file. `probe` and `rerank` are chosen per search and are not part of the file. The
+rebuilds the file. `probe` (0: `default_probe`, a quarter of the lists) and `rerank` are chosen
+per search and are not part of the file. The
 k-means and the codebooks train on at most `_TRAIN_ROWS` rows, drawn with `_SEED`, with FAISS's
 own seeded k-means: the same vectors and lists give the same bytes (FAISS's threads do not
 change them).
@@ -83,6 +84,12 @@ def default_lists(count: int) -> int:
     return max(1, min(round(math.sqrt(count)), count // 39))
 
 
+def default_probe(lists: int) -> int:
+    """A quarter of the lists: what recall@10 >= 0.95 took on MiniLM vectors of book sentences
+    (bench/ann_search.md); the fraction, not a count, is what holds the recall as lists grow."""
+    return max(1, math.ceil(lists / 4))
+
+
 def pieces(dim: int) -> int:
     """Product-quantisation pieces: two numbers each (one each for an odd dim)."""
     return dim // 2 if dim % 2 == 0 else dim
@@ -109,7 +116,7 @@ def top_k(ann: AnnIndex, queries: np.ndarray, k: int, probe: int, rerank: int
     Args:
       queries: float32 [m, dim], unit rows.
       k: at least 1; more than the index's count returns all rows (as search.top_k).
-      probe: lists searched, at least 1 (more than `lists` searches them all).
+      probe: lists searched (0: default_probe; more than `lists` searches them all).
       rerank: rows re-scored exactly per query (fewer than k counts as k).
 
     Returns:
@@ -118,12 +125,13 @@ def top_k(ann: AnnIndex, queries: np.ndarray, k: int, probe: int, rerank: int
       scores: float32 [m, min(k, count)], their dot products (-inf beside a -1).
     Among equal scores the lower row comes first, as in search.top_k.
     """
-    if k < 1 or probe < 1 or rerank < 1:
-        raise ValueError(f"k, probe and rerank must be at least 1, got {k}, {probe}, {rerank}")
+    if k < 1 or probe < 0 or rerank < 1:
+        raise ValueError(f"k and rerank must be at least 1 and probe at least 0, got {k}, "
+                         f"{rerank}, {probe}")
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     count = ann.faiss_index.ntotal
     k, rerank = min(k, count), min(max(k, rerank), count)
-    params = faiss.SearchParametersIVF(nprobe=min(probe, ann.lists))
+    params = faiss.SearchParametersIVF(nprobe=min(probe or default_probe(ann.lists), ann.lists))
     _, candidates = ann.faiss_index.search(queries, rerank, params=params)  # [m, rerank]
     # Exact scores of the candidates: their rows gathered from vectors.npy, one dot each.
     rows = np.asarray(ann.vectors)[np.maximum(candidates, 0)]  # [m, rerank, dim]
