@@ -53,7 +53,8 @@ class Cluster:
                                       f"--scheduler-file={scheduler_file}")]
         self.processes += [self._start("distributed.cli.dask_worker",
                                        f"--scheduler-file={scheduler_file}", "--nthreads=1",
-                                       "--no-nanny", "--no-dashboard") for _ in range(workers)]
+                                       "--no-nanny", "--no-dashboard",
+                                       f"--local-directory={folder}") for _ in range(workers)]
         from distributed import Client
         with Client(scheduler_file=scheduler_file, timeout=600) as client:
             client.wait_for_workers(workers, timeout=600)

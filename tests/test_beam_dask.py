@@ -1,7 +1,8 @@
 """create_pretraining_data on Beam's Dask runner, on a real `distributed` cluster started here:
-a scheduler and two worker processes (the README's commands), no mock. One worker is killed
-(SIGKILL) in the middle of a shard; Dask runs the shard again on the other, and the files are
-still the fast generator's, byte for byte: no record lost or duplicated."""
+a scheduler and two worker processes (the README's `dask scheduler` and `dask worker`, run as
+`python -m` from the repo's root), no mock. One worker is killed (SIGKILL) in the middle of a
+shard; Dask runs the shard again on the other, and the files are still the fast generator's,
+byte for byte: no record lost or duplicated."""
 
 import json
 import os
@@ -60,7 +61,8 @@ def killed_run(tmp_path_factory):
     # Without a nanny a killed worker stays dead, so the other one must do its shard.
     workers = [BackgroundRun("distributed.cli.dask_worker", logs[f"worker{i}"],
                              f"--scheduler-file={scheduler_file}", "--nthreads=1",
-                             "--no-nanny", "--no-dashboard") for i in range(2)]
+                             "--no-nanny", "--no-dashboard", f"--local-directory={root}")
+               for i in range(2)]
     for worker in workers:
         worker.wait_until(lambda worker=worker: "Registered to:" in worker.stderr())
     with open(scheduler_file, encoding="utf-8") as f:
