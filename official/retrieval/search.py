@@ -13,11 +13,9 @@ How far this goes. Exact search costs m * n * dim multiply-adds and needs the ma
 (or memory-mapped, as the index is): n * dim * 4 bytes, 1.5 GB for 1M vectors of 384
 (MiniLM), 3 GB at 768 (BERT-Base). On one machine that is enough up to a few million vectors:
 a batch of queries is one BLAS matrix product over memory read in order, and the results are
-exact. Beyond that, or when the time per query must not grow with the corpus, use an
-approximate nearest-neighbour library over the same normalised vectors (inner product):
-ScaNN (google-research/scann, quantised vectors with exact re-ranking) or FAISS
-(facebookresearch/faiss: IVF, HNSW and product quantisation, on CPU or GPU); they trade a
-little recall for orders of magnitude in speed and memory.
+exact. Beyond that, or when the time per query must not grow with the corpus, use the
+approximate index over the same normalised vectors (ann.py, semantic_search --index=ann:
+FAISS IVF with 4-bit codes and exact re-ranking), which trades a little recall for speed.
 """
 
 from __future__ import annotations
