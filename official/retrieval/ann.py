@@ -6,8 +6,9 @@
 Exact search (search.py) scores every corpus row; its cost grows with the corpus. Here the unit
 vectors are cut into `lists` clusters by k-means (inner product), and each row is kept in its
 cluster's list as a product-quantisation code: the vector in `dim / 2` pieces of two numbers,
-each piece replaced by the nearest of 16 learnt centroids (4 bits), so 192 bytes of float32
-become 96 codes scored 32 at a time from a table in SIMD registers (FAISS's "fast scan"). A
+each piece replaced by the number of the nearest of 16 learnt centroids (4 bits): a row of 384
+float32 (1,536 bytes) becomes 96 bytes, whose scores come 32 rows at a time from tables held in
+SIMD registers (FAISS's "fast scan"). A
 query is scored against the list centroids, then approximately against the codes of its
 `probe` best lists; the `rerank` best of those rows are scored again exactly, as float32 dot
 products with their rows of vectors.npy (the exact index's memory map), and the k best returned
@@ -38,8 +39,8 @@ ann.faiss is the file the record was written with (its sha256), of the record's 
 lists, its centroids and codebooks all finite; otherwise it builds them again from the exact
 index's vectors. The record is written last and removed first, each file under a temporary
 name renamed when complete (official/atomic_files.py), so a stopped build leaves the old pair,
-no record (rebuilt next run), or the new pair. Memory: dim / 2 + 8 bytes a row (104 MB for 1M
-rows of 384) besides the exact index's vectors, of which only the re-ranked rows are read.
+no record (rebuilt next run), or the new pair. Memory: dim / 4 + 8 bytes a row (102 MB for 1M
+rows of 384, measured) besides the exact index's vectors, of which only the re-ranked rows are read.
 """
 
 from __future__ import annotations
