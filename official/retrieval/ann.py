@@ -5,26 +5,24 @@
 
 Exact search (search.py) scores every corpus row; its cost grows with the corpus. Here the unit
 vectors are cut into `lists` clusters by k-means (inner product), and each row is kept in its
-cluster's list as a product-quantisation code: the vector in `dim / 2` pieces of two numbers,
-each piece replaced by the number of the nearest of 16 learnt centroids (4 bits): a row of 384
-float32 (1,536 bytes) becomes 96 bytes, whose scores come 32 rows at a time from tables held in
-SIMD registers (FAISS's "fast scan"). A
-query is scored against the list centroids, then approximately against the codes of its
-`probe` best lists; the `rerank` best of those rows are scored again exactly, as float32 dot
-products with their rows of vectors.npy (the exact index's memory map), and the k best returned
-in exact search's order (score down, then the lower row). A row is missed when its list was not
-probed or its approximate score left it out of the `rerank`; with probe = lists and rerank at
-least the corpus's count, the results are exact search's. Why this and not IVF-flat, HNSW or
-ScaNN: bench/ann_search.md (on MiniLM vectors, IVF-flat needs a quarter of the lists probed for
-recall@10 0.95, where scanning floats is no faster than BLAS; the 4-bit codes are ~10x faster
+cluster's list as a product-quantisation code: the vector in `dim / 2` pieces of two numbers, each
+piece replaced by the number of the nearest of 16 learnt centroids (4 bits): a row of 384 float32
+(1,536 bytes) becomes 96 bytes, whose scores come 32 rows at a time from tables held in SIMD
+registers (FAISS's "fast scan"). A query is scored against the list centroids, then approximately
+against the codes of its `probe` best lists; the `rerank` best of those rows are scored again
+exactly, as float32 dot products with their rows of vectors.npy (the exact index's memory map), and
+the k best returned in exact search's order (score down, then the lower row). A row is missed when
+its list was not probed or its approximate score left it out of the `rerank`; with probe = lists
+and rerank at least the corpus's count, the results are exact search's. Why this and not IVF-flat,
+HNSW or ScaNN: bench/ann_search.md (on MiniLM vectors, IVF-flat needs a quarter of the lists probed
+for recall@10 0.95, where scanning floats is no faster than BLAS; the 4-bit codes are ~10x faster
 to scan).
 
 Parameters. `lists` is chosen at build (0: `default_lists`, about sqrt(count)); a change of it
 rebuilds the file. `probe` (0: `default_probe`, a quarter of the lists) and `rerank` are chosen
-per search and are not part of the file. The
-k-means and the codebooks train on at most `_TRAIN_ROWS` rows, drawn with `_SEED`, with FAISS's
-own seeded k-means: the same vectors and lists give the same bytes (FAISS's threads do not
-change them).
+per search and are not part of the file. The k-means and the codebooks train on at most
+`_TRAIN_ROWS` rows, drawn with `_SEED`, with FAISS's own seeded k-means: the same vectors and
+lists give the same bytes (checked at 1, 2 and 4 FAISS threads).
 
 Files, beside the exact index's (index.py's rules, kept for this file too):
 
@@ -40,7 +38,7 @@ lists, its centroids and codebooks all finite; otherwise it builds them again fr
 index's vectors. The record is written last and removed first, each file under a temporary
 name renamed when complete (official/atomic_files.py), so a stopped build leaves the old pair,
 no record (rebuilt next run), or the new pair. Memory: dim / 4 + 8 bytes a row (102 MB for 1M
-rows of 384, measured) besides the exact index's vectors, of which only the re-ranked rows are read.
+rows of 384, measured) besides the exact index's vectors, of which only re-ranked rows are read.
 """
 
 from __future__ import annotations
