@@ -30,23 +30,28 @@ stopped by ctrl-C or SIGTERM resumes. --jobs runs that many at once.
 --budget sizes the samples through each entry point's flags (plan.BUDGETS): quick reads the
 data the repository ships (data/: UD EWT's 300/100/100-sentence sample, BLiMP's 10 pairs per
 paradigm of which 5 are scored, ChemProt's 96 training lines, 4,616 synonym pairs, the EEC's
-templates) with 5 CheckList cases a test, 25 texts attacked, SEAT's sent-weat* tests and
+templates) with 5 CheckList cases a test, 25 texts attacked, SEAT's sent-weat* tests,
 CrowS-Pairs' first 100 pairs (SEAT's and CrowS-Pairs' files are not shipped: both budgets read
-them from ../shared/data/bias); full reads ../shared/data where it is there (UD EWT's 2,000
-first training sentences, BLiMP's 100 pairs per paradigm, ChemProt, PPDB's synonyms, every
-SEAT test, all CrowS-Pairs) with 500 cases a test and 500 texts attacked. Data flags
+them from ../shared/data/bias) and the EEC's templates with each emotion's first word and each
+race and gender's first 3 names (1,024 of its 8,640 sentences, every pair whole; the names
+probe 3-fold); full reads ../shared/data where it is there (UD EWT's 2,000 first training
+sentences, BLiMP's 100 pairs per paradigm, ChemProt, PPDB's synonyms, every SEAT test, all
+CrowS-Pairs, the whole EEC) with 500 cases a test and 500 texts attacked. Data flags
 (--ud_dir, --domain_file, ...) replace a budget's file.
 
-What quick costs at BERT-Base's size (a random checkpoint of its shape, with a classifier and a
-sentence-encoder export of it, all three 768 wide and 12 deep; 2 cores of an Intel Xeon shared
-with other jobs, load average 5 to 10): probing 4 min 41 s, BLiMP 3 min 31 s, vocab 2 s,
-CheckList 13 min 01 s at 20 cases a test (3,647 texts of 38 tests: hence 5, about a quarter),
+What quick costs, measured on 2 cores shared with other jobs (README: One report for any
+checkpoint, per stage). MiniLM (6 layers, 384 wide, no masked-LM head) with an SST-2
+classifier and a sentence-encoder export of it, AMD EPYC, load average 10 to 22: 5 min 52 s
+(names the longest, 2 min 25 s). The demo's BERT-Tiny with its masked-LM head, probing left to
+the demo: 1 min 49 s. At BERT-Base's size (a random checkpoint of its shape with a classifier
+and a sentence-encoder export of it; Intel Xeon, load 5 to 10): probing 4 min 41 s, BLiMP
+3 min 31 s, vocab 2 s, CheckList 13 min 01 s at 20 cases a test (hence 5, about a quarter),
 attack 47 s (an untrained classifier's wrong answers are not attacked: a fine-tuned one costs
-more), SEAT 1 min 48 s, CrowS-Pairs 1 min 16 s. The EEC and names tests read the whole template
-set (8,640 sentences; bias_report has no sample flag) and were stopped unmeasured: at the
-CheckList's pace the EEC alone is about half an hour there, so quick is not yet under 15 minutes
-at BERT-Base's size with a classifier; without one (probing, BLiMP, vocab, CrowS-Pairs, names)
-it was 9 min 30 s before names.
+more), SEAT 1 min 48 s, CrowS-Pairs 1 min 16 s; the EEC's 1,024 sentences 2 min 16 s and names
+6 min 03 s (AMD EPYC, load 7 to 9). With CheckList at 5 cases about a quarter of its 13 min,
+that is about 24 minutes: quick is not yet under 15 minutes at BERT-Base's size on loaded
+cores, and the names probe (13 layers x 16 probes of 769 features by Newton's method) is the
+most of what is over.
 
 Writes output_dir/REPORT.md and REPORT.html (run_scripts/examination/report.py): the settings,
 each examination's outcome (its time, reused, skipped and why, or failed: its status and its
