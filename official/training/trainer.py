@@ -214,6 +214,10 @@ class Trainer:
             self._gradients, jit_compile=(options.jit_compile and not whole_update) or None)
         self._update_fn = (tf.function(self._replica_update, jit_compile=True) if whole_update
                            else self._replica_update)
+        # The loop below calls one update in two places (before its tf.range and inside it): as
+        # a function of its own it is traced once, not twice (tracing a BERT's forward and
+        # backward pass is most of a short run's start-up).
+        self._reduced_update_fn = tf.function(self._reduced_update)
         self._stop_requested = 0  # the signal that asked to stop, once one has
         self.is_chief = is_chief(strategy)
         self._several_workers = worker_count(strategy) > 1
@@ -299,11 +303,11 @@ class Trainer:
         """`num_steps` updates in one call (of `FirstSteps` only, when `first_steps`); returns
         their summed stats. Stops early after an update with a non-finite loss or gradient
         (stats[_NON_FINITE] > 0)."""
-        stats = self._reduced_update(next(iterator), first_steps)
+        stats = self._reduced_update_fn(next(iterator), first_steps)
         for _ in tf.range(num_steps - 1):
             if stats[_NON_FINITE] > 0:
                 break
-            more = self._reduced_update(next(iterator), first_steps)
+            more = self._reduced_update_fn(next(iterator), first_steps)
             stats = {name: stats[name] + more[name] for name in stats}
         return stats
 
