@@ -20,17 +20,21 @@ def found():
     return name_probe.occurrences(eec.read_template_set(EEC_FILE))
 
 
+# (rows, features): more rows than features, and fewer (the probe fits in the rows' span).
+@pytest.mark.parametrize("rows, features", [(300, 12), (40, 90)])
 @pytest.mark.parametrize("l2", [1.0, 0.1])
-def test_the_probe_is_scikit_learns_logistic_regression_on_standardised_features(l2):
+def test_the_probe_is_scikit_learns_logistic_regression_on_standardised_features(l2, rows,
+                                                                                  features):
     rng = np.random.default_rng(1)
-    x = rng.normal(size=(300, 12)) * rng.uniform(0.5, 3, 12) + rng.normal(size=12)
-    y = (x[:, 0] - x[:, 3] + rng.normal(0, 1.5, 300) > x[:, 0].mean()).astype(int)
+    x = (rng.normal(size=(rows, features)) * rng.uniform(0.5, 3, features)
+         + rng.normal(size=features))
+    y = (x[:, 0] - x[:, 3] + rng.normal(0, 1.5, rows) > x[:, 0].mean()).astype(int)
     probe = name_probe.fit_probe(x, y, l2)
     standard = (x - x.mean(axis=0)) / x.std(axis=0)
     reference = LogisticRegression(C=1 / l2, tol=1e-12, max_iter=10000).fit(standard, y)
     np.testing.assert_allclose(probe.weights, reference.coef_[0], atol=1e-6)
     assert probe.bias == pytest.approx(reference.intercept_[0], abs=1e-6)
-    test = rng.normal(size=(200, 12)) * 2
+    test = rng.normal(size=(200, features)) * 2
     np.testing.assert_array_equal(probe.predict(test),
                                   reference.predict((test - x.mean(axis=0)) / x.std(axis=0)))
 
