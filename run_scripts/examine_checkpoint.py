@@ -48,10 +48,9 @@ and a sentence-encoder export of it; Intel Xeon, load 5 to 10): probing 4 min 41
 3 min 31 s, vocab 2 s, CheckList 13 min 01 s at 20 cases a test (hence 5, about a quarter),
 attack 47 s (an untrained classifier's wrong answers are not attacked: a fine-tuned one costs
 more), SEAT 1 min 48 s, CrowS-Pairs 1 min 16 s; the EEC's 1,024 sentences 2 min 16 s and names
-6 min 03 s (AMD EPYC, load 7 to 9). With CheckList at 5 cases about a quarter of its 13 min,
-that is about 24 minutes: quick is not yet under 15 minutes at BERT-Base's size on loaded
-cores, and the names probe (13 layers x 16 probes of 769 features by Newton's method) is the
-most of what is over.
+1 min 55 s (AMD EPYC, load 5 to 9). With CheckList at 5 cases about a quarter of its 13 min,
+that is about 19 and a half minutes with a classifier, over 15 on loaded cores; without one
+(probing, BLiMP, vocab, SEAT, CrowS-Pairs, names) about 13.
 
 Writes output_dir/REPORT.md and REPORT.html (run_scripts/examination/report.py): the settings,
 each examination's outcome (its time, reused, skipped and why, or failed: its status and its
