@@ -15,6 +15,7 @@ it learns them from the teacher.
 
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -78,17 +79,23 @@ def toy(tmp_path_factory):
         (root / "student_data" / f"{split}.tsv").write_text("sentence\tlabel\n" + "".join(rows))
     (root / "transfer.txt").write_text("".join(
         sentence(rng, p, list(CUES)) + "\n" for p in rng.permutation(np.arange(480) % 2 == 0)))
+    # The labels-alone run's data: the 48 labelled rows 11 times over, so that its 3 epochs
+    # (3 evaluations, not 33) are the distilled run's 99 updates of 16 rows.
+    (root / "alone_data").mkdir()
+    train = (root / "student_data" / "train.tsv").read_text().splitlines(keepends=True)
+    (root / "alone_data" / "train.tsv").write_text(train[0] + "".join(train[1:]) * 11)
+    shutil.copy(root / "student_data" / "dev.tsv", root / "alone_data" / "dev.tsv")
     files = {"vocab": str(root / "vocab.txt"), "config": str(root / "bert_config.json"),
              "student_data": str(root / "student_data"), "transfer": str(root / "transfer.txt"),
              "teacher": str(root / "teacher"), "alone": root / "alone", "root": root}
     # The teacher, and beside it the student trained on its labels alone (it needs no
-    # teacher): 33 epochs of the 48 labelled rows, the distilled run's 99 updates.
+    # teacher): the distilled run's 99 updates.
     for result in run_modules(
             ["run_scripts.run_classifier", *COMMON, "--num_train_epochs=3",
              f"--data_dir={root / 'teacher_data'}", f"--vocab_file={files['vocab']}",
              f"--bert_config_file={files['config']}", f"--output_dir={files['teacher']}"],
-            ["run_scripts.run_classifier", *COMMON, "--num_train_epochs=33",
-             f"--data_dir={files['student_data']}", f"--vocab_file={files['vocab']}",
+            ["run_scripts.run_classifier", *COMMON, "--num_train_epochs=3",
+             f"--data_dir={root / 'alone_data'}", f"--vocab_file={files['vocab']}",
              f"--bert_config_file={files['config']}", f"--output_dir={files['alone']}"]):
         succeeded(result)
     assert float(eval_results(root / "teacher" / "eval_results.txt")["eval_accuracy"]) == 1.0
