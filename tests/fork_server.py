@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # What every forked command imports; imported here once. TensorFlow defines absl flags of its own
@@ -153,7 +154,6 @@ def _run_child(request: dict, fds: list[int], preloaded_flags: set[str],
     if request.get("end_with"):
         _end_with(request["end_with"])
     import runpy
-    import threading
     import traceback
 
     code = 0
@@ -187,7 +187,6 @@ def _end_with(pid: int) -> None:
     """SIGKILL to this process when process `pid` (the stand-in it runs behind) ends: the stage
     a runner kills goes with the stand-in the runner sees."""
     import select
-    import threading
     try:
         watched = os.pidfd_open(pid)
     except ProcessLookupError:
@@ -211,11 +210,13 @@ def _exit_code(stop: SystemExit) -> int:
 
 
 def _stop_with_parent() -> None:
-    """SIGKILL to this server when the pytest process that started it ends."""
-    import ctypes
-    ctypes.CDLL(None).prctl(1, ctypes.c_ulong(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    if os.getppid() == 1:
+    """SIGKILL to this server when the pytest process that started it ends: the whole process,
+    not the thread that started the server (as PR_SET_PDEATHSIG would: a fixture's thread
+    pool would take the servers with it)."""
+    parent = os.getppid()
+    if parent == 1:  # it ended already
         os._exit(1)
+    _end_with(parent)
 
 
 # The client side, in the pytest process.
@@ -232,36 +233,23 @@ class Servers:
         self.servers: list[_Server] = []
         self.turn = 0
         self.folder = ""
+        # Fixtures start commands from several threads at once (a thread pool): one makes the
+        # servers, and the turns are taken one at a time.
+        self._lock = threading.Lock()
 
     def start(self, module: str, args: list[str], stdout, stderr,
               new_session: bool) -> "ForkedProcess":
         """`python -m module args...` forked by the next server in turn."""
-        if not self.servers:
-            self.folder = tempfile.mkdtemp(prefix="fork_servers")
-            self._write_stand_in()
-            self.servers = [self._server() for _ in range(2)]
-            self._write_config()
-        self.turn = (self.turn + 1) % len(self.servers)
-        if not self.servers[self.turn].alive():  # died with the thread that started it
-            self._remake(self.turn)
-        try:
-            return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd,
-                                 stdout, stderr, new_session)
-        except ConnectionRefusedError:
-            # The server died between the check and the connection (the thread that started
-            # it ending just then): its socket is still there, nobody listens. Nothing was sent
-            # yet, so the command goes to a new server.
-            if not self.servers[self.turn].ended(patience=10):
-                raise
-            self._remake(self.turn)
-            return ForkedProcess(self.servers[self.turn], module, args, self.env, self.cwd,
-                                 stdout, stderr, new_session)
-
-    def _remake(self, turn: int) -> None:
-        """A new server in the place of a dead one, whose folder (its socket and log) goes."""
-        self.servers[turn].stop()
-        self.servers[turn] = self._server()
-        self._write_config()
+        with self._lock:
+            if not self.servers:
+                self.folder = tempfile.mkdtemp(prefix="fork_servers")
+                self._write_stand_in()
+                self.servers = [self._server() for _ in range(2)]
+                self._write_config()
+            self.turn = (self.turn + 1) % len(self.servers)
+            server = self.servers[self.turn]
+        return ForkedProcess(server, module, args, self.env, self.cwd, stdout, stderr,
+                             new_session)
 
     def _server(self) -> "_Server":
         return _Server(self.env, self.cwd, os.path.join(self.folder, "python"))
@@ -301,22 +289,12 @@ class _Server:
         self.socket_path = os.path.join(self.folder, "socket")
         self.log_path = os.path.join(self.folder, "log.txt")
         with open(self.log_path, "w") as log:
-            # PR_SET_PDEATHSIG watches the thread that starts it; the server is made in the
-            # pytest process's main thread in practice, and remade if it has died.
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "tests.fork_server", self.socket_path, stand_in_path],
                 cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def alive(self) -> bool:
         return self.process.poll() is None
-
-    def ended(self, patience: float) -> bool:
-        """Whether the server has ended, or does within `patience` seconds."""
-        try:
-            self.process.wait(timeout=patience)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
 
     def connect(self, patience: float) -> socket.socket:
         """A connection, once the server listens (its imports take seconds, minutes on a
@@ -406,7 +384,6 @@ class ForkedProcess:
     def communicate(self, timeout: float | None = None) -> tuple[str | None, str | None]:
         """What is left in the pipes, read to their ends side by side (as Popen does, so that
         neither fills while the other is read), once the command has ended."""
-        import threading
         streams = {name: stream for name, stream in (("stdout", self.stdout),
                                                      ("stderr", self.stderr)) if stream}
         read: dict[str, str] = {}

@@ -6,15 +6,18 @@ them forked too, passes its signals on, ends as they end and takes them with it 
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import pytest
 
 from tests import fork_server
-from tests.cli import ENV, REPO, lines_until
+from tests.cli import ENV, PATIENCE, REPO, lines_until
 
 
 @pytest.fixture(scope="module")
@@ -55,22 +58,51 @@ def test_two_commands_in_a_row_have_different_hash_seeds(servers):
     assert seeds[0] != seeds[1]
 
 
-def test_a_server_that_died_after_its_check_is_replaced_and_the_command_runs(servers):
-    """The server next in turn is killed after the check that it lives (its socket stays, no
-    one listens): the command goes to a new server, unchanged."""
-    servers.start("tests.fork_probe", [], subprocess.PIPE, subprocess.PIPE,
-                  False).communicate()  # the servers are made
-    turn = (servers.turn + 1) % len(servers.servers)
-    victim = servers.servers[turn]
-    victim.process.kill()
-    victim.process.wait()
-    victim.alive = lambda: True  # as the check saw it, just before it died
-    probe = servers.start("tests.fork_probe", ["--then=exit:0"], subprocess.PIPE,
-                          subprocess.PIPE, False)
-    out, _ = probe.communicate()
-    assert probe.returncode == 0 and json.loads(out)["rest"] == []
-    assert servers.servers[turn] is not victim and servers.servers[turn].alive()
-    assert not os.path.exists(victim.folder)  # no dead server's socket left in /tmp
+def test_the_servers_outlive_the_threads_that_started_them(tmp_path, monkeypatch):
+    """Commands started by three threads at once (a fixture's thread pool) make one pair of
+    servers, which serve after the threads have ended and leave nothing behind when stopped."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    made = fork_server.Servers(ENV, REPO)
+    try:
+        threads = [threading.Thread(target=lambda: made.start(
+            "tests.fork_probe", [], subprocess.PIPE, subprocess.PIPE, False).communicate())
+            for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(os.listdir(tmp_path)) == 3  # the servers' folder, and one for each server
+        for _ in made.servers:  # one command on each server, in turn
+            probe = made.start("tests.fork_probe", ["--then=exit:0"], subprocess.PIPE,
+                               subprocess.PIPE, False)
+            out, _ = probe.communicate()
+            assert probe.returncode == 0 and json.loads(out)["rest"] == []
+    finally:
+        made.stop()
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_servers_end_with_the_process_that_started_them(tmp_path):
+    """A pytest process killed outright (SIGKILL: no teardown runs) takes its servers along."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, signal, subprocess, sys\n"
+         "from tests import fork_server\n"
+         f"made = fork_server.Servers({ENV!r}, {REPO!r})\n"
+         "made.start('tests.fork_probe', [], subprocess.PIPE, subprocess.PIPE,"
+         " False).communicate()\n"
+         "print(' '.join(str(s.process.pid) for s in made.servers), flush=True)\n"
+         "os.kill(os.getpid(), signal.SIGKILL)\n"],
+        cwd=REPO, env=dict(ENV, TMPDIR=str(tmp_path)), stdout=subprocess.PIPE, text=True)
+    pids = [int(pid) for pid in owner.stdout.readline().split()]
+    assert owner.wait(timeout=PATIENCE) == -signal.SIGKILL and len(pids) == 2
+    for pid in pids:
+        try:
+            watched = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue  # gone already
+        assert select.select([watched], [], [], PATIENCE)[0], f"server {pid} outlived pytest"
+        os.close(watched)
 
 
 @pytest.mark.parametrize("then, code", [("exit:3", 3), ("raise", 1),
