@@ -214,13 +214,18 @@ class Trainer:
             self._gradients, jit_compile=(options.jit_compile and not whole_update) or None)
         self._update_fn = (tf.function(self._replica_update, jit_compile=True) if whole_update
                            else self._replica_update)
-        # The loop below calls one update in two places (before its tf.range and inside it): as
-        # a function of its own it is traced once, not twice (tracing a BERT's forward and
-        # backward pass is most of a short run's start-up).
-        self._reduced_update_fn = tf.function(self._reduced_update)
         self._stop_requested = 0  # the signal that asked to stop, once one has
         self.is_chief = is_chief(strategy)
         self._several_workers = worker_count(strategy) > 1
+        # The loop below calls one update in two places (before its tf.range and inside it): as
+        # a function of its own it is traced once, not twice (tracing a BERT's forward and
+        # backward pass is most of a short run's start-up). Not across workers: there
+        # MultiWorkerMirroredStrategy's collectives in a function called inside the loop fail
+        # when the loop runs (TensorFlow 2.21: "You must feed a value for placeholder tensor
+        # 'while/body/.../Placeholder'"; tests/test_distributed_training.py), so it is traced in
+        # both places.
+        self._reduced_update_fn = (self._reduced_update if self._several_workers
+                                   else tf.function(self._reduced_update))
 
     # ---- one update, per replica -------------------------------------------------------------
 
