@@ -38,6 +38,10 @@ as such). --dry_run prints the commands and runs none.
 
 Seeds: --seeds=N runs seeds --first_seed .. --first_seed + N - 1 (1, 2, 3 by default), so a
 larger --seeds later reuses the seeds already run. Rows: --rows=a,b runs some rows only.
+A study too long for one sitting runs in pieces, each some rows and seeds in an output_dir of
+its own (on several machines, or at several times), the last with --join=<the others'
+results.json>: its report summarises every piece's rows and seeds as one study's (the pieces'
+settings must agree where they shape the numbers; each row and seed comes from one piece).
 
 A finished stage is reused when its command and inputs are unchanged (run_scripts/
 stages.py), so rerunning the command after a change reruns only what it changed, and a study
@@ -69,7 +73,7 @@ from typing import NamedTuple
 from absl import flags
 
 from official import command_line, configs, output_lock
-from official.ablation import report, results, studies, task_data
+from official.ablation import joined, report, results, studies, task_data
 from official.ablation.settings import (
     CROSSLINGUAL_TEST,
     PRESETS,
@@ -206,6 +210,10 @@ flags.DEFINE_integer("jobs", 1, "Stages run at once, each its own process (a sta
                      "(bench/ablation_budget.md).")
 flags.DEFINE_bool("show_stage_output", False,
                   "Copy every stage's output to stderr as well as to its log.")
+flags.DEFINE_string("join", None, "Earlier runs' results.json (comma-separated) of the same "
+                    "study at the same settings, whose rows and seeds this run's report takes "
+                    "in (official/ablation/joined.py): a study run in pieces, on several "
+                    "machines or at several times. A row and seed comes from one run only.")
 flags.DEFINE_bool("dry_run", False, "Check the settings and print the stages' commands; run "
                   "nothing.")
 FLAGS = flags.FLAGS
@@ -225,6 +233,7 @@ class Plan(NamedTuple):
     study: studies.Study
     vocab_size: int
     work: StudyPlan
+    earlier: tuple[joined.Earlier, ...]
 
 
 def _given() -> dict:
@@ -275,7 +284,11 @@ def prepare() -> Plan:
                                                               f"(--{name})")
     if "squad_sample" in settings.chosen_tasks(study):
         task_data.read_articles(settings.squad_file)
-    return Plan(settings, study, vocab_size, make_plan(settings, study))
+    earlier = tuple(joined.read(path, study, settings.experiment())
+                    for path in map(os.path.abspath, _names(FLAGS.join) or ()))
+    joined.check_apart(earlier, [(row, seed) for row in settings.chosen_rows(study)
+                                 for seed in settings.seed_list()])
+    return Plan(settings, study, vocab_size, make_plan(settings, study), earlier)
 
 
 def _text(path: str) -> str:
@@ -314,7 +327,7 @@ def _write_inputs(plan: Plan) -> dict[str, str]:
     return counts
 
 
-def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
+def _chance(plan: Plan, measured: tuple[str, ...]) -> dict[str, float]:
     """What a model that learnt nothing of a task scores: each dev set's majority class; 50 on
     BLiMP and the NSP and SOP records (balanced by construction)."""
     settings, work = plan.settings, plan.work
@@ -337,8 +350,7 @@ def _chance(plan: Plan, measured: tuple[str, ...], seeds: int) -> dict:
     for key in ("blimp", "blimp_same", "nsp_head", "sop_head", "nsp_probe", "sop_probe"):
         if key in measured:
             found[key] = 50.0
-    # A constant, not a sample: no spread, so a test against it is our seeds' alone.
-    return {key: results.Summary(value, 0.0, 1) for key, value in found.items()}
+    return found
 
 
 def job(plan: Plan) -> None:
@@ -369,28 +381,46 @@ def job(plan: Plan) -> None:
     measured = study.measured_columns(settings.chosen_tasks(study),
                                       settings.chosen_measures(study),
                                       settings.runs_feature_based(study))
-    found = results.collect(study, rows, seeds, work.sources, measured)
+    own = results.collect(study, rows, seeds, work.sources, measured)
+    per_row = {row: sum(r.seconds for r in runs if r.stage.name.startswith(f"{row}.seed"))
+               for row in rows}
+    pieces = joined.join(joined.Pieces(
+        own.values, dict(work.sources), per_row,
+        {report.UNIGRAM: results.reference_values(seeds, work.references)}
+        if work.references else {}, _chance(plan, measured), measured), plan.earlier)
+    found = results.summarised(pieces.values)
+    rows = tuple(row.id for row in study.rows if row.id in pieces.values)
+    seeds = tuple(sorted({seed for per_column in pieces.values.values()
+                          for by_seed in per_column.values() for seed in by_seed}))
     # A column no row filled (the left-to-right row's next-token loss, without that row) goes.
-    measured = tuple(key for key in measured
+    measured = tuple(key for key in pieces.measured
                      if any(key in found.table.get(row, {}) for row in rows))
-    references = {report.CHANCE: _chance(plan, measured, len(seeds))}
-    if work.references:
-        references[report.UNIGRAM] = results.collect_references(seeds, work.references)
-    first_data = next(stage for stage in work.stages if stage.name.startswith("data."))
+    # A constant, not a sample: no spread, so a test against it is our seeds' alone.
+    references = {report.CHANCE: {key: results.Summary(value, 0.0, 1)
+                                  for key, value in pieces.chance.items() if key in measured}}
+    references.update({name: {key: results.summarize(list(by_seed.values()))
+                              for key, by_seed in by_column.items()}
+                       for name, by_column in pieces.reference_values.items()})
+    # None when no row pretrains (the random initialisation alone).
+    first_data = next((stage for stage in work.stages if stage.name.startswith("data.")), None)
     corpora = {stage.name.split(".", 1)[1]: stage.outputs[1] for stage in work.stages
                if stage.name.startswith("corpus.")}
     described = report.describe_settings(settings, study, rows, (work.vocab_file,
                                                                  plan.vocab_size),
-                                         read_summary(first_data.outputs[0]), counts,
+                                         first_data and read_summary(first_data.outputs[0]),
+                                         counts,
                                          report.describe_languages(corpora, work.overlap))
     reused, seconds = sum(r.reused for r in runs), sum(r.seconds for r in runs)
     described.append(("stages", f"{len(runs)} ({len(runs) - reused} run now, {reused} reused "
                                 f"from earlier runs): {format_seconds(seconds)} of running "
                                 "time in all"))
-    per_row = {row: sum(r.seconds for r in runs if r.stage.name.startswith(f"{row}.seed"))
-               for row in rows}
-    outcome = report.Outcome(study, rows, seeds, measured, found, work.sources, described, out,
-                             references, per_row)
+    if plan.earlier:
+        described.append(("joined", "; ".join(
+            f"{one.path}: " + ", ".join(f"{row} seed {seed}" for row, seed in sorted(one.runs()))
+            for one in plan.earlier)))
+    outcome = report.Outcome(study, rows, seeds, measured, found, pieces.sources, described,
+                             out, references, pieces.seconds, pieces.reference_values,
+                             settings.experiment())
     report_file, results_file = report.write(outcome)
     checked, _ = report.verdicts(outcome)
     for table in report.tables(outcome):

@@ -85,6 +85,10 @@ class Outcome:
       references: {UNIGRAM: {column: Summary over the seeds}, CHANCE: {column: Summary}}: what a
         model that learnt nothing of the text (unigram) or of the task (chance) scores.
       seconds: {row: seconds its stages ran, over all seeds}.
+      reference_values: {UNIGRAM: {column: {seed: number}}}: the references measured per seed
+        (results.json keeps them, so that runs joined later summarise them anew).
+      experiment: the settings that shape the numbers (`AblationSettings.experiment`): runs
+        joined into one report must share them.
     """
     study: Study
     rows: tuple[str, ...]
@@ -96,6 +100,9 @@ class Outcome:
     output_dir: str
     references: Mapping[str, Mapping[str, Summary]] = dataclasses.field(default_factory=dict)
     seconds: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    reference_values: Mapping[str, Mapping[str, Mapping[int, float]]] = dataclasses.field(
+        default_factory=dict)
+    experiment: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -258,9 +265,13 @@ def _source_lines(outcome: Outcome) -> list[str]:
 
 
 def _time_lines(outcome: Outcome) -> list[str]:
-    seeds = len(outcome.seeds)
-    return [f"- {outcome.names[row]}: {format_seconds(seconds)} over {seeds} seed(s), "
-            f"{format_seconds(seconds / seeds)} a seed" for row, seconds in outcome.seconds.items()]
+    lines = []
+    for row, seconds in outcome.seconds.items():
+        seeds = len({seed for by_seed in outcome.results.values.get(row, {}).values()
+                     for seed in by_seed}) or len(outcome.seeds)
+        lines.append(f"- {outcome.names[row]}: {format_seconds(seconds)} over {seeds} seed(s), "
+                     f"{format_seconds(seconds / seeds)} a seed")
+    return lines
 
 
 def markdown(outcome: Outcome) -> str:
@@ -352,6 +363,10 @@ def to_json(outcome: Outcome) -> dict:
         "settings": dict(outcome.settings), "rows": rows,
         "references": {name: _summary_json(found)
                        for name, found in outcome.references.items()},
+        "reference_values": {name: {key: {str(seed): v for seed, v in by_seed.items()}
+                                    for key, by_seed in by_column.items()}
+                             for name, by_column in outcome.reference_values.items()},
+        "experiment": dict(outcome.experiment),
         "paper": {"source": outcome.study.paper.source,
                   "rows": [dataclasses.asdict(r) for r in outcome.study.paper.rows]},
         "orderings": [{**dataclasses.asdict(v), "source": source, "paper": paper}

@@ -8,8 +8,11 @@
     collect(study, rows, seeds, sources, columns) -> Results
       .values[row][column][seed]      each seed's number
       .table[row][column]             their Summary (official/ablation/summary.py)
-    collect_references(seeds, references) -> {column: Summary}
-                                      the unigram baseline's numbers, over the seeds
+    summarised(values) -> Results     each row and column over the seeds it has (rows and
+                                      seeds joined from several runs: official/ablation/
+                                      joined.py)
+    reference_values(seeds, references) -> {column: {seed: number}}
+                                      the unigram baseline's numbers
 
 Parameters (column "params", millions) are counted from each row's config
 (official/ablation/parameters.py), the same for every seed; a "<column>_per_m" number is that
@@ -131,15 +134,20 @@ def collect(study: Study, rows: Sequence[str], seeds: Sequence[int],
                 scores = per_seed[key[:-len(PER_MILLION)]]
                 per_seed[key] = {seed: score / params for seed, score in scores.items()}
         values[row] = per_seed
-    table = {row: {key: summarize([by_seed[seed] for seed in seeds])
-                   for key, by_seed in per_column.items()}
+    return summarised(values)
+
+
+def summarised(values: Mapping[str, Mapping[str, Mapping[int, float]]]) -> Results:
+    """`values` with each row and column summarised over the seeds it has (in seed order)."""
+    plain = {row: {key: dict(sorted(by_seed.items())) for key, by_seed in per_column.items()}
              for row, per_column in values.items()}
-    return Results(values, table)
+    table = {row: {key: summarize(list(by_seed.values())) for key, by_seed in per_column.items()}
+             for row, per_column in plain.items()}
+    return Results(plain, table)
 
 
-def collect_references(seeds: Sequence[int],
-                       references: Mapping[tuple[int, str], Source]) -> dict[str, Summary]:
-    """{column: Summary over the seeds} of the reference numbers (the unigram baseline's)."""
+def reference_values(seeds: Sequence[int], references: Mapping[tuple[int, str], Source]
+                     ) -> dict[str, dict[int, float]]:
+    """{column: {seed: number}} of the reference numbers (the unigram baseline's)."""
     columns = dict.fromkeys(key for _, key in references)
-    return {key: summarize([read_value(references[seed, key]) for seed in seeds])
-            for key in columns}
+    return {key: {seed: read_value(references[seed, key]) for seed in seeds} for key in columns}

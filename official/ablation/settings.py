@@ -185,6 +185,21 @@ class AblationSettings:
     def warmup_steps(self) -> int:
         return int(self.pretrain_warmup * self.pretrain_steps)
 
+    def experiment(self) -> dict[str, Any]:
+        """The settings that shape the numbers, as JSON values: every setting but where the
+        files are (the corpus and the vocab by file name only), which rows, seeds, tasks and
+        measures run, and how many processes or devices run them. Two runs joined into one
+        report (official/ablation/joined.py) must agree on all of it."""
+        where = {"output_dir", "corpus", "vocab_file", "glue_dir", "ud_dir", "conll_dir",
+                 "squad_file", "blimp_dir", "crosslingual_dir"}
+        which = {"seeds", "first_seed", "rows", "tasks", "measures", "data_workers",
+                 "eval_batch_size", "distribution_strategy", "num_gpus"}
+        found = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                 if f.name not in where | which}
+        found["corpus"] = [os.path.basename(path) for path in self.corpus]
+        found["vocab_file"] = self.vocab_file and os.path.basename(self.vocab_file)
+        return found
+
     def seed_list(self) -> tuple[int, ...]:
         return tuple(range(self.first_seed, self.first_seed + self.seeds))
 
