@@ -1,7 +1,9 @@
 """official/peft/adaptation.py: a parameter-efficient fine-tuning through the generic run, and
 the flags reconciled with what an output_dir holds.
 
-The runs are `finetuning.run` on tests/test_finetuning.py's toy data side, in-process.
+The runs are `finetuning.run` on tests/test_finetuning.py's toy data side, in-process; each
+method's run on conftest's tiny config is made once (`finished_runs`) for the tests that read a
+finished run.
 """
 
 import os
@@ -13,7 +15,7 @@ import tensorflow as tf
 from official.adaptation import Adaptation
 from official.checkpoints import tf1
 from official.checkpoints.errors import CheckpointError
-from official.configs import preset
+from official.configs import BertConfig, preset
 from official.modeling.encoder import build_encoder
 from official.peft import adaptation, artifact, methods
 from official.tasks.classification import ClassificationTask
@@ -46,18 +48,43 @@ def run(opts, settings, data):
     return spy.model
 
 
-@pytest.mark.parametrize("settings", [
-    methods.from_flags(adapter_size=4, train_pooler=True),
-    methods.from_flags(lora_rank=2)], ids=["adapters with the pooler", "lora"])
-def test_a_run_trains_only_its_method_and_keeps_only_that(files, tiny_config, tmp_path,
-                                                          settings):
-    base = write_base(tiny_config, tmp_path / "base")
-    out = tmp_path / "out"
-    # (Adapters under a strategy of its own: what it places, the method's variables included.)
-    strategy = "mirrored" if settings.method == "adapters" else "default"
-    model = run(options(files, out, do_train=True, do_eval=True, do_predict=True,
-                        init_checkpoint=base, distribution_strategy=strategy), settings,
-                LoggedData(str(tmp_path)))
+RUNS = {"adapters with the pooler": methods.from_flags(adapter_size=4, train_pooler=True),
+        "lora": methods.from_flags(lora_rank=2)}
+
+
+@pytest.fixture(scope="module")
+def finished_runs(tmp_path_factory):
+    """{RUNS' name: (its settings, base, output_dir, the model it trained)}: each method's run
+    on a random base of conftest's tiny config, trained, evaluated and predicted once for the
+    tests that read a finished run."""
+    root = tmp_path_factory.mktemp("peft_runs")
+    # conftest's tiny_config and files, at module scope.
+    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                        type_vocab_size=2)
+    files = {"bert_config_file": str(root / "bert_config.json"),
+             "vocab_file": str(root / "vocab.txt")}
+    config.to_json_file(files["bert_config_file"])
+    (root / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                                              + [f"w{i}" for i in range(95)]) + "\n")
+    runs = {}
+    for name, settings in RUNS.items():
+        folder = root / name.replace(" ", "_")
+        base, out = write_base(config, folder / "base"), folder / "out"
+        # (Adapters under a strategy of its own: what it places, the method's variables
+        # included.)
+        strategy = "mirrored" if settings.method == "adapters" else "default"
+        model = run(options(files, out, do_train=True, do_eval=True, do_predict=True,
+                            init_checkpoint=base, distribution_strategy=strategy), settings,
+                    LoggedData(str(folder)))
+        runs[name] = (settings, base, out, model)
+    return {"config": config, "files": files, "runs": runs}
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_a_run_trains_only_its_method_and_keeps_only_that(finished_runs, name):
+    settings, base, out, model = finished_runs["runs"][name]
+    tiny_config = finished_runs["config"]
 
     base_weights = tf1.read(os.path.join(base, "bert_model.ckpt"))
     trained = {name for name, v in tf1.original_names(model).items() if v.trainable}
@@ -109,32 +136,29 @@ def test_an_artifact_is_under_5_percent_of_its_base(files, tmp_path, flags):
     assert ratio <= 0.05, ratio
 
 
-def test_the_flags_must_agree_with_the_run_in_output_dir(files, tiny_config, tmp_path):
-    base = write_base(tiny_config, tmp_path / "base")
-    adapters = methods.from_flags(adapter_size=4)
-    finished = options(files, tmp_path / "out", do_train=True, init_checkpoint=base)
-    run(finished, adapters, LoggedData(str(tmp_path)))
+def test_the_flags_must_agree_with_the_run_in_output_dir(finished_runs, tmp_path):
+    """On the adapters' finished run (`finished_runs`: read, never written)."""
+    adapters, base, out, _ = finished_runs["runs"]["adapters with the pooler"]
+    files = finished_runs["files"]
+    before = sorted(os.listdir(out))
 
     with pytest.raises(ValueError, match=r"peft_config.json \(the run in .*\) and the flags "
-                                         r"differ in adapter_size \(4 vs 8\)"):
-        adaptation.resolve(methods.from_flags(adapter_size=8),
-                           options(files, tmp_path / "out", do_train=True,
-                                   init_checkpoint=base), TASK)
+                                         r"differ in adapter_size \(4 vs 8\):"):
+        adaptation.resolve(methods.from_flags(adapter_size=8, train_pooler=True),
+                           options(files, out, do_train=True, init_checkpoint=base), TASK)
     with pytest.raises(ValueError, match="holds a parameter-efficient run .*: pass its flags"):
-        adaptation.resolve(None, options(files, tmp_path / "out", do_train=True,
-                                         init_checkpoint=base), TASK)
+        adaptation.resolve(None, options(files, out, do_train=True, init_checkpoint=base), TASK)
     # Predicting alone needs no flags: the record gives the method and the base.
-    resolved, adapt = adaptation.resolve(None, options(files, tmp_path / "out", do_predict=True),
-                                         TASK)
+    resolved, adapt = adaptation.resolve(None, options(files, out, do_predict=True), TASK)
     assert adapt.settings == adapters and resolved.init_checkpoint == base
     # A rerun on another base is refused once that base is loaded, before any data is read.
-    other = write_base(tiny_config, tmp_path / "other", seed=3)
+    other = write_base(finished_runs["config"], tmp_path / "other", seed=3)
     data = LoggedData(str(tmp_path))
     with pytest.raises(CheckpointError, match=f"{other} is not the base of the "
                                               "parameter-efficient run"):
-        run(options(files, tmp_path / "out", do_train=True, init_checkpoint=other), adapters,
-            data)
+        run(options(files, out, do_train=True, init_checkpoint=other), adapters, data)
     assert data.log == []
+    assert sorted(os.listdir(out)) == before
 
 
 def test_a_full_fine_tuning_and_a_peft_run_never_share_an_output_dir(files, tiny_config,
