@@ -91,36 +91,58 @@ def test_fit_again_after_adapt_is_refused_and_trains_nothing(release):
         np.testing.assert_array_equal(variable.numpy(), value, err_msg=variable.path)
 
 
+@pytest.fixture(scope="module")
+def folded(release):
+    """`folded(method)`: a two-class text classifier adapted by the method with its variables
+    moved, its preprocessed TEXTS, and its encoder's and the release's sequence outputs for them;
+    made once a method for the tests that save it (saving changes nothing of it)."""
+    made = {}
+
+    def make(method):
+        if method not in made:
+            model = official.BertTextClassifier.from_checkpoint(release, num_classes=2,
+                                                                seq_length=SEQ)
+            model.adapt(SETTINGS[method])
+            _move(model, method)
+            inputs = model.preprocessor(tf.constant(TEXTS))
+            made[method] = (model, inputs, model.encoder(inputs)["sequence_output"])
+        return made[method]
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def release_outputs(release):
+    """The release's own encoder's sequence output for TEXTS (preprocessed as the classifiers
+    made from it preprocess them)."""
+    inputs = official.load_preprocessor(release, seq_length=SEQ)(tf.constant(TEXTS))
+    return official.load_encoder(release)(inputs)["sequence_output"]
+
+
 @pytest.mark.parametrize("method", ["lora", "ia3"])
 @pytest.mark.parametrize("format", ["tf1", "hf"])
-def test_a_folding_method_is_saved_as_plain_bert(release, tmp_path, method, format):
-    model = official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=SEQ)
-    model.adapt(SETTINGS[method])
-    _move(model, method)
+def test_a_folding_method_is_saved_as_plain_bert(folded, release_outputs, tmp_path, method,
+                                                 format):
+    model, inputs, expected = folded(method)
     official.save_checkpoint(model, str(tmp_path / format), format=format)
-    inputs = model.preprocessor(tf.constant(TEXTS))
-    expected = model.encoder(inputs)["sequence_output"]
-    base = official.load_encoder(release)(inputs)["sequence_output"]
-    assert np.abs(expected - base).max() > 1e-2  # the method changes the outputs
+    assert np.abs(expected - release_outputs).max() > 1e-2  # the method changes the outputs
     read = official.load_encoder(str(tmp_path / format))(inputs)["sequence_output"]
     np.testing.assert_allclose(read, expected, atol=1e-5)
 
 
-def test_an_adapted_task_model_is_saved_with_its_settings(release, tmp_path):
-    model = official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=SEQ)
-    model.adapt(SETTINGS["ia3"])
-    _move(model, "ia3")
+def test_an_adapted_task_model_is_saved_with_its_settings(folded, tmp_path):
+    model, inputs, _ = folded("ia3")
     with pytest.raises(ValueError, match="adapted by ia3: pass peft="):
         official.save_checkpoint(model.model, str(tmp_path / "refused"))
     assert not (tmp_path / "refused").exists()
     official.save_checkpoint(model.model, str(tmp_path / "out"), peft=SETTINGS["ia3"])
-    inputs = model.preprocessor(tf.constant(TEXTS))
     read = official.load_encoder(str(tmp_path / "out"))(inputs)
     np.testing.assert_allclose(read["pooled_output"], model.encoder(inputs)["pooled_output"],
                                atol=1e-5)
 
 
-def test_adapters_round_trip_through_tf1_and_are_refused_elsewhere(release, tmp_path):
+def test_adapters_round_trip_through_tf1_and_are_refused_elsewhere(release, release_outputs,
+                                                                     tmp_path):
     model = official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=SEQ)
     model.adapt(SETTINGS["adapters"])
     _move(model, "adapters")
@@ -133,7 +155,7 @@ def test_adapters_round_trip_through_tf1_and_are_refused_elsewhere(release, tmp_
     encoder = converter.build_model(back, "written")
     inputs = model.preprocessor(tf.constant(TEXTS))
     expected = model.encoder(inputs)["sequence_output"]
-    assert np.abs(expected - official.load_encoder(release)(inputs)["sequence_output"]).max() > 1e-2
+    assert np.abs(expected - release_outputs).max() > 1e-2
     np.testing.assert_allclose(encoder(inputs)["sequence_output"], expected, atol=1e-5)
     for format in ("hf", "keras_hub"):
         with pytest.raises(CheckpointError, match="has adapters, and .* has no place for them"):
