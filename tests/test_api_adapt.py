@@ -55,9 +55,23 @@ def _move(model, method, seed=0):
         variable.assign(rng.uniform(0.5, 1.5, variable.shape).astype(np.float32))
 
 
+@pytest.fixture(scope="module")
+def adapted_first(release):
+    """`adapted_first(method)`: a sentence encoder adapted by the method before its first step,
+    made once a method (each test sets its weights before it predicts)."""
+    made = {}
+
+    def make(method):
+        if method not in made:
+            made[method] = _encoder_model(release).adapt(SETTINGS[method])
+        return made[method]
+
+    return make
+
+
 @pytest.mark.parametrize("method", ["ia3", "lora"])
 @pytest.mark.parametrize("step", ["predict", "evaluate"])
-def test_adapt_after_a_traced_step_runs_the_method(release, method, step):
+def test_adapt_after_a_traced_step_runs_the_method(release, adapted_first, method, step):
     model = _encoder_model(release)
     model.compile(loss="mse")
     zeros = np.zeros((len(TEXTS), model.encoder.config.hidden_size), np.float32)
@@ -66,7 +80,7 @@ def test_adapt_after_a_traced_step_runs_the_method(release, method, step):
         model.evaluate(np.array(TEXTS), zeros, verbose=0)
     model.adapt(SETTINGS[method])
     _move(model, method)
-    fresh = _encoder_model(release).adapt(SETTINGS[method])  # adapted before its first step
+    fresh = adapted_first(method)  # adapted before its first step
     fresh.set_weights(model.get_weights())
     expected = fresh.predict(np.array(TEXTS), verbose=0)
     assert np.abs(expected - before).max() > 1e-2  # the method changes the outputs
