@@ -2,7 +2,7 @@
 
 Each run is a process of its own (tests/cli.py; the entry point turns on TensorFlow's op
 determinism for the whole process), on TFRecords that data_prep makes from the shipped sample
-(conftest.pretraining_records).
+(conftest.pretraining_records), the model at one layer (tests/pretraining_helpers.py).
 """
 
 import os
@@ -20,6 +20,7 @@ from official.configs import BertConfig
 from official.modeling.encoder import build_encoder
 from tests.checkpoint_helpers import original_weights
 from tests.cli import PATIENCE, REPO, lines_until, run_module, run_modules, start
+from tests.pretraining_helpers import one_layer
 
 
 def command(data, output_dir, *flags):
@@ -41,22 +42,55 @@ def succeeded(result):
     return result.stderr
 
 
+@pytest.fixture(scope="module")
+def records(pretraining_records, tmp_path_factory):
+    """conftest.pretraining_records with its model at one layer (tests/pretraining_helpers.py)."""
+    return one_layer(pretraining_records, tmp_path_factory.mktemp("one_layer"))
+
+
 def eval_results(output_dir):
     lines = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
     return dict(line.split(" = ") for line in lines)
 
 
-def test_train_then_eval_and_the_output_dir_starts_the_next_job(pretraining_records, tmp_path):
-    out = tmp_path / "out"
-    log = succeeded(run(pretraining_records, out, "--do_train", "--do_eval",
-                        "--num_train_steps=12", "--save_checkpoints_steps=6", "--log_steps=6",
-                        "--iterations_per_loop=3", "--max_eval_steps=4"))
+@pytest.fixture(scope="module")
+def resumed(records, tmp_path_factory):
+    """12 steps and an eval in one run, then the same command again after its step-12
+    checkpoint is removed, so that it resumes at step 6; both start from an original TF1
+    checkpoint (--init_checkpoint, as a user reruns the whole command): {"init": the TF1
+    weights, "straight" and "resumed": the weights at step 12, "first": the first run's stderr,
+    files and eval results, "log": the rerun's stderr, "out": the output_dir}."""
+    root = tmp_path_factory.mktemp("resumed")
+    config = BertConfig.from_json_file(records["bert_config_file"])
+    init = original_weights(config)
+    tf1.write(init, str(root / "release" / "bert_model.ckpt"))
+    out = root / "out"
+    flags = ["--do_train", "--do_eval", "--num_train_steps=12", "--save_checkpoints_steps=6",
+             "--log_steps=6", "--iterations_per_loop=3", "--max_eval_steps=4",
+             "--dynamic_masking", f"--vocab_file={records['vocab_file']}",
+             f"--init_checkpoint={root / 'release'}"]
+    first = {"log": succeeded(run(records, out, *flags)), "files": set(os.listdir(out)),
+             "train_events": os.listdir(out / "train"), "results": eval_results(out)}
+    straight = checkpoints.read_weights(str(out / "model.ckpt-12"))
+    for name in os.listdir(out):
+        if name.startswith("model.ckpt-12."):
+            os.remove(out / name)
+    tf.compat.v1.train.update_checkpoint_state(str(out), str(out / "model.ckpt-6"))
+
+    log = succeeded(run(records, out, *flags))
+    return {"init": init, "straight": straight, "first": first, "log": log, "out": out,
+            "resumed": checkpoints.read_weights(str(out / "model.ckpt-12"))}
+
+
+def test_train_then_eval_and_the_output_dir_starts_the_next_job(resumed, records, tmp_path):
+    """The resumed fixture's first run: trained, evaluated, and its output_dir read as the next
+    job's --init_checkpoint (where the rerun wrote the same weights again)."""
+    log, out = resumed["first"]["log"], resumed["out"]
     assert "step 6/12" in log and "step 12/12" in log and "ETA" in log
-    files = set(os.listdir(out))
     assert {"model.ckpt-6.index", "model.ckpt-12.index", "checkpoint", "bert_config.json",
-            "eval_results.txt", "train", "eval"} <= files
-    assert os.listdir(out / "train"), "no TensorBoard events"
-    results = eval_results(out)
+            "eval_results.txt", "train", "eval"} <= resumed["first"]["files"]
+    assert resumed["first"]["train_events"], "no TensorBoard events"
+    results = resumed["first"]["results"]
     assert sorted(results) == ["global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
                                "next_sentence_accuracy", "next_sentence_loss"]
     assert results["global_step"] == "12"
@@ -74,36 +108,10 @@ def test_train_then_eval_and_the_output_dir_starts_the_next_job(pretraining_reco
 
     # Evaluating from it in another directory gives the same figures as at the end of training.
     again = tmp_path / "again"
-    succeeded(run(pretraining_records, again, "--do_eval", f"--init_checkpoint={out}",
+    succeeded(run(records, again, "--do_eval", f"--init_checkpoint={out}",
                   "--max_eval_steps=4"))
     assert {k: v for k, v in eval_results(again).items() if k != "global_step"} == {
         k: v for k, v in results.items() if k != "global_step"}
-
-
-@pytest.fixture(scope="module")
-def resumed(pretraining_records, tmp_path_factory):
-    """6 steps in one run, then the same command again after its step-6 checkpoint is removed,
-    so that it resumes at step 3; both start from an original TF1 checkpoint (--init_checkpoint,
-    as a user reruns the whole command): {"init": the TF1 weights, "straight" and "resumed":
-    the weights at step 6, "log": the rerun's stderr}."""
-    root = tmp_path_factory.mktemp("resumed")
-    config = BertConfig.from_json_file(pretraining_records["bert_config_file"])
-    init = original_weights(config)
-    tf1.write(init, str(root / "release" / "bert_model.ckpt"))
-    out = root / "out"
-    flags = ["--do_train", "--num_train_steps=6", "--save_checkpoints_steps=3", "--log_steps=3",
-             "--dynamic_masking", f"--vocab_file={pretraining_records['vocab_file']}",
-             f"--init_checkpoint={root / 'release'}"]
-    succeeded(run(pretraining_records, out, *flags))
-    straight = checkpoints.read_weights(str(out / "model.ckpt-6"))
-    for name in os.listdir(out):
-        if name.startswith("model.ckpt-6."):
-            os.remove(out / name)
-    tf.compat.v1.train.update_checkpoint_state(str(out), str(out / "model.ckpt-3"))
-
-    log = succeeded(run(pretraining_records, out, *flags))
-    return {"init": init, "straight": straight, "log": log,
-            "resumed": checkpoints.read_weights(str(out / "model.ckpt-6"))}
 
 
 def test_resumed_run_reaches_the_same_weights(resumed):
@@ -114,7 +122,7 @@ def test_resumed_run_reaches_the_same_weights(resumed):
     The interruption is made exact: after an uninterrupted run, its step-2N checkpoint is
     removed, as if the process had died right after saving step N.
     """
-    assert "Resuming from" in resumed["log"] and "model.ckpt-3 at step 3" in resumed["log"]
+    assert "Resuming from" in resumed["log"] and "model.ckpt-6 at step 6" in resumed["log"]
     straight, again = resumed["straight"], resumed["resumed"]
     assert straight.keys() == again.keys()
     for name in straight:
@@ -133,9 +141,9 @@ def _start_until(data, output_dir, ready, *flags):
     return process
 
 
-def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
+def test_sigterm_saves_and_a_rerun_resumes(records, tmp_path):
     out = tmp_path / "out"
-    process = _start_until(pretraining_records, out, lambda: (out / "train").exists(),
+    process = _start_until(records, out, lambda: (out / "train").exists(),
                            "--save_checkpoints_steps=100000", "--log_steps=1")
     said = lines_until(process.stderr, r"\bstep [1-9]\d*/")  # a step is done
     process.send_signal(signal.SIGTERM)
@@ -149,14 +157,14 @@ def test_sigterm_saves_and_a_rerun_resumes(pretraining_records, tmp_path):
     step = int(saved[0][len("model.ckpt-"):-len(".index")])
     assert step >= 1
 
-    log = succeeded(run(pretraining_records, out, "--do_train", f"--num_train_steps={step + 1}",
+    log = succeeded(run(records, out, "--do_train", f"--num_train_steps={step + 1}",
                         "--log_steps=1"))
     assert f"Resuming from {out}/model.ckpt-{step} at step {step}" in log
     assert f"step {step + 1}/{step + 1}" in log
 
 
 @pytest.fixture(scope="module")
-def contiguous_records(pretraining_records, tmp_path_factory):
+def contiguous_records(records, tmp_path_factory):
     """Records of one stretch of text each (create_pretraining_data --objective=none)."""
     from data_prep import fast_generation
     from data_prep.pretraining_options import PretrainingDataOptions
@@ -164,39 +172,39 @@ def contiguous_records(pretraining_records, tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("contiguous")
     fast_generation.generate(
         [os.path.join(REPO, "tests", "data", "pretraining_sample.txt")], str(data_dir),
-        pretraining_records["vocab_file"], True,
+        records["vocab_file"], True,
         PretrainingDataOptions(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1,
                                objective="none"))
     return str(data_dir / "*.tfrecord")
 
 
-def test_mlm_only_data_has_no_next_sentence_metrics(pretraining_records, contiguous_records,
+def test_mlm_only_data_has_no_next_sentence_metrics(records, contiguous_records,
                                                     tmp_path):
-    data = dict(pretraining_records, input_file=contiguous_records)
+    data = dict(records, input_file=contiguous_records)
     succeeded(run(data, tmp_path / "out", "--do_eval", "--max_eval_steps=2"))
     assert sorted(eval_results(tmp_path / "out")) == [
         "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss"]
 
 
 @pytest.fixture(scope="module")
-def second_sentence_runs(pretraining_records, contiguous_records, tmp_path_factory):
+def second_sentence_runs(records, contiguous_records, tmp_path_factory):
     """From an original TF1 checkpoint with both heads, side by side: three steps without the
     second-sentence loss; three with it, evaluated on held-out contiguous records; three of
     a probe of the frozen pooled output; the probe's bad flags."""
     root = tmp_path_factory.mktemp("second_sentence")
-    config = BertConfig.from_json_file(pretraining_records["bert_config_file"])
+    config = BertConfig.from_json_file(records["bert_config_file"])
     init = original_weights(config, seed=5)
     tf1.write(init, str(root / "release" / "bert_model.ckpt"))
     start = [f"--init_checkpoint={root / 'release'}", "--do_train", "--do_eval",
              "--num_train_steps=3", "--max_eval_steps=2", "--log_steps=1"]
-    runs = side_by_side(pretraining_records, root, {
+    runs = side_by_side(records, root, {
         "no_loss": [*start, "--nosecond_sentence_loss"],
         "held_out": [*start, f"--eval_input_file={contiguous_records}"],
         "probe": [*start, "--probe_second_sentence", "--learning_rate=0.1"],
         "probe_alone": ["--do_train", "--num_train_steps=3", "--probe_second_sentence"],
         "probe_ltr": [*start, "--probe_second_sentence", "--objective=ltr"],
     })
-    probe_of_text = side_by_side(dict(pretraining_records, input_file=contiguous_records), root,
+    probe_of_text = side_by_side(dict(records, input_file=contiguous_records), root,
                                  {"probe_of_text": [*start, "--probe_second_sentence"]})
     return {"init": init, **runs, **probe_of_text}
 
@@ -253,7 +261,7 @@ def test_a_probe_without_its_checkpoint_or_second_sentences_is_one_line(second_s
 
 
 def test_an_original_tf1_checkpoint_initialises_pretraining(resumed):
-    """The resumed runs started from one: 6 steps of learning rate 1e-3 move no weight by 0.1,
+    """The resumed runs started from one: 12 steps of learning rate 1e-3 move no weight by 0.1,
     while a random start is 0.2-scale away from the checkpoint's (original_weights)."""
     for name, value in resumed["init"].items():
         np.testing.assert_allclose(resumed["straight"][name], value, atol=0.1, err_msg=name)
@@ -281,9 +289,9 @@ BAD_INPUTS = {
 
 
 @pytest.fixture(scope="module")
-def bad_input_runs(pretraining_records, tmp_path_factory):
+def bad_input_runs(records, tmp_path_factory):
     """Every BAD_INPUTS command, side by side: {case: (output_dir, result)}."""
-    return side_by_side(pretraining_records, tmp_path_factory.mktemp("bad_input"),
+    return side_by_side(records, tmp_path_factory.mktemp("bad_input"),
                         {case: flags for case, (flags, _) in BAD_INPUTS.items()})
 
 
@@ -306,9 +314,9 @@ MIXED_PRECISION = {
 
 
 @pytest.fixture(scope="module")
-def mixed_precision_runs(pretraining_records, tmp_path_factory):
+def mixed_precision_runs(records, tmp_path_factory):
     """Both MIXED_PRECISION runs, side by side: {case: (output_dir, result)}."""
-    return side_by_side(pretraining_records, tmp_path_factory.mktemp("mixed_precision"),
+    return side_by_side(records, tmp_path_factory.mktemp("mixed_precision"),
                         {case: ["--do_train", "--do_eval", "--num_train_steps=3",
                                 "--max_eval_steps=2", *flags]
                          for case, flags in MIXED_PRECISION.items()})
