@@ -80,10 +80,10 @@ def classifier(toy, output_dir, *flags):
 @pytest.fixture(scope="module")
 def runs(toy):
     """{mode: output_dir}: the same budget of updates (12 passes over the documents) for
-    truncate and windows, run side by side (head_tail's run is for its export)."""
+    truncate and windows, run side by side (head_tail's run is for its export: 4 updates)."""
     flags = {"truncate": ["--num_train_epochs=3"],
              "windows": ["--num_train_epochs=3", "--long_doc=windows"],
-             "head_tail": ["--num_train_epochs=0.5", "--long_doc=head_tail", "--head_tokens=4"]}
+             "head_tail": ["--num_train_epochs=0.05", "--long_doc=head_tail", "--head_tokens=4"]}
     outputs = {mode: toy["root"] / f"out_{mode}" for mode in flags}
     with concurrent.futures.ThreadPoolExecutor(len(flags)) as pool:
         results = {mode: pool.submit(classifier, toy, outputs[mode], "--do_train", "--do_eval",
@@ -227,13 +227,15 @@ def test_serving_memory_does_not_grow_with_the_text(tmp_path):
 
 
 def test_a_windows_run_distils_into_a_windows_student(runs, toy, tmp_path):
+    """4 updates of 16 documents (a twentieth of an epoch), then the dev documents evaluated."""
     out = tmp_path / "student"
     succeeded(run_module(
         "run_scripts.run_classifier", "--task_name=tsv",
         f"--data_dir={toy['data']}", f"--output_dir={out}", f"--vocab_file={toy['vocab']}",
         f"--teacher_checkpoint={runs['windows']}", "--student_layers=0", "--max_seq_length=16",
-        "--train_batch_size=16", "--learning_rate=2e-3", "--num_train_epochs=1", "--do_train",
-        "--do_eval", "--long_doc=windows"))
+        "--train_batch_size=16", "--learning_rate=2e-3", "--num_train_epochs=0.05",
+        "--do_train", "--do_eval", "--long_doc=windows"))
+    assert eval_results(out / "best" / "eval_results.txt")["global_step"] == "4"
     # The student reads documents as its teacher did, and its export will serve them so.
     assert (out / "best" / "long_documents.json").read_text() == \
         (runs["windows"] / "long_documents.json").read_text()
