@@ -39,6 +39,7 @@ from tests.cli import (
     start,
     succeeded,
 )
+from tests.pretraining_helpers import one_layer
 
 SEQ, PREDICTIONS = 32, 5
 # The environment of a user's shell: no TF_CPP_MIN_LOG_LEVEL (tests/cli.py's ENV sets one).
@@ -100,6 +101,13 @@ def finished(finished_run):
     return finished_run[0]
 
 
+@pytest.fixture(scope="module")
+def light(pretraining_records, tmp_path_factory):
+    """The records with their model at one layer (tests/pretraining_helpers.py), for the runs
+    that neither resume from the finished run nor name its model."""
+    return one_layer(pretraining_records, tmp_path_factory.mktemp("one_layer"))
+
+
 def copy_of(finished, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(finished, out)
@@ -145,49 +153,66 @@ def test_a_rerun_with_another_config_is_refused_and_changes_nothing(pretraining_
     assert "Value in checkpoint could not be found" not in result.stderr
 
 
-def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(pretraining_records,
-                                                                           tmp_path):
+def all_threads_stopped(pid) -> bool:
+    """Whether every thread of process `pid` is stopped (SIGSTOP) or gone: what it has written
+    stays as it is until it runs again."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # a thread that ended
+        if state not in "tTZX":
+            return False
+    return True
+
+
+def test_sigkill_in_the_middle_of_a_save_leaves_nothing_a_rerun_trips_over(light, tmp_path):
     """A SIGKILL loses only the steps after the last whole checkpoint, and what it cut short
     (TensorFlow's model.ckpt-N_temp/ folder) is removed by the rerun."""
     out = tmp_path / "out"
-    flags = pretrain_flags(pretraining_records, out, "--do_train", "--num_train_steps=30",
+    flags = pretrain_flags(light, out, "--do_train", "--num_train_steps=12",
                            "--save_checkpoints_steps=1", "--iterations_per_loop=1")
-    # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*: kill the run
-    # the moment such a folder is seen (a save happens at every step, so one is soon caught).
-    for _ in range(5):
-        shutil.rmtree(out, ignore_errors=True)
-        process = start("run_scripts.run_pretraining", *flags, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL)
-        deadline = time.time() + PATIENCE
-        while process.poll() is None and time.time() < deadline:
-            names = os.listdir(out) if os.path.isdir(out) else []
-            # After the first whole checkpoint, so that there is one to resume from.
-            if "checkpoint" in names and any(name.endswith("_temp") for name in names):
+    # A save writes model.ckpt-N_temp/ and then merges it into model.ckpt-N.*. When such a
+    # folder is seen (after the first whole checkpoint, so that there is one to resume from),
+    # the run is stopped (SIGSTOP) and looked at again: the save still in progress, it is
+    # killed there; already done, it goes on (SIGCONT) to its next save. One run, a save at
+    # every step: one of its 11 saves after the first is soon caught (the first, as a rule).
+    process = start("run_scripts.run_pretraining", *flags, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL)
+    deadline = time.time() + PATIENCE
+    while process.poll() is None:
+        assert time.time() < deadline, "the run never ended"
+        names = os.listdir(out) if os.path.isdir(out) else []
+        if "checkpoint" in names and any(name.endswith("_temp") for name in names):
+            process.send_signal(signal.SIGSTOP)
+            while not all_threads_stopped(process.pid):
+                assert time.time() < deadline, "the run never stopped"
+            if any(name.endswith("_temp") for name in os.listdir(out)):
                 process.kill()
                 break
-            time.sleep(0.002)
-        process.wait(timeout=PATIENCE)
-        left = [name for name in os.listdir(out) if name.endswith("_temp")]
-        if process.returncode == -signal.SIGKILL and left and checkpoint_steps(out):
-            break
-    else:
-        pytest.fail("never caught a save in progress")
+            process.send_signal(signal.SIGCONT)
+        time.sleep(0.002)
+    process.wait(timeout=PATIENCE)
+    assert process.returncode == -signal.SIGKILL, "never caught a save in progress"
+    assert [name for name in os.listdir(out) if name.endswith("_temp")]
+    assert checkpoint_steps(out)
     # The state file names the newest whole checkpoint: the one the rerun must resume from.
     resumed_from = int(tf.train.latest_checkpoint(str(out)).rsplit("-", 1)[1])
-    result = succeeded(pretrain(pretraining_records, out, "--do_train", "--num_train_steps=30",
+    result = succeeded(pretrain(light, out, "--do_train", "--num_train_steps=12",
                                 "--save_checkpoints_steps=1", "--iterations_per_loop=1"))
     assert f"Resuming from {out}/model.ckpt-{resumed_from} at step {resumed_from}" in \
         result.stderr
     assert not [name for name in os.listdir(out) if "_temp" in name]
-    assert max(checkpoint_steps(out)) == 30
+    assert max(checkpoint_steps(out)) == 12
 
 
-def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_path):
+def test_ctrl_c_saves_one_line_and_the_rerun_resumes(light, tmp_path):
     """As SIGTERM does (test_run_pretraining), with 130, what a shell expects of ctrl-C."""
     out = tmp_path / "out"
     process = start("run_scripts.run_pretraining",
-                    *pretrain_flags(pretraining_records, out, "--do_train",
-                                    "--num_train_steps=100000", "--save_checkpoints_steps=100000",
+                    *pretrain_flags(light, out, "--do_train", "--num_train_steps=100000",
+                                    "--save_checkpoints_steps=100000",
                                     "--iterations_per_loop=1", "--log_steps=1"),
                     stdout=subprocess.DEVNULL)
     deadline = time.time() + PATIENCE
@@ -206,36 +231,36 @@ def test_ctrl_c_saves_one_line_and_the_rerun_resumes(pretraining_records, tmp_pa
     assert tf.train.latest_checkpoint(str(out)).endswith(f"model.ckpt-{step}")
 
 
-def test_a_damaged_record_file_is_named_with_the_offset(pretraining_records, tmp_path):
+def test_a_damaged_record_file_is_named_with_the_offset(light, tmp_path):
     """A shard cut short a tenth of the way in (an interrupted copy; its first record intact).
     tests/test_record_errors.py has a flipped byte too."""
     folder = tmp_path / "records"
-    shutil.copytree(os.path.dirname(pretraining_records["input_file"]), folder)
+    shutil.copytree(os.path.dirname(light["input_file"]), folder)
     damaged = folder / "pretraining-00001-of-00002.tfrecord"
     damaged.write_bytes(damaged.read_bytes()[:damaged.stat().st_size // 10])
     out = tmp_path / "out"
-    result = pretrain(dict(pretraining_records, input_file=str(folder / "*.tfrecord")), out,
+    result = pretrain(dict(light, input_file=str(folder / "*.tfrecord")), out,
                       "--do_train", "--num_train_steps=200")
     refused(result, f"run_pretraining: {damaged}: truncated record at byte", "the file is damaged")
     assert checkpoint_steps(out) == []
 
 
 def test_records_regenerated_under_a_saved_input_are_named_and_restart_input_goes_on(
-        pretraining_records, tmp_path):
+        light, tmp_path):
     """A checkpoint's input iterator holds its place in the record files: after they are
     regenerated (another seed) a resume is refused, naming them, before anything is written
     (it used to read the new files at the old places: 'a record file is damaged', naming no
     file, or here, without a word); --restart_input goes on from the checkpoint with the input
     started afresh."""
     folder = tmp_path / "records"
-    shutil.copytree(os.path.dirname(pretraining_records["input_file"]), folder)
-    data = dict(pretraining_records, input_file=str(folder))
+    shutil.copytree(os.path.dirname(light["input_file"]), folder)
+    data = dict(light, input_file=str(folder))
     out, restarted = tmp_path / "out", tmp_path / "restarted"
     succeeded(pretrain(data, out, "--do_train", "--num_train_steps=2"))
     options = PretrainingDataOptions(max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
                                      dupe_factor=1, random_seed=5)
     fast_generation.generate([os.path.join(REPO, "tests", "data", "pretraining_sample.txt")],
-                             str(folder), pretraining_records["vocab_file"], True, options,
+                             str(folder), light["vocab_file"], True, options,
                              num_shards=2)
     shutil.copytree(out, restarted)
     before = snapshot(out)
