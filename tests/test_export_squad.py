@@ -48,6 +48,12 @@ def model():
     return BertSpanLabeler(build_encoder(config))
 
 
+@pytest.fixture(scope="module")
+def export(model, tokenizer):
+    """The export of SETTINGS, traced once for the tests that serve with them."""
+    return SquadExport(model, tokenizer, SquadSettings(**SETTINGS))
+
+
 def _reference(model, tokenizer, pairs, settings):
     examples = [SquadExample(str(i), q, split_context(c)[0]) for i, (q, c) in enumerate(pairs)]
     features = list(convert_examples_to_features(
@@ -89,24 +95,24 @@ def _check(outputs, expected, pairs, v2=False):
 
 
 @pytest.mark.parametrize("max_answer_length", [30, 3])
-def test_answers_are_the_originals_predictions(model, tokenizer, max_answer_length):
+def test_answers_are_the_originals_predictions(model, tokenizer, export, max_answer_length):
     settings = SquadSettings(**dict(SETTINGS, max_answer_length=max_answer_length))
-    serve = SquadExport(model, tokenizer, settings).signatures()["serving_default"]
+    if settings != export.settings:
+        export = SquadExport(model, tokenizer, settings)
+    serve = export.signatures()["serving_default"]
     outputs = serve(question=tf.constant([q for q, _ in QUESTIONS]),
                     context=tf.constant([c for _, c in QUESTIONS]))
     _check(outputs, _reference(model, tokenizer, QUESTIONS, settings), QUESTIONS)
 
 
-def test_many_random_questions(model, tokenizer):
+def test_many_random_questions(model, tokenizer, export):
     """Random spans of a random model hit every branch of the text recovery."""
     rng = np.random.default_rng(0)
     words = CONTEXT.split(" ")
     pairs = [(" ".join(rng.choice(words, 4)), " ".join(rng.choice(words, rng.integers(5, 40))))
              for _ in range(24)]
-    settings = SquadSettings(**SETTINGS)
-    outputs = SquadExport(model, tokenizer, settings)(
-        tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs]))
-    _check(outputs, _reference(model, tokenizer, pairs, settings), pairs)
+    outputs = export(tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs]))
+    _check(outputs, _reference(model, tokenizer, pairs, SquadSettings(**SETTINGS)), pairs)
 
 
 def test_squad_v2_no_answer(model, tokenizer):
@@ -118,8 +124,7 @@ def test_squad_v2_no_answer(model, tokenizer):
     _check(outputs, expected, QUESTIONS[:4], v2=True)
 
 
-def test_bad_requests(model, tokenizer):
-    export = SquadExport(model, tokenizer, SquadSettings(**SETTINGS))
+def test_bad_requests(export):
     with pytest.raises(tf.errors.InvalidArgumentError, match="same number of texts"):
         export(tf.constant(["a", "b"]), tf.constant(["c"]))
     empty = export(tf.constant([], tf.string), tf.constant([], tf.string))
