@@ -75,11 +75,11 @@ def reference(encoder, texts, max_seq_length, pooling="mean", normalize=True):
     return np.stack(vectors)
 
 
-def serve(tmp_path, exports, texts):
-    """{name: vectors} of each export {name: export_dir} for `texts`, in one client process."""
+def serve(tmp_path, exports):
+    """{name: vectors} of each export {name: (export_dir, texts)}, in one client process."""
     requests = [{"name": name, "path": str(export_dir / os.listdir(export_dir)[0]),
                  "method": "signatures.serving_default", "kwargs": {"text": texts}}
-                for name, export_dir in exports.items()]
+                for name, (export_dir, texts) in exports.items()]
     results = serve_requests(requests, tmp_path)
     return {name: np.array(results[name]["embeddings"]) for name in exports}
 
@@ -97,41 +97,50 @@ def export(folder, export_dir, *flags):
                       f"--export_dir={export_dir}", *flags)
 
 
-def test_the_export_serves_the_folders_vectors(tmp_path):
-    folder = tmp_path / "st"
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A folder exported with its settings and with flags overriding them, the folder converted
+    to TF2 and exported, and extract_features on the converted one: the exports served by one
+    client process (the two tests below read its results)."""
+    root = tmp_path_factory.mktemp("sentence_encoder")
+    folder, converted = root / "st", root / "tf2"
     encoder = write_folder(folder)
     # The second's flags override the folder: [CLS] vectors, not normalised, 64 tokens.
-    for result in side_by_side((export, folder, tmp_path / "export"),
-                               (export, folder, tmp_path / "cls", "--pooling=cls",
-                                "--normalize=false", "--max_seq_length=64")):
+    for result in side_by_side((export, folder, root / "export"),
+                               (export, folder, root / "cls", "--pooling=cls",
+                                "--normalize=false", "--max_seq_length=64"),
+                               (run_module, "run_scripts.convert_checkpoint",
+                                "--input_format=hf", f"--input={folder}",
+                                f"--output_dir={converted}")):
         succeeded(result)
-    served = serve(tmp_path, {"folder": tmp_path / "export", "flags": tmp_path / "cls"}, TEXTS)
-    np.testing.assert_allclose(served["folder"], reference(encoder, TEXTS, 16), atol=1e-5)
-    np.testing.assert_allclose(served["flags"], reference(encoder, TEXTS, 64, "cls", False),
-                               atol=1e-5)
-
-
-def test_converted_folder_keeps_its_settings_and_equals_extract_features(tmp_path):
-    folder = tmp_path / "st"
-    write_folder(folder)
-    converted = tmp_path / "tf2"
-    succeeded(run_module("run_scripts.convert_checkpoint", "--input_format=hf",
-                         f"--input={folder}", f"--output_dir={converted}"))
-    assert sentence_transformers.read_record(str(converted)) == \
-        SentenceSettings("mean", True, 16)
-    (tmp_path / "in.txt").write_text("\n".join(TEXTS[:3]) + "\n")
+    (root / "in.txt").write_text("\n".join(TEXTS[:3]) + "\n")
     for result in side_by_side(
-            (export, converted, tmp_path / "export", "--normalize=false"),
-            (run_module, "run_scripts.extract_features", f"--input_file={tmp_path / 'in.txt'}",
-             f"--output_file={tmp_path / 'out.jsonl'}", f"--vocab_file={folder / 'vocab.txt'}",
+            (export, converted, root / "converted_export", "--normalize=false"),
+            (run_module, "run_scripts.extract_features", f"--input_file={root / 'in.txt'}",
+             f"--output_file={root / 'out.jsonl'}", f"--vocab_file={folder / 'vocab.txt'}",
              f"--bert_config_file={converted / 'bert_config.json'}",
              f"--init_checkpoint={converted}", "--layers=-1", "--pooling=mean",
              "--max_seq_length=16")):
         succeeded(result)
-    served = serve(tmp_path, {"served": tmp_path / "export"}, TEXTS[:3])["served"]
-    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    vectors = serve(root, {"folder": (root / "export", TEXTS), "flags": (root / "cls", TEXTS),
+                           "converted": (root / "converted_export", TEXTS[:3])})
+    return {"encoder": encoder, "converted": converted, "vectors": vectors,
+            "features": root / "out.jsonl"}
+
+
+def test_the_export_serves_the_folders_vectors(served):
+    encoder, vectors = served["encoder"], served["vectors"]
+    np.testing.assert_allclose(vectors["folder"], reference(encoder, TEXTS, 16), atol=1e-5)
+    np.testing.assert_allclose(vectors["flags"], reference(encoder, TEXTS, 64, "cls", False),
+                               atol=1e-5)
+
+
+def test_converted_folder_keeps_its_settings_and_equals_extract_features(served):
+    assert sentence_transformers.read_record(str(served["converted"])) == \
+        SentenceSettings("mean", True, 16)
+    lines = [json.loads(line) for line in served["features"].read_text().splitlines()]
     pooled = np.array([line["pooled"]["layers"][0]["values"] for line in lines])
-    np.testing.assert_allclose(served, pooled, atol=1e-6)
+    np.testing.assert_allclose(served["vectors"]["converted"], pooled, atol=1e-6)
 
 
 def test_a_pooling_the_project_does_not_compute_is_one_line(tmp_path):
