@@ -1,20 +1,15 @@
 """Tests for official.training.pretraining_input: what the pipeline reads, how it shards, its file
 checks, dynamic masking, and that a seed and an iterator checkpoint reproduce the batches."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from data_prep import pretraining_examples as pe
 from official.training import pretraining_input as pi
-from tests.cli import ENV, PATIENCE
+from tests.cli import outputs, start
 from tests.reference_bert import original_parse_spec
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ, PREDICTIONS = 16, 4
 PAD, CLS, SEP, MASK = 0, 1, 2, 3
 VOCAB_SIZE = 500
@@ -257,31 +252,14 @@ def test_same_seed_same_batches(tmp_path, masking):
     assert rows(take(3)) != rows(take(4))
 
 
-# A fresh process: prints a digest of 8 training batches (shuffles and dynamic masks) of the
-# files given on the command line.
-DIGEST_OF_BATCHES = """
-import hashlib, sys
-from official.training import pretraining_input as pi
-from tests.test_pretraining_input import MASKING, PREDICTIONS, SEQ
-dataset = pi.pretraining_dataset(sys.argv[1:], max_seq_length=SEQ, batch_size=4, seed=3,
-                                 max_predictions_per_seq=PREDICTIONS, is_training=True,
-                                 dynamic_masking=MASKING)
-digest = hashlib.sha256()
-for batch in dataset.take(8):
-    for name in sorted(batch):
-        digest.update(batch[name].numpy().tobytes())
-print(digest.hexdigest())
-"""
-
-
 def test_same_seed_same_batches_in_separate_runs(tmp_path):
+    """Two processes of tests/pipeline_digest.py, side by side (two cores), print the same
+    digest of 8 training batches (shuffles and dynamic masks)."""
     files, _ = write_files(tmp_path, [7, 9, 6])
-    env = dict(ENV, TF_CPP_MIN_LOG_LEVEL="2")
-    runs = [subprocess.Popen([sys.executable, "-c", DIGEST_OF_BATCHES, *files], cwd=REPO,
-                             stdout=subprocess.PIPE, env=env)
-            for _ in range(2)]  # side by side: two cores
-    digests = [run.communicate(timeout=PATIENCE)[0].decode().strip() for run in runs]
-    assert [run.returncode for run in runs] == [0, 0]
+    runs = [start("tests.pipeline_digest", *files) for _ in range(2)]
+    results = [outputs(run) for run in runs]
+    assert [result.returncode for result in results] == [0, 0], results[0].stderr[-3000:]
+    digests = [result.stdout.strip() for result in results]
     assert len(digests[0]) == 64 and digests[0] == digests[1]
 
 
