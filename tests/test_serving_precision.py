@@ -17,6 +17,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 from data_prep.conll import LABELS as NER_LABELS
 from official.checkpoints import tf1
@@ -110,10 +111,11 @@ def exports(tmp_path_factory):
     # Each bfloat16 export, and its float32 serving module in this process: what the float32
     # export would save (its signatures, variables and graphs), called here.
     tokenizer = FullTokenizer(VOCAB)
-    paths, references = {}, {}
+    paths, references, signatures = {}, {}, {}
     for name, options in kinds.items():
         references[name] = jobs.serving_module(jobs.ExportOptions(
             export_dir="", serving_dtype="float32", **{**common, **options}), tokenizer)
+        signatures[name] = references[name].signatures()  # traced once, for every test
         if name != "classifier":
             paths[name] = jobs.export(jobs.ExportOptions(
                 export_dir=str(root / "serving" / name), serving_dtype="bfloat16",
@@ -133,7 +135,7 @@ def exports(tmp_path_factory):
     for name, (export, signature, kwargs) in calls.items():
         requests.append({"name": name, "path": paths[export],
                          "method": f"signatures.{signature}", "args": [], "kwargs": kwargs})
-        function = references[export].signatures()[signature]
+        function = signatures[export][signature]
         expected[name] = function(**{k: tf.constant(v) for k, v in kwargs.items()})
     inputs = {"input_word_ids": [[101, 1996, 4937, 102, 0, 0], [101, 2054, 102, 0, 0, 0]],
               "input_mask": [[1, 1, 1, 1, 0, 0], [1, 1, 1, 0, 0, 0]],
@@ -146,7 +148,8 @@ def exports(tmp_path_factory):
     hub = references["encoder"]
     expected["encoder"] = hub({k: tf.constant(v) for k, v in inputs.items()})
     expected["mlm"] = hub.mlm({k: tf.constant(v) for k, v in mlm_inputs.items()})
-    return {"paths": paths, "references": references, "stderr": done.stderr,
+    return {"paths": paths, "references": references, "signatures": signatures,
+            "stderr": done.stderr,
             "results": serve_requests(requests, root),
             "expected": {name: _as_lists(value) for name, value in expected.items()}}
 
@@ -223,9 +226,10 @@ def test_the_hub_encoder_and_its_masked_lm(exports):
 @pytest.fixture(scope="module")
 def graphs(exports):
     """{export name: {dtype: (its signatures' input and output specs, the dtypes of the matrix
-    products in their graphs)}}: bfloat16 the loaded export's, float32 the module's."""
-    return {name: {"float32": _graph(exports["references"][name].signatures()),
-                   "bfloat16": _graph(tf.saved_model.load(path).signatures)}
+    products in their graphs)}}: bfloat16 the export's, as its saved_model.pb holds them (what a
+    loader restores: the client loaded each), float32 the module's."""
+    return {name: {"float32": _graph(exports["signatures"][name]),
+                   "bfloat16": _saved_graph(path)}
             for name, path in exports["paths"].items()}
 
 
@@ -233,16 +237,57 @@ def _spec(value):
     return (tf.dtypes.as_dtype(value.dtype).name, tuple(value.shape))
 
 
+def _matmul_dtypes(nodes):
+    return {tf.dtypes.as_dtype(n.attr["T"].type).name for n in nodes if n.op in MATMULS}
+
+
 def _graph(signatures):
     specs, dtypes = {}, set()
     for name, function in signatures.items():
-        # Inputs by name: a loaded signature takes keywords, the module's function positions.
+        # Inputs by name: the module's function takes them by position.
         inputs = {spec.name: _spec(spec)
                   for spec in tf.nest.flatten(function.structured_input_signature)}
         specs[name] = (inputs, tf.nest.map_structure(_spec, function.structured_outputs))
         graph = function.graph.as_graph_def()
-        nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
-        dtypes |= {tf.dtypes.as_dtype(n.attr["T"].type).name for n in nodes if n.op in MATMULS}
+        dtypes |= _matmul_dtypes(list(graph.node) + [n for f in graph.library.function
+                                                     for n in f.node_def])
+    return specs, dtypes
+
+
+def _saved_graph(path):
+    """`_graph` of an export's signatures, read from its saved_model.pb: each signature's specs
+    (its SignatureDef), and the matrix products of every function its outputs call, followed
+    through the function library."""
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    graph = saved.meta_graphs[0].graph_def
+    library = {f.signature.name: f for f in graph.library.function}
+    nodes = {n.name: n for n in graph.node}
+
+    def callees(node):
+        for attr in node.attr.values():
+            yield from ([attr.func.name] if attr.func.name else [])
+            yield from (f.name for f in attr.list.func)
+
+    specs, dtypes = {}, set()
+    for name, signature in saved.meta_graphs[0].signature_def.items():
+        if name == "__saved_model_init_op":
+            continue
+        specs[name] = tuple({key: (tf.dtypes.as_dtype(info.dtype).name,
+                                   tuple(tf.TensorShape(info.tensor_shape)))
+                             for key, info in tensors.items()}
+                            for tensors in (signature.inputs, signature.outputs))
+        called = [nodes[info.name.split(":")[0]] for info in signature.outputs.values()]
+        seen, pending = set(), [c for node in called for c in callees(node)]
+        dtypes |= _matmul_dtypes(called)
+        while pending:
+            function = pending.pop()
+            if function in seen:
+                continue
+            seen.add(function)
+            dtypes |= _matmul_dtypes(library[function].node_def)
+            pending += [c for node in library[function].node_def for c in callees(node)]
     return specs, dtypes
 
 
