@@ -64,9 +64,12 @@ def main(socket_path: str, stand_in_path: str) -> None:
     # op, so the rule above holds), each child's first call answered from this one's cache.
     from official.text import char_classes
     char_classes.original_char_classes()
+    # The socket appears under its name only once it listens (bound under another, then
+    # renamed): a client waiting for the name never connects between bind and listen.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(socket_path)
+    listener.bind(socket_path + ".binding")
     listener.listen(64)
+    os.rename(socket_path + ".binding", socket_path)
     # A child's end wakes the loop through this pipe (signal.set_wakeup_fd).
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
