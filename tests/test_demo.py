@@ -16,16 +16,18 @@ STAGES = ["vocab", "config", "records", "pretrain", "pretrain_eval", "finetune",
           "export",
           "export_distilled", "export_passages", "classify", "serving_speed", "attack",
           "examine"]
+# The vocab stage learns from the corpus in a real process: its time grows with the text.
+CORPUS_DOCUMENTS = 5
 PASSAGE_WORDS = 150  # each passage of the slice cut to its first words: a few windows each
 TREEBANK = os.path.join(REPO, "data", "ud_ewt_sample")
 TREEBANK_SENTENCES = {"train": 60, "dev": 20, "test": 20}
 
 
 def slice_of_shipped_data(root):
-    """The first 10 documents of the corpus, the first rows of each split, the labels; the same
-    of the passages, each cut to its first PASSAGE_WORDS words."""
+    """The first CORPUS_DOCUMENTS documents of the corpus, the first rows of each split, the
+    labels; the same of the passages, each cut to its first PASSAGE_WORDS words."""
     with open(os.path.join(DATA, "corpus.txt"), encoding="utf-8") as f:
-        documents = f.read().split("\n\n")[:10]
+        documents = f.read().split("\n\n")[:CORPUS_DOCUMENTS]
     (root / "corpus.txt").write_text("\n\n".join(documents) + "\n", encoding="utf-8")
     task = root / "authorship"
     task.mkdir()
