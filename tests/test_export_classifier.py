@@ -66,7 +66,7 @@ def test_single_text_and_regression(config, tokenizer):
     model = BertClassifier(build_encoder(config), num_labels=1)
     export = ClassifierExport(model, tokenizer, None, SEQ_LENGTH, pair=False)
     serve = export.signatures()["serving_default"]
-    assert [spec.name for spec in tf.nest.flatten(serve.structured_input_signature)] == ["text_a"]
+    assert [spec.name for spec in serve.input_signature] == ["text_a"]
     got = serve(text_a=tf.constant([a for a, _ in PAIRS]))
     assert set(got) == {"score"}
     np.testing.assert_allclose(got["score"],

@@ -244,6 +244,8 @@ def _matmul_dtypes(nodes):
 def _graph(signatures):
     specs, dtypes = {}, set()
     for name, function in signatures.items():
+        if not isinstance(function, tf.types.experimental.ConcreteFunction):
+            function = function.get_concrete_function()
         # Inputs by name: the module's function takes them by position.
         inputs = {spec.name: _spec(spec)
                   for spec in tf.nest.flatten(function.structured_input_signature)}

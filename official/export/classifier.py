@@ -169,4 +169,4 @@ class ClassifierExport(TaskExport):
         else:
             serve = tf.function(lambda text_a: self.predict(text_a), input_signature=[
                 tf.TensorSpec([None], tf.string, name="text_a")], autograph=False)
-        return {"serving_default": serve.get_concrete_function()}
+        return {"serving_default": serve}

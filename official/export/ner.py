@@ -191,4 +191,4 @@ class NerExport(TaskExport):
         """`serving_default`: `text` [batch] strings -> the outputs of the module docstring."""
         serve = tf.function(lambda text: self(text), input_signature=[
             tf.TensorSpec([None], tf.string, name="text")], autograph=False)
-        return {"serving_default": serve.get_concrete_function()}
+        return {"serving_default": serve}

@@ -130,4 +130,4 @@ class BertPreprocessor(tf.Module):
         """`serving_default`: `text` [batch] strings -> the three encoder inputs."""
         call = tf.function(lambda text: self(text), input_signature=[
             tf.TensorSpec([None], tf.string, name="text")], autograph=False)
-        return {"serving_default": call.get_concrete_function()}
+        return {"serving_default": call}

@@ -79,6 +79,10 @@ def next_version(export_dir: str) -> int:
 def save(obj: tf.Module, export_dir: str, signatures: dict | None = None) -> str:
     """Saves `obj` (with `signatures`) as the next version in `export_dir`; returns its path.
 
+    `signatures`: {name: a `tf.function` with its input_signature}, traced by the save itself. A
+    concrete function traced before the save would be saved beside the save's own trace of the
+    same graph, every function twice (the encoder's are concrete: they only call the functions
+    its module traced for TF Hub, official/export/encoder.py).
     The vocab and other `tf.saved_model.Asset`s of `obj` are copied into the version's assets/.
     Nothing is left of a failed save; a full disk is raised as one OSError naming `export_dir`.
     """

@@ -55,4 +55,4 @@ class SentenceEncoderExport(TaskExport):
     def signatures(self) -> dict:
         serve = tf.function(self.embed, input_signature=[
             tf.TensorSpec([None], tf.string, name="text")], autograph=False)
-        return {"serving_default": serve.get_concrete_function()}
+        return {"serving_default": serve}

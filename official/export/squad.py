@@ -265,7 +265,7 @@ class SquadExport(TaskExport):
         serve = tf.function(lambda question, context: self(question, context), input_signature=[
             tf.TensorSpec([None], tf.string, name="question"),
             tf.TensorSpec([None], tf.string, name="context")], autograph=False)
-        return {"serving_default": serve.get_concrete_function()}
+        return {"serving_default": serve}
 
 
 def _project(pred: tf.Tensor, orig: tf.Tensor, basic: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
