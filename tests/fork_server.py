@@ -42,9 +42,12 @@ import time
 # fresh process would (the same --helpfull, the same unknown flags refused).
 PRELOADED = ("numpy", "tensorflow", "keras", "tensorflow_text", "official")
 # The modules forked rather than started: those whose fresh process imports TensorFlow, so
-# forking changes nothing they see (data_prep's commands never load it and choose how to start
-# their workers by whether it is loaded), and tests/test_fork_server.py's probe.
-FORKED_PACKAGES = ("run_scripts.", "demo.", "tests.fork_probe")
+# forking changes nothing they see (the vocab learner and the unigram baseline load it and start
+# no workers; data_prep's other commands never load it and choose how to start their workers by
+# whether it is loaded), tests/test_pretraining_input.py's input digest and
+# tests/test_fork_server.py's probe.
+FORKED_PACKAGES = ("run_scripts.", "demo.", "data_prep.build_vocab", "data_prep.unigram_baseline",
+                   "tests.pipeline_digest", "tests.fork_probe")
 # What a stage the stand-in forks may have in its environment that the server's lacks: variables
 # read only after start-up (TensorFlow's thread pools are made at the first op); parent_death's
 # variable is free too, the stand-in's to act on (`stand_in`).
