@@ -210,10 +210,14 @@ class Trainer:
         # otherwise hundreds of small ops); across replicas only the gradients, since the
         # all-reduce between them cannot be inside an XLA cluster.
         whole_update = options.jit_compile and replicas == 1
+        # Every function here is traced without autograph (its loops are tf.while_loops):
+        # converting this module's and the task's functions to graph code again in each process
+        # was a large share of a short run's start-up.
         self._gradients_fn = tf.function(
-            self._gradients, jit_compile=(options.jit_compile and not whole_update) or None)
-        self._update_fn = (tf.function(self._replica_update, jit_compile=True) if whole_update
-                           else self._replica_update)
+            self._gradients, jit_compile=(options.jit_compile and not whole_update) or None,
+            autograph=False)
+        self._update_fn = (tf.function(self._replica_update, jit_compile=True, autograph=False)
+                           if whole_update else self._replica_update)
         self._stop_requested = 0  # the signal that asked to stop, once one has
         self.is_chief = is_chief(strategy)
         self._several_workers = worker_count(strategy) > 1
@@ -225,7 +229,7 @@ class Trainer:
         # 'while/body/.../Placeholder'"; tests/test_distributed_training.py), so it is traced in
         # both places.
         self._reduced_update_fn = (self._reduced_update if self._several_workers
-                                   else tf.function(self._reduced_update))
+                                   else tf.function(self._reduced_update, autograph=False))
 
     # ---- one update, per replica -------------------------------------------------------------
 
@@ -255,12 +259,15 @@ class Trainer:
         used = [i for i, g in enumerate(grads) if g is not None]
         grads = [grads[i] for i in used]
         if k > 1:
-            for i in tf.range(1, k):
+            def accumulate(i, grads, loss, stats):
                 more_grads, more_loss, more_stats = self._gradients_fn(
                     {n: t[i] for n, t in micro.items()}, normalizers)
-                grads = [a + more_grads[j] for a, j in zip(grads, used)]
-                loss += more_loss
-                stats = {name: stats[name] + more_stats[name] for name in stats}
+                return (i + 1, [a + more_grads[j] for a, j in zip(grads, used)],
+                        loss + more_loss,
+                        {name: stats[name] + more_stats[name] for name in stats})
+            _, grads, loss, stats = tf.while_loop(
+                lambda i, *_: i < k, accumulate, (tf.constant(1), grads, loss, stats),
+                maximum_iterations=k - 1)
         grads = replica.all_reduce(tf.distribute.ReduceOp.SUM, grads)
         variables = [self.model.trainable_variables[i] for i in used]
         if first_steps:
@@ -303,17 +310,21 @@ class Trainer:
         return {name: self.strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None)
                 for name, value in per_replica_stats.items()}
 
-    @tf.function
+    @tf.function(autograph=False)
     def _train_loop(self, iterator, num_steps, first_steps: bool = False):
         """`num_steps` updates in one call (of `FirstSteps` only, when `first_steps`); returns
         their summed stats. Stops early after an update with a non-finite loss or gradient
         (stats[_NON_FINITE] > 0)."""
-        stats = self._reduced_update_fn(next(iterator), first_steps)
-        for _ in tf.range(num_steps - 1):
-            if stats[_NON_FINITE] > 0:
-                break
+        def go_on(done, stats):
+            return tf.logical_and(done < num_steps,
+                                  tf.logical_not(stats[_NON_FINITE] > 0))
+
+        def update(done, stats):
             more = self._reduced_update_fn(next(iterator), first_steps)
-            stats = {name: stats[name] + more[name] for name in stats}
+            return done + 1, {name: stats[name] + more[name] for name in stats}
+
+        stats = self._reduced_update_fn(next(iterator), first_steps)
+        _, stats = tf.while_loop(go_on, update, (tf.ones_like(num_steps), stats))
         return stats
 
     # ---- the loop ----------------------------------------------------------------------------
@@ -482,7 +493,7 @@ class Trainer:
                 return self._eval_replica(features, task)
 
             self._eval_steps[id(task)] = tf.function(lambda features: self._sum_over_replicas(
-                self.strategy.run(replica, args=(features,))))
+                self.strategy.run(replica, args=(features,))), autograph=False)
         return self._eval_steps[id(task)]
 
     def evaluate(self, dataset_fn: DatasetFn, eval_batch_size: int,
@@ -542,7 +553,7 @@ class Trainer:
         return {name: np.concatenate(values) for name, values in results.items()}
 
     # A document model's batches vary in windows: one trace for every shape.
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def _predict_step(self, features, keep: tuple[str, ...]):
         def replica(features):
             outputs = self.inference_model({k: features[k] for k in self._input_names},
@@ -586,7 +597,7 @@ class Trainer:
                 return signum
         return 0
 
-    @tf.function
+    @tf.function(autograph=False)
     def _stop_votes(self, asked: tf.Tensor) -> tf.Tensor:
         """[requests of each of STOP_SIGNALS] summed over every replica of every worker."""
         return self.strategy.reduce(tf.distribute.ReduceOp.SUM,
