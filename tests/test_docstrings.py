@@ -21,6 +21,7 @@ import importlib
 import io
 import os
 import re
+import tempfile
 
 import pytest
 
@@ -167,8 +168,10 @@ def test_the_heading_rule_reads_blocks_as_the_docstrings_write_them():
 
 
 @pytest.mark.parametrize("module", DOCTEST_MODULES, ids=lambda m: m.name)
-def test_docstring_examples_run(module: SourceModule, monkeypatch):
+def test_docstring_examples_run(module: SourceModule, monkeypatch, tmp_path):
     monkeypatch.chdir(REPO)
+    # The examples' tempfile.mkdtemp() folders go in the test's own folder, not left in /tmp.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     imported = importlib.import_module(module.name)
     tests = [t for t in doctest.DocTestFinder().find(imported) if t.examples]
     assert tests, f"{module.path}: `>>>` lines that doctest does not find (not in a docstring " \
