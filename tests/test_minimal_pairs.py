@@ -136,3 +136,10 @@ def test_the_report_puts_the_published_figures_beside_ours():
     assert "| overall | 2 | 50.0 | 0.0 | 61.2 | 69.8 | 69.6 | 83.0 |" in text
     assert "| s-selection | 1 | 0.0 | 0.0 | — | — | — | — |" in text
     assert "its overall is over all 67 paradigms" in text
+    assert "| field | pairs | ours | ± |\n|---|---:|---:|---:|\n| syntax | 2 |" in text
+    # Every table's header, separator and rows have as many cells (GitHub drops a table whose
+    # separator is shorter than its header).
+    tables = [block.splitlines() for block in text.split("\n\n") if block.startswith("|")]
+    assert len(tables) == 4
+    for table in tables:
+        assert len({line.count("|") for line in table}) == 1, table

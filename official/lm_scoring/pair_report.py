@@ -134,13 +134,15 @@ def _cell(value: float | None) -> str:
 
 
 def _table(rows: dict[str, dict], columns: list[str], name: str) -> list[str]:
-    head = f"| {name} | pairs | ours | ± | " + " | ".join(
-        PUBLISHED_MODELS.get(c, c) for c in columns) + " |"
-    lines = [head, "|---|---:|---:|---:|" + "---:|" * len(columns)]
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cells) + " |"
+
+    lines = [line([name, "pairs", "ours", "±", *(PUBLISHED_MODELS.get(c, c) for c in columns)]),
+             "|---|" + "---:|" * (3 + len(columns))]
     for key, row in rows.items():
-        lines.append(f"| {key} | {row['pairs']:,} | {row['accuracy']:.1f} | "
-                     f"{row['stderr']:.1f} | " + " | ".join(
-                         _cell(row["published"].get(c)) for c in columns) + " |")
+        lines.append(line([key, f"{row['pairs']:,}", f"{row['accuracy']:.1f}",
+                           f"{row['stderr']:.1f}",
+                           *(_cell(row["published"].get(c)) for c in columns)]))
     return lines
 
 
