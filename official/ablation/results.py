@@ -5,12 +5,12 @@
     read_value(source) -> float       one number: a field
                                       of an eval_results.txt, or of a JSON file by its dotted
                                       path ("overall.accuracy", "layers.0.test.accuracy")
-    collect(study, rows, seeds, sources, columns) -> Results
-      .values[row][column][seed]      each seed's number
-      .table[row][column]             their Summary (official/ablation/summary.py)
-    summarised(values) -> Results     each row and column over the seeds it has (rows and
-                                      seeds joined from several runs: official/ablation/
-                                      joined.py)
+    collect(study, rows, seeds, sources, columns) -> values[row][column][seed]
+                                      each seed's number
+    summarised(values) -> Results     .values, and .table[row][column]: each row and column's
+                                      Summary over the seeds it has (official/ablation/
+                                      summary.py; rows and seeds joined from several runs:
+                                      official/ablation/joined.py)
     reference_values(seeds, references) -> {column: {seed: number}}
                                       the unigram baseline's numbers
 
@@ -117,8 +117,9 @@ class Results:
 
 def collect(study: Study, rows: Sequence[str], seeds: Sequence[int],
             sources: Mapping[tuple[str, int, str], Source],
-            columns: Sequence[str]) -> Results:
-    """Every measured column of every row and seed (see the module docstring)."""
+            columns: Sequence[str]) -> dict[str, dict[str, dict[int, float]]]:
+    """Every measured column of every row and seed: values[row][column][seed] (see the module
+    docstring)."""
     values: dict[str, dict[str, dict[int, float]]] = {}
     for row in rows:
         params = count_parameters(study.row(row).config) / 1e6
@@ -134,7 +135,7 @@ def collect(study: Study, rows: Sequence[str], seeds: Sequence[int],
                 scores = per_seed[key[:-len(PER_MILLION)]]
                 per_seed[key] = {seed: score / params for seed, score in scores.items()}
         values[row] = per_seed
-    return summarised(values)
+    return values
 
 
 def summarised(values: Mapping[str, Mapping[str, Mapping[int, float]]]) -> Results:
