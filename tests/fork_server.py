@@ -63,10 +63,12 @@ def main(socket_path: str, stand_in_path: str) -> None:
     for module in PRELOADED:
         __import__(module)
     preloaded_flags = set(flags.FLAGS) - own_flags
-    # The Unicode tables every tokenizer a command builds starts from (pure Python: no TensorFlow
-    # op, so the rule above holds), each child's first call answered from this one's cache.
+    # The Unicode tables every tokenizer a command builds starts from, and the code points its
+    # NFD probes (pure Python: no TensorFlow op, so the rule above holds), each child's first
+    # call answered from this one's cache.
     from official.text import char_classes
     char_classes.original_char_classes()
+    char_classes.unassigned()
     # The socket appears under its name only once it listens (bound under another, then
     # renamed): a client waiting for the name never connects between bind and listen.
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -127,6 +127,15 @@ def _assigned() -> tuple[int, ...]:
 
 
 @functools.cache
+def unassigned() -> str:
+    """Every code point this Python's unicodedata calls unassigned (category Cn), in order: what
+    another library's newer Unicode tables may treat otherwise (official/text/basic_tokenizer.py's
+    NFD)."""
+    return "".join(chr(cp) for cp, category in enumerate(general_categories())
+                   if category == "Cn")
+
+
+@functools.cache
 def original_char_classes() -> CharClasses:
     """`original_code_points` as RE2 classes, with the lower-casing tables `str.lower` gives."""
     points = original_code_points()
