@@ -3,7 +3,7 @@ its exact search (official/retrieval/search.py) on the same vectors, in the same
 
     .venv/bin/python -m bench.ann_search [--sets=books,passages,random] [--sentences=60000]
         [--passages=1000000] [--random_count=1000000] [--probes=8,16,32,64,0] [--lists=0]
-        [--rerank=100] [--rounds=3]
+        [--rerank=500] [--rounds=3]
         [--work_dir=/tmp/ann_search] [--json=PATH]
 
 Sets of unit vectors, dim 384, each with 1,000 queries not in the corpus:
@@ -44,10 +44,10 @@ Prints a markdown table and the CPU; bench/ann_search.md holds the figures of a 
 from __future__ import annotations
 
 import argparse
+import collections
 import glob
 import gzip
 import json
-import collections
 import os
 import re
 import statistics
@@ -267,7 +267,7 @@ def bench_set(name: str, vectors: np.ndarray, lists: int, probes: list[int], rer
 
 def table(result: dict) -> str:
     lines = [f"### {result['set']}: {result['count']:,} x {result['dim']}, {result['lists']} "
-             f"lists; exact {result['exact_qps']:.0f} queries/s; build "
+             f"lists, {result['rerank']} re-scored; exact {result['exact_qps']:.0f} queries/s; build "
              f"{result['build_seconds']:.0f} s, ann.faiss {result['file_mb']:.1f} MB "
              f"(vectors {result['corpus_mb']:.0f} MB), RSS {result['rss_mb_before_build']:.0f}"
              f" -> {result['rss_mb_after_build']:.0f} MB",
@@ -289,7 +289,7 @@ def main() -> None:
     parser.add_argument("--probes", default="8,16,32,64,0",
                         help="0: ann.default_probe, a quarter of the lists")
     parser.add_argument("--lists", type=int, default=0, help="0: ann.default_lists(count)")
-    parser.add_argument("--rerank", type=int, default=100)
+    parser.add_argument("--rerank", type=int, default=500, help="semantic_search's default")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work_dir", default=os.path.join("/tmp", "ann_search"))
     parser.add_argument("--json", default=None)
