@@ -267,8 +267,8 @@ def bench_set(name: str, vectors: np.ndarray, lists: int, probes: list[int], rer
 
 def table(result: dict) -> str:
     lines = [f"### {result['set']}: {result['count']:,} x {result['dim']}, {result['lists']} "
-             f"lists, {result['rerank']} re-scored; exact {result['exact_qps']:.0f} queries/s; build "
-             f"{result['build_seconds']:.0f} s, ann.faiss {result['file_mb']:.1f} MB "
+             f"lists, {result['rerank']} re-scored; exact {result['exact_qps']:.0f} queries/s; "
+             f"build {result['build_seconds']:.0f} s, ann.faiss {result['file_mb']:.1f} MB "
              f"(vectors {result['corpus_mb']:.0f} MB), RSS {result['rss_mb_before_build']:.0f}"
              f" -> {result['rss_mb_after_build']:.0f} MB",
              "", "| probe | recall@10 | queries/s | x exact (median, range) |",

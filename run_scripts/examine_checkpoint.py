@@ -39,18 +39,13 @@ sentences, BLiMP's 100 pairs per paradigm, ChemProt, PPDB's synonyms, every SEAT
 CrowS-Pairs, the whole EEC) with 500 cases a test and 500 texts attacked. Data flags
 (--ud_dir, --domain_file, ...) replace a budget's file.
 
-What quick costs, measured on 2 cores shared with other jobs (README: One report for any
-checkpoint, per stage). MiniLM (6 layers, 384 wide, no masked-LM head) with an SST-2
-classifier and a sentence-encoder export of it, AMD EPYC, load average 10 to 22: 5 min 52 s
-(names the longest, 2 min 25 s). The demo's BERT-Tiny with its masked-LM head, probing left to
-the demo: 1 min 49 s. At BERT-Base's size (a random checkpoint of its shape with a classifier
-and a sentence-encoder export of it; Intel Xeon, load 5 to 10): probing 4 min 41 s, BLiMP
-3 min 31 s, vocab 2 s, CheckList 13 min 01 s at 20 cases a test (hence 5, about a quarter),
-attack 47 s (an untrained classifier's wrong answers are not attacked: a fine-tuned one costs
-more), SEAT 1 min 48 s, CrowS-Pairs 1 min 16 s; the EEC's 1,024 sentences 2 min 16 s and names
-1 min 55 s (AMD EPYC, load 5 to 9). With CheckList at 5 cases about a quarter of its 13 min,
-that is about 19 and a half minutes with a classifier, over 15 on loaded cores; without one
-(probing, BLiMP, vocab, SEAT, CrowS-Pairs, names) about 13.
+What quick costs (README: One report for any checkpoint, per stage). At BERT-Base's size, every
+examination (a random checkpoint of its shape with its masked-LM head, an SST-2 classifier
+fine-tuned from it and a sentence-encoder export), in one run on 2 quiet cores of an AMD EPYC:
+10 min 37 s (EEC 1 min 57 s the longest; CheckList 1 min 43 s at 5 cases a test). On cores
+shared with other jobs (load average 10 to 22): MiniLM (no masked-LM head) with an SST-2
+classifier and a sentence-encoder export, 5 min 52 s; the demo's BERT-Tiny, probing left to the
+demo, 1 min 49 s.
 
 Writes output_dir/REPORT.md and REPORT.html (run_scripts/examination/report.py): the settings,
 each examination's outcome (its time, reused, skipped and why, or failed: its status and its
