@@ -77,6 +77,7 @@ from official.ablation import joined, report, results, studies, task_data
 from official.ablation.settings import (
     CROSSLINGUAL_TEST,
     PRESETS,
+    STUDY_VALUES,
     AblationSettings,
     corpus_files,
     settings_of,
@@ -104,9 +105,13 @@ def _shared(*parts: str) -> str | None:
 
 
 def _by_preset(name: str) -> str:
-    """" (miniature: X; reduced: Y)": a setting's value in each preset, for its help."""
+    """" (miniature: X; reduced: Y)": a setting's value in each preset (and where a study's
+    differs), for its help."""
     values = [f"{preset}: {values[name]}" for preset, values in PRESETS.items()
               if name in values]
+    values += [f"{preset}, the {study} study: {values[name]}"
+               for preset, studies in STUDY_VALUES.items()
+               for study, values in studies.items() if name in values]
     return f" Default: the preset's ({'; '.join(values)})." if values else ""
 
 

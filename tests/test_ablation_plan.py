@@ -10,7 +10,7 @@ import pytest
 
 from official.ablation import studies
 from official.ablation.results import Source
-from official.ablation.settings import AblationSettings
+from official.ablation.settings import AblationSettings, settings_of
 from run_scripts.ablation.plan import make_plan, squad_lengths
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -180,6 +180,16 @@ def test_seeds_count_from_the_first_seed(tmp_path):
     assert settings_for(tmp_path, seeds=3).seed_list() == (1, 2, 3)
     assert settings_for(tmp_path, seeds=2, first_seed=7).seed_list() == (7, 8)
     assert settings_for(tmp_path, max_seq_length=128).max_predictions_per_seq == 20
+
+
+def test_the_crosslingual_study_pretrains_three_times_the_miniatures_steps_unless_given():
+    def steps(preset, **given):
+        return settings_of(preset, dict(given, corpus=(CORPUS,), output_dir="out")).pretrain_steps
+
+    assert steps("miniature", study="objectives") == 9600
+    assert steps("miniature", study="crosslingual") == 28800
+    assert steps("miniature", study="crosslingual", pretrain_steps=100) == 100
+    assert steps("reduced", study="crosslingual") == 1000
 
 
 # ---- the crosslingual study: corpora mixed from languages, one cased vocab, zero-shot tagging --
