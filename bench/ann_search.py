@@ -22,10 +22,10 @@ Sets of unit vectors, dim 384, each with 1,000 queries not in the corpus:
           kept (the last 1,000 the queries); each passage the mean of its words' static vectors
           (MiniLM's decontextualized layer-2 vectors of every word of two letters or more met at
           least 3 times: build_static_embeddings --decontextualized, as bench/attack.py makes
-          its table; the words without a vector skipped), as a static sentence encoder (SIF,
-          Model2Vec) embeds text. Real text in a real model's space: the structure lists cut,
-          which random vectors lack. `--sets=books,passages --passages=59000` puts them beside
-          MiniLM's own sentence vectors at the same count.
+          its table; the words without a vector skipped, a passage with none left out), as a
+          static sentence encoder (SIF, Model2Vec) embeds text. Real text in a real model's
+          space: the structure lists cut, which random vectors lack. `--sets=books,passages
+          --passages=59000` puts them beside MiniLM's own sentence vectors at the same count.
   random  --random_count Gaussian vectors normalised (seed 0), random queries: the worst case
           for any approximate index, since no row is much nearer a query than the others and
           the lists cut no structure.
