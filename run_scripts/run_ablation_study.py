@@ -109,9 +109,9 @@ def _by_preset(name: str) -> str:
     differs), for its help."""
     values = [f"{preset}: {values[name]}" for preset, values in PRESETS.items()
               if name in values]
-    values += [f"{preset}, the {study} study: {values[name]}"
+    values += [f"{preset}, the {study} study: {own[name]}"
                for preset, studies in STUDY_VALUES.items()
-               for study, values in studies.items() if name in values]
+               for study, own in studies.items() if name in own]
     return f" Default: the preset's ({'; '.join(values)})." if values else ""
 
 
