@@ -65,6 +65,7 @@ itself.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -393,28 +394,15 @@ def job(plan: Plan) -> None:
         own, dict(work.sources), per_row,
         {report.UNIGRAM: results.reference_values(seeds, work.references)}
         if work.references else {}, _chance(plan, measured), measured), plan.earlier)
-    found = results.summarised(pieces.values)
-    rows = tuple(row.id for row in study.rows if row.id in pieces.values)
-    seeds = tuple(sorted({seed for per_column in pieces.values.values()
-                          for by_seed in per_column.values() for seed in by_seed}))
-    # A column no row filled (the left-to-right row's next-token loss, without that row) goes.
-    measured = tuple(key for key in pieces.measured
-                     if any(key in found.table.get(row, {}) for row in rows))
-    # A constant, not a sample: no spread, so a test against it is our seeds' alone.
-    references = {report.CHANCE: {key: results.Summary(value, 0.0, 1)
-                                  for key, value in pieces.chance.items() if key in measured}}
-    references.update({name: {key: results.summarize(list(by_seed.values()))
-                              for key, by_seed in by_column.items()}
-                       for name, by_column in pieces.reference_values.items()})
+    outcome = report.of_pieces(pieces, study, out, settings.experiment())
     # None when no row pretrains (the random initialisation alone).
     first_data = next((stage for stage in work.stages if stage.name.startswith("data.")), None)
     corpora = {stage.name.split(".", 1)[1]: stage.outputs[1] for stage in work.stages
                if stage.name.startswith("corpus.")}
-    described = report.describe_settings(settings, study, rows, (work.vocab_file,
-                                                                 plan.vocab_size),
-                                         first_data and read_summary(first_data.outputs[0]),
-                                         counts,
-                                         report.describe_languages(corpora, work.overlap))
+    described = report.describe_settings(
+        settings, study, outcome.rows, (work.vocab_file, plan.vocab_size),
+        first_data and read_summary(first_data.outputs[0]), counts,
+        report.describe_languages(corpora, work.overlap))
     reused, seconds = sum(r.reused for r in runs), sum(r.seconds for r in runs)
     described.append(("stages", f"{len(runs)} ({len(runs) - reused} run now, {reused} reused "
                                 f"from earlier runs): {format_seconds(seconds)} of running "
@@ -423,9 +411,7 @@ def job(plan: Plan) -> None:
         described.append(("joined", "; ".join(
             f"{one.path}: " + ", ".join(f"{row} seed {seed}" for row, seed in sorted(one.runs()))
             for one in plan.earlier)))
-    outcome = report.Outcome(study, rows, seeds, measured, found, pieces.sources, described,
-                             out, references, pieces.seconds, pieces.reference_values,
-                             settings.experiment())
+    outcome = dataclasses.replace(outcome, settings=described)
     report_file, results_file = report.write(outcome)
     checked, _ = report.verdicts(outcome)
     for table in report.tables(outcome):

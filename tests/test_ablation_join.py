@@ -15,8 +15,9 @@ import math
 import pytest
 
 from official.ablation import joined, report, studies
-from official.ablation.results import Results, Source, summarised
+from official.ablation.results import Source, summarised
 from official.ablation.settings import AblationSettings
+from official.ablation.summary import Summary
 from tests.cli import refused, run_module, succeeded
 from tests.test_run_ablation_study import MODULE, toy_flags, write_mrpc
 
@@ -71,9 +72,14 @@ def test_runs_in_pieces_join_into_the_summary_of_all_their_seeds(tmp_path):
     # A source keeps pointing at the run that wrote it.
     assert pieces.sources["bert", 3, "qnli"].path == str(
         tmp_path / "b" / "rows" / "bert" / "seed3" / "qnli" / "eval_results.txt")
-    outcome = report.Outcome(STUDY, ("bert", "random"), (1, 2, 3), ("qnli",),
-                             Results(pieces.values, table), pieces.sources, [], "out", {},
-                             pieces.seconds)
+    outcome = report.of_pieces(pieces, STUDY, "out", experiment)
+    assert (outcome.rows, outcome.seeds) == (("bert", "random"), (1, 2, 3))
+    # The first pieces name mlm_acc among their columns, but only the baseline has it: it goes.
+    assert pieces.measured == ("qnli", "mlm_acc") and outcome.measured == ("qnli",)
+    assert outcome.references[report.CHANCE] == {"qnli": Summary(51.7, 0.0, 1)}
+    # The baseline's 5.0, 5.5 and 6.0: mean 5.5, sample SD 0.5.
+    unigram = outcome.references[report.UNIGRAM]["mlm_acc"]
+    assert (unigram.mean, unigram.n) == (5.5, 3) and math.isclose(unigram.std, 0.5)
     text = report.markdown(outcome)
     assert "- BERT (MLM+NSP): 2 min 30 s over 3 seed(s), 50 s a seed" in text
     assert "- Random init (no pretraining): 30 s over 2 seed(s), 15 s a seed" in text

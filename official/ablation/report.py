@@ -3,6 +3,8 @@
     Outcome         what a finished study is: its rows, seeds, columns, numbers and their
                     sources, the references (the unigram baseline, the majority class, chance),
                     each row's wall time and its settings in words
+    of_pieces(pieces, study, output_dir, experiment)
+                    the outcome of this run's numbers joined with earlier runs'
     tables(outcome) the papers-shaped tables, one of what the pretrained models know without
                     fine-tuning (intrinsic) and one of fine-tuned dev scores: each of our rows
                     (mean ± sample standard deviation over the seeds; "n/a" with one seed; "—"
@@ -46,6 +48,7 @@ import os
 from typing import Mapping, Sequence
 
 from official.ablation.columns import FINE_TUNED, INTRINSIC, column
+from official.ablation.joined import Pieces
 from official.ablation.orderings import (
     AtChance,
     Compare,
@@ -54,10 +57,10 @@ from official.ablation.orderings import (
     check,
     columns_of,
 )
-from official.ablation.results import HELD_OUT_SHARD, NUM_SHARDS, Results, Source
+from official.ablation.results import HELD_OUT_SHARD, NUM_SHARDS, Results, Source, summarised
 from official.ablation.settings import AblationSettings
 from official.ablation.studies import Study
-from official.ablation.summary import Summary, format_summary
+from official.ablation.summary import Summary, format_summary, summarize
 from official.atomic_files import open_atomically
 from official.console import format_seconds
 
@@ -113,6 +116,29 @@ class Outcome:
     @property
     def names(self) -> dict[str, str]:
         return {row.id: row.name for row in self.study.rows}
+
+
+def of_pieces(pieces: Pieces, study: Study, output_dir: str,
+              experiment: Mapping[str, object]) -> Outcome:
+    """The outcome of a study's numbers, this run's joined with earlier runs' (official/ablation/
+    joined.py): each row summarised over the seeds it has, the rows in the study's order and the
+    seeds any row has, the columns some row filled (the left-to-right row's next-token loss goes
+    without that row), the references summarised (chance a constant: no spread, so a test
+    against it is our seeds' alone). Its settings table is empty: `dataclasses.replace` it with
+    `describe_settings` of its rows."""
+    found = summarised(pieces.values)
+    rows = tuple(row.id for row in study.rows if row.id in pieces.values)
+    seeds = tuple(sorted({seed for per_column in pieces.values.values()
+                          for by_seed in per_column.values() for seed in by_seed}))
+    measured = tuple(key for key in pieces.measured
+                     if any(key in found.table.get(row, {}) for row in rows))
+    references = {CHANCE: {key: Summary(value, 0.0, 1)
+                           for key, value in pieces.chance.items() if key in measured}}
+    references.update({name: {key: summarize(list(by_seed.values()))
+                              for key, by_seed in by_column.items()}
+                       for name, by_column in pieces.reference_values.items()})
+    return Outcome(study, rows, seeds, measured, found, pieces.sources, [], output_dir,
+                   references, pieces.seconds, pieces.reference_values, experiment)
 
 
 def _cell(value: float | None, key: str) -> str:
