@@ -10,7 +10,9 @@ one stage runner of the demo (demo/run_demo.py) and of the ablation studies
 When a stage is done before: its key is a hash of its command, of the contents of its input
 files and of the keys of the stages it comes after, so a changed flag, data file or earlier
 stage changes it. Its stamp, `state_dir/<name>.json`, holds {"key", "state", "command",
-"seconds"}: "started" while it runs, "done" once it made every output. A stage whose stamp
+"seconds"}: "started" while it runs, "done" once it made every output; the seconds its command
+ran, summed over the runs that worked on it (a stopped run's are kept for the one that resumes;
+a runner killed by SIGKILL cannot count its last). A stage whose stamp
 says "done" under its key, its outputs all there, is reused; under another key, its outputs and
 stamp are removed before it runs (run_pretraining would otherwise resume an old run).
 
@@ -94,8 +96,9 @@ class Stage:
 
 @dataclasses.dataclass(frozen=True)
 class StageRun:
-    """What became of a stage: `reused` (done before) or run now, and the seconds it took when
-    it ran; `failure` its StageFailed when it failed (keep_going)."""
+    """What became of a stage: `reused` (done before) or run now, and the seconds its command
+    ran (over every run that worked on it: one stopped and resumed counts both); `failure` its
+    StageFailed when it failed (keep_going)."""
     stage: Stage
     reused: bool
     seconds: float
@@ -130,7 +133,8 @@ class View(Protocol):
         """A line of its command's output, with its newline."""
 
     def ended(self, place: Place, seconds: float | None) -> None:
-        """Its command ended: made its outputs in `seconds`, or (None) failed or was stopped."""
+        """Its command ended: made its outputs in `seconds` (with the runs it resumed), or
+        (None) failed or was stopped."""
 
     def close(self) -> None:
         """The run is over: finished, failed or stopped."""
@@ -369,7 +373,8 @@ class Runner:
         resume = stamp.get("key") == key and stamp.get("state") == "started"
         if not resume:
             remove([self._stamp(stage), *self._outputs(stage)])
-        self._write_stamp(stage, key, "started")
+        earlier = float(stamp.get("seconds") or 0.0) if resume else 0.0
+        self._write_stamp(stage, key, "started", earlier)
         os.makedirs(self.log_dir, exist_ok=True)
         log = os.path.join(self.log_dir, f"{stage.name}.log")
         self._show("started", place, log, resume)
@@ -381,8 +386,9 @@ class Runner:
         finally:
             with self._lock:
                 del self._running[stage.name]
-        seconds = time.perf_counter() - started
+        seconds = earlier + time.perf_counter() - started
         if returncode != 0 and self._stopping:
+            self._write_stamp(stage, key, "started", seconds)
             self._show("ended", place, None)
             raise _Interrupted(stage.name)  # its outputs are kept for the rerun to go on from
         missing = [path for path in self._outputs(stage) if not os.path.exists(path)]

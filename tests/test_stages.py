@@ -222,21 +222,28 @@ def test_a_stopped_stage_is_resumed_over_its_outputs_then_reused(tmp_path, signu
     while not (tmp_path / "made" / "trace").exists():
         assert driver.poll() is None, driver.communicate()
         time.sleep(0.05)
+    time.sleep(0.5)  # the command has run at least this long when stopped
     driver.send_signal(signum)
     stdout, stderr = driver.communicate(timeout=PATIENCE)
     # The command got the signal once, and the runner waited for it to end.
     assert driver.returncode == 128 + signum, stderr
     assert (tmp_path / "made" / "trace").read_text() == "start\nstopped\n"
-    assert json.loads((tmp_path / "stages" / "work.json").read_text())["state"] == "started"
+    stopped = json.loads((tmp_path / "stages" / "work.json").read_text())
+    assert stopped["state"] == "started" and stopped["seconds"] >= 0.5
+    # As if the stopped runs had worked 1,000 seconds: the run that finishes adds its own.
+    (tmp_path / "stages" / "work.json").write_text(json.dumps({**stopped, "seconds": 1000.0}))
 
     (tmp_path / "go").write_text("")
+    started = time.perf_counter()
     stdout, stderr = drive(tmp_path).communicate(timeout=PATIENCE)
+    resumed_for = time.perf_counter() - started
     assert "[1/1] the work: resuming (log: " in stdout, stderr
     # The stopped run's output was kept for the command to go on from.
     assert (tmp_path / "made" / "trace").read_text() == "start\nstopped\nstart\ndone\n"
     log = (tmp_path / "logs" / "work.log").read_text()
     assert log.splitlines().count("started") == 2 and "--- resumed ---" in log
-    assert json.loads((tmp_path / "stages" / "work.json").read_text())["state"] == "done"
+    done = json.loads((tmp_path / "stages" / "work.json").read_text())
+    assert done["state"] == "done" and 1000.0 < done["seconds"] < 1000.0 + resumed_for
 
     stdout, _ = drive(tmp_path).communicate(timeout=PATIENCE)
     assert stdout.strip() == "[1/1] the work: reused (done before with the same command and " \
