@@ -10,7 +10,7 @@ import pytest
 from data_prep import wordpiece_vocab
 from data_prep.input_errors import InputError
 from official.text.tokenizer import FullTokenizer
-from tests.cli import ENV, PATIENCE
+from tests.cli import PATIENCE, start
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,15 +36,13 @@ def text_file(tmp_path_factory):
 
 
 def _cli(*args):
-    return subprocess.Popen(
-        [sys.executable, "-m", "data_prep.build_vocab", *args], cwd=REPO, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=dict(ENV, TF_CPP_MIN_LOG_LEVEL="2"))
+    return start("data_prep.build_vocab", *args)
 
 
 @pytest.fixture(scope="module")
 def cli_runs(text_file, tmp_path_factory):
-    """The CLI runs of the tests below, started together (each spends seconds importing TF)."""
+    """The CLI runs of the tests below, started together (tests/cli.py: forked from the
+    process that has imported TensorFlow, as the vocab learner loads it)."""
     tmp = tmp_path_factory.mktemp("cli")
     (tmp / "blank.txt").write_text("\n \n\t\n", encoding="utf-8")
     runs = {
@@ -176,7 +174,7 @@ def test_cli_errors(cli_runs, name, message):
     tmp, results = cli_runs
     returncode, _, stderr = results[name]
     assert returncode == 1
-    last_line = stderr.strip().splitlines()[-1]  # TensorFlow's start-up notes come first
+    last_line = stderr.strip().splitlines()[-1]
     assert last_line.startswith("build_vocab: ") and message in last_line, stderr
     assert not any(path.name.startswith((".a.txt", ".b.txt", ".c.txt", "a.txt", "b.txt", "c.txt"))
                    for path in tmp.iterdir())
