@@ -209,6 +209,7 @@ def test_a_keras_file_carries_the_vectors(tmp_path):
     """A text model with IA3 saved as .keras: loading re-applies the method, then reads the
     vectors (random here, so a load that left them at ones would show)."""
     import keras
+    import tensorflow as tf
 
     import official
     from official import api
@@ -217,11 +218,11 @@ def test_a_keras_file_carries_the_vectors(tmp_path):
     model = official.BertTextClassifier.from_checkpoint(release, num_classes=2, seq_length=16)
     model.adapt(IA3)
     randomized(model.model.encoder, seed=3)  # the frozen base too: any weight that fails shows
-    texts = np.array(["the cat sat on the mat", "a dog"])
-    saved = model.predict(texts, verbose=0)
+    texts = tf.constant(["the cat sat on the mat", "a dog"])
+    saved = model(texts)
     model.save(str(tmp_path / "model.keras"))
     loaded = keras.models.load_model(str(tmp_path / "model.keras"))
-    np.testing.assert_array_equal(loaded.predict(texts, verbose=0), saved)
+    np.testing.assert_array_equal(loaded(texts), saved)
     vectors = [{n: v.numpy() for n, v in tf1.original_names(m.model).items() if "/ia3_" in n}
                for m in (model, loaded)]
     assert vectors[0].keys() == vectors[1].keys() and len(vectors[0]) == 6
