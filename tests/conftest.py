@@ -1,13 +1,23 @@
 """Shared fixtures (a tiny BERT config and Hub-convention inputs for it, pretraining records) and
 the quick tier (`pytest --quick`)."""
 
+import atexit
 import multiprocessing.process
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# What the tests and the commands they start leave in the temporary folder (TensorFlow's
+# autograph sources, the scratch folders of TFDS, Beam and dask) goes under one folder of this
+# process, removed when it ends: a suite leaves nothing behind in /tmp. pytest's own folders
+# stay where pytest keeps them (the last runs', for a look after a failure).
+os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+tempfile.tempdir = os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="bert-tests-")
+atexit.register(shutil.rmtree, tempfile.tempdir, ignore_errors=True)
 # A suite started as a background job (`make test &`) inherits ctrl-C ignored, and every command
 # the tests start would too (an ignored signal stays ignored across exec): the tests of ctrl-C
 # need it as a terminal gives it, which a handled signal becomes again in each new program.
