@@ -81,6 +81,10 @@ def test_runs_in_pieces_join_into_the_summary_of_all_their_seeds(tmp_path):
     unigram = outcome.references[report.UNIGRAM]["mlm_acc"]
     assert (unigram.mean, unigram.n) == (5.5, 3) and math.isclose(unigram.std, 0.5)
     text = report.markdown(outcome)
+    # Each number's file as it lies in any run's folder, though the pieces ran elsewhere.
+    assert "trained on its other 4,463 (QNLI's train set is not available offline; " \
+           "run_scripts.run_classifier --task_name=QNLI): `rows/<row>/seed<k>/qnli/" \
+           "eval_results.txt`, field `eval_accuracy` x 100" in text
     assert "- BERT (MLM+NSP): 2 min 30 s over 3 seed(s), 50 s a seed" in text
     assert "- Random init (no pretraining): 30 s over 2 seed(s), 15 s a seed" in text
 

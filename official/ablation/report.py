@@ -271,6 +271,16 @@ def _relative(outcome: Outcome, path: str) -> str:
     return os.path.relpath(path, outcome.output_dir)
 
 
+def _layout(outcome: Outcome, path: str, row: str, seed: int) -> str:
+    """Where a number lies inside any run's output_dir, `rows/<row>/seed<k>/...`: a joined
+    piece's number lies in that piece's folder, which may be elsewhere or gone."""
+    parts = os.path.normpath(path).split(os.sep)
+    for i in range(len(parts) - 3, -1, -1):
+        if parts[i:i + 3] == ["rows", row, f"seed{seed}"]:
+            return os.path.join("rows", "<row>", "seed<k>", *parts[i + 3:])
+    return _relative(outcome, path)
+
+
 def _source_lines(outcome: Outcome) -> list[str]:
     """One line per column: what the number is and the file and field it is read from."""
     lines = []
@@ -281,9 +291,7 @@ def _source_lines(outcome: Outcome) -> list[str]:
                      None)
         if found is not None:
             row, seed, sample = found
-            pattern = _relative(outcome, sample.path).replace(
-                os.path.join("rows", row, f"seed{seed}"), os.path.join("rows", "<row>",
-                                                                       "seed<k>"))
+            pattern = _layout(outcome, sample.path, row, seed)
             how = {"percent": " x 100", "as_is": "", "exp": ", exponentiated"}[sample.transform]
             where = f": `{pattern}`, field `{sample.field}`{how}"
         lines.append(f"- {described.title}: {described.ours}{where}")
