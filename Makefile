@@ -16,13 +16,15 @@ $(STAMP): requirements.txt requirements-dev.txt build-constraints.txt
 
 venv: $(STAMP)
 
-# The lint (ruff.toml), then three workers on CI's two cores, each test file in one of them (its
-# module fixtures are made once). A third worker fills the cores while the others wait on the
-# processes their tests start: on a quiet 2-core machine the suite took 894 s with three against
-# 972 s with two.
+# The lint (ruff.toml), then two workers on CI's two cores, each test file in one of them (its
+# module fixtures are made once). The tests' commands are forked from a server that has
+# TensorFlow imported (tests/fork_server.py), so the workers seldom wait and the cores stay
+# busy: a third worker only adds its own collection, fork servers and contention (on a quiet
+# 2-core AMD EPYC, two pairs of runs: 10:19 and 10:35 with two against 10:55 and 10:46 with
+# three, and ~8% less CPU).
 test: $(STAMP)
 	$(PY) -m ruff check .
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n 3 --dist loadfile
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n 2 --dist loadfile
 
 # The inner loop's tier (tests/conftest.py): the tests that start no process and take no more
 # than seconds, in one process.
