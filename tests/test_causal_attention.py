@@ -4,6 +4,7 @@ option that keeps or drops the mask."""
 
 import dataclasses
 
+import keras
 import numpy as np
 import pytest
 
@@ -20,6 +21,7 @@ CONFIG = BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=3, num_atte
 
 @pytest.fixture(scope="module")
 def encoder():
+    keras.utils.set_random_seed(0)  # the same weights whichever tests ran before
     return build_encoder(CONFIG)
 
 
@@ -45,7 +47,8 @@ def test_a_changed_token_changes_no_output_before_it_in_any_layer(encoder, t):
     after, _ = outputs(encoder, feed(changed))
     for layer_before, layer_after in zip(before, after):
         np.testing.assert_array_equal(layer_before[:, :t], layer_after[:, :t])
-        assert np.abs(layer_before[:, t:] - layer_after[:, t:]).min() > 0  # t and later move
+        # t and each later position move (a single float32 value may round to the same).
+        assert np.abs(layer_before[:, t:] - layer_after[:, t:]).max(axis=-1).min() > 0
 
 
 def test_a_bidirectional_model_lets_a_later_token_change_earlier_outputs(encoder):
