@@ -10,13 +10,14 @@ import signal
 import subprocess
 import tempfile
 
+from tests.temp_root import own_folder
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# What the tests and the commands they start leave in the temporary folder (TensorFlow's
-# autograph sources, the scratch folders of TFDS, Beam and dask) goes under one folder of this
-# process, removed when it ends: a suite leaves nothing behind in /tmp. pytest's own folders
-# stay where pytest keeps them (the last runs', for a look after a failure).
+# The temporary folder is one of this process's (tests/temp_root.py), removed when it ends: a
+# suite leaves nothing behind in /tmp. pytest's own folders stay where pytest keeps them (the
+# last runs', for a look after a failure).
 os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
-tempfile.tempdir = os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="bert-tests-")
+tempfile.tempdir = os.environ["TMPDIR"] = own_folder()
 atexit.register(shutil.rmtree, tempfile.tempdir, ignore_errors=True)
 # A suite started as a background job (`make test &`) inherits ctrl-C ignored, and every command
 # the tests start would too (an ignored signal stays ignored across exec): the tests of ctrl-C
