@@ -29,21 +29,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_ended(parent: str) -> list[str]:
-    """Removes the folders in `parent` that ended processes' `own_folder` left; returns them."""
-    removed = []
-    for name in sorted(os.listdir(parent)):
+def _remove_ended(parent: str) -> None:
+    """Removes the folders in `parent` that ended processes' `own_folder` left."""
+    for name in os.listdir(parent):
         match = _NAME.match(name)
         path = os.path.join(parent, name)
         if match and not _alive(int(match.group(1))) and os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
 
 
 def own_folder(parent: str | None = None) -> str:
     """A new folder for this process in `parent` (the temporary folder by default), after the
     ended processes' folders there are removed."""
     parent = parent or tempfile.gettempdir()
-    remove_ended(parent)
+    _remove_ended(parent)
     return tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)

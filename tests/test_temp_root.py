@@ -4,6 +4,7 @@ process ended without removing its own (SIGKILL)."""
 import os
 import subprocess
 import sys
+import tempfile
 
 from tests import temp_root
 
@@ -33,8 +34,6 @@ def test_the_folder_of_an_ended_process_is_removed_and_a_living_ones_kept(tmp_pa
 
 
 def test_this_suites_folder_is_the_temporary_folder_and_names_this_process():
-    import tempfile
-
     name = os.path.basename(tempfile.gettempdir())
     assert name.startswith(f"bert-tests-{os.getpid()}-")
     assert os.environ["TMPDIR"] == tempfile.gettempdir()
